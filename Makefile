@@ -1,0 +1,37 @@
+# Bulkhead: `make run` boots the default system in QEMU, `make test` runs every test.
+# Both first run the bootstrap, which installs what is missing and is quiet otherwise.
+
+CONFIG ?= configs/demo.yaml
+CROSS  ?= aarch64-linux-gnu-
+BUILD  ?= build
+VENV   := .venv
+BULKHEAD := $(VENV)/bin/bulkhead
+PYTEST   := $(VENV)/bin/pytest
+
+.PHONY: all run test bench hyp image bootstrap unit-test tool-test system-test clean
+all: image
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+include hypervisor/hypervisor.mk
+include partitions/partitions.mk
+include tests/unit/unit.mk
+
+IMAGE_DIR = $(BUILD)/images/$(basename $(notdir $(CONFIG)))
+
+image: bootstrap hyp partitions
+	@$(BULKHEAD) build $(CONFIG) --out $(IMAGE_DIR) --hyp-lib $(HYP_LIB) \
+		--linker-script $(HYP_LD) --include hypervisor/include --cross $(CROSS)
+
+run: image
+	@$(BULKHEAD) qemu $(CONFIG) --image $(IMAGE_DIR)/bulkhead.img
+
+test: bootstrap hyp partitions unit-test
+	@$(PYTEST) -q tests/tool tests/system
+
+bench: bootstrap hyp partitions
+	@$(VENV)/bin/python -m bench.run
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,60 @@
+/* AArch64 bring-up: console first, then MMU, GIC, the portable boot, and the other cores. */
+#include "arch/aarch64.h"
+#include "arch/asm_offsets.h"
+#include "arch/sysreg.h"
+#include "console.h"
+#include "main.h"
+#include "panic.h"
+#include "percpu.h"
+#include "platform.h"
+
+_Static_assert(sizeof(struct percpu) == PERCPU_SIZE, "PERCPU_SIZE in asm_offsets.h");
+_Static_assert(__builtin_offsetof(struct percpu, regs) == PERCPU_REGS, "PERCPU_REGS");
+_Static_assert(__builtin_offsetof(struct percpu, stack_top) == PERCPU_STACK, "PERCPU_STACK");
+_Static_assert(__builtin_offsetof(struct arch_regs, elr) == REGS_ELR, "REGS_ELR");
+_Static_assert(sizeof(struct arch_regs) == REGS_SIZE, "REGS_SIZE");
+
+uint8_t aarch64_stacks[BH_MAX_CORES][STACK_SIZE] __attribute__((aligned(16)));
+
+static void percpu_init(void)
+{
+	for (unsigned c = 0; c < BH_MAX_CORES; c++) {
+		percpu[c].core = c;
+		percpu[c].stack_top = (uint64_t)(uintptr_t)&aarch64_stacks[c][STACK_SIZE];
+		percpu[c].regs = &percpu[c].idle_regs;
+	}
+}
+
+static void start_secondaries(unsigned cores)
+{
+	for (unsigned c = 1; c < cores; c++) {
+		int64_t err = psci_cpu_on(plat_core_affinity(c), (uint64_t)aarch64_secondary_entry, c);
+		if (err)
+			bh_panic("PSCI CPU_ON for core %u failed (%ld): the description has %u cores; "
+				 "start QEMU with -smp %u or more", c, err, cores, cores);
+	}
+}
+
+void aarch64_boot_primary(uint64_t dtb)
+{
+	console_emergency("\r\n[bulkhead] Bulkhead hypervisor starting on core 0\r\n");
+	if (((read_currentel() >> 2) & 3) != 2)
+		bh_panic("entered at EL%lu; Bulkhead needs EL2 (QEMU: -M virt,virtualization=on)",
+			 (read_currentel() >> 2) & 3);
+	percpu_init();
+	aarch64_mmu_init();
+	aarch64_mmu_enable_this_core();
+	gic_init_distributor();
+	gic_init_this_core(0);
+	bh_log("EL2, MMU on, GICv3 up; device tree at 0x%lx", dtb);
+	const struct bh_system_cfg *sys = bh_boot_primary();
+	start_secondaries(sys->core_count);
+	bh_enter_core(0);
+}
+
+void aarch64_boot_secondary(unsigned core)
+{
+	aarch64_mmu_enable_this_core();
+	gic_init_this_core(core);
+	bh_enter_core(core);
+}

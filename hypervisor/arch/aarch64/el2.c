@@ -1,0 +1,48 @@
+/* EL2 controls for running a partition: what traps, and which stage-2 tables apply. */
+#include "arch/aarch64.h"
+#include "arch/sysreg.h"
+
+#define HCR_VM (1ul << 0)
+#define HCR_SWIO (1ul << 1)
+#define HCR_FMO (1ul << 3)
+#define HCR_IMO (1ul << 4)
+#define HCR_AMO (1ul << 5)
+#define HCR_FB (1ul << 9)
+#define HCR_BSU_INNER (1ul << 10)
+#define HCR_TSC (1ul << 19)   /* SMC traps: guests never reach the firmware */
+#define HCR_TIDCP (1ul << 20) /* implementation-defined registers */
+#define HCR_TACR (1ul << 21)  /* ACTLR_EL1 */
+#define HCR_TSW (1ul << 22)   /* cache maintenance by set/way */
+#define HCR_RW (1ul << 31)    /* EL1 is AArch64 */
+
+#define MDCR_TPMCR (1ul << 5) /* PMU control */
+#define MDCR_TPM (1ul << 6)   /* PMU registers */
+#define MDCR_TDA (1ul << 9)   /* debug registers */
+#define MDCR_TDOSA (1ul << 10)
+#define MDCR_TDRA (1ul << 11)
+
+#define CPTR_EL2_RES1 0x33fful /* nothing trapped: the partition may use FP/SIMD */
+#define CNTHCTL_EL1PCTEN (1ul << 0) /* EL1 may read the physical counter, not its timer */
+
+/* VTCR_EL2: 4 GiB IPA (T0SZ 32), level-1 start, inner-shareable write-back walks,
+ * 4 KiB granule, 40-bit PA. */
+#define VTCR_VALUE 0x80023560ul
+
+void aarch64_vcpu_configure_el2(uint64_t stage2_root, unsigned vmid, unsigned vcpu_id)
+{
+	uint64_t pmcr_n = (read_pmcr_el0() >> 11) & 0x1f;
+
+	write_hcr_el2(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_INNER |
+		      HCR_TSC | HCR_TIDCP | HCR_TACR | HCR_TSW | HCR_RW);
+	write_mdcr_el2(pmcr_n | MDCR_TPMCR | MDCR_TPM | MDCR_TDA | MDCR_TDOSA | MDCR_TDRA);
+	write_cptr_el2(CPTR_EL2_RES1);
+	write_cnthctl_el2(CNTHCTL_EL1PCTEN);
+	write_cntvoff_el2(0);
+	write_ich_hcr_el2(0);
+	write_vpidr_el2(read_midr_el1());
+	write_vmpidr_el2((1ul << 31) | vcpu_id);
+	write_vtcr_el2(VTCR_VALUE);
+	write_vttbr_el2(stage2_root | (uint64_t)vmid << 48);
+	isb();
+	__asm__ volatile("tlbi vmalls12e1\n dsb nsh\n isb" ::: "memory");
+}

@@ -1,0 +1,121 @@
+/* GICv3 as the hypervisor itself uses it: SGIs to kick other cores, and the virtual timer's
+ * PPI as a wake-up source while a vCPU idles. Partitions get no physical interrupts yet. */
+#include "arch/aarch64.h"
+#include "arch/sysreg.h"
+#include "panic.h"
+#include "percpu.h"
+#include "platform.h"
+
+#define GICD_CTLR 0x0000
+#define GICD_CTLR_ARE (1u << 4)
+#define GICD_CTLR_GRP1 (1u << 1)
+#define GICD_CTLR_RWP (1u << 31)
+
+#define GICR_CTLR 0x0000
+#define GICR_CTLR_RWP (1u << 3)
+#define GICR_TYPER 0x0008
+#define GICR_TYPER_LAST (1ul << 4)
+#define GICR_WAKER 0x0014
+#define GICR_WAKER_SLEEP (1u << 1)
+#define GICR_WAKER_ASLEEP (1u << 2)
+#define GICR_SGI 0x10000 /* SGI_base frame */
+#define GICR_IGROUPR0 (GICR_SGI + 0x0080)
+#define GICR_ISENABLER0 (GICR_SGI + 0x0100)
+#define GICR_ICENABLER0 (GICR_SGI + 0x0180)
+#define GICR_IPRIORITYR (GICR_SGI + 0x0400)
+
+#define ICC_SRE_SRE (1ul << 0)
+#define ICC_SRE_ENABLE (1ul << 3)
+#define INTID_SPURIOUS 1020u
+#define DRAIN_MAX 64u
+
+static uintptr_t redist[BH_MAX_CORES];
+
+static volatile uint32_t *reg32(uintptr_t base, unsigned off)
+{
+	return (volatile uint32_t *)(base + off);
+}
+
+static void wait_bit_clear(volatile uint32_t *r, uint32_t bit)
+{
+	for (unsigned i = 0; *r & bit; i++) {
+		if (i > 1000000)
+			bh_panic("GIC register at %p stuck with bit 0x%x set", (void *)r, bit);
+		__asm__ volatile("yield");
+	}
+}
+
+void gic_init_distributor(void)
+{
+	*reg32(PLAT_GICD_BASE, GICD_CTLR) = GICD_CTLR_ARE | GICD_CTLR_GRP1;
+	wait_bit_clear(reg32(PLAT_GICD_BASE, GICD_CTLR), GICD_CTLR_RWP);
+}
+
+static uintptr_t find_redistributor(uint64_t mpidr)
+{
+	uint64_t aff = (mpidr & 0xffffff) | ((mpidr >> 8) & 0xff000000);
+
+	for (unsigned i = 0; i < PLAT_GICR_MAX; i++) {
+		uintptr_t base = PLAT_GICR_BASE + i * PLAT_GICR_STRIDE;
+		uint64_t typer = *(volatile uint64_t *)(base + GICR_TYPER);
+		if ((typer >> 32) == aff)
+			return base;
+		if (typer & GICR_TYPER_LAST)
+			break;
+	}
+	bh_panic("no GIC redistributor for MPIDR 0x%lx", mpidr);
+}
+
+void gic_init_this_core(unsigned core)
+{
+	uintptr_t rd = find_redistributor(read_mpidr_el1());
+
+	redist[core] = rd;
+	*reg32(rd, GICR_WAKER) &= ~GICR_WAKER_SLEEP;
+	wait_bit_clear(reg32(rd, GICR_WAKER), GICR_WAKER_ASLEEP);
+	*reg32(rd, GICR_IGROUPR0) = 0xffffffffu;
+	for (unsigned i = 0; i < 8; i++)
+		*reg32(rd, GICR_IPRIORITYR + 4 * i) = 0x80808080u;
+	*reg32(rd, GICR_ICENABLER0) = 0xffffffffu;
+	*reg32(rd, GICR_ISENABLER0) = 1u << SGI_KICK;
+	write_icc_sre_el2(ICC_SRE_SRE | ICC_SRE_ENABLE);
+	isb();
+	write_icc_pmr_el1(0xff);
+	write_icc_bpr1_el1(0);
+	write_icc_ctlr_el1(0);
+	write_icc_igrpen1_el1(1);
+	isb();
+}
+
+void gic_send_sgi(unsigned core, unsigned intid)
+{
+	uint64_t aff = plat_core_affinity(core);
+	uint64_t target = 1ul << (aff & 0xf);
+	uint64_t aff1 = (aff >> 8) & 0xff;
+
+	write_icc_sgi1r_el1((uint64_t)intid << 24 | aff1 << 16 | target);
+	isb();
+}
+
+void gic_set_ppi_enabled(unsigned intid, int enabled)
+{
+	uintptr_t rd = redist[this_cpu()->core];
+
+	*reg32(rd, enabled ? GICR_ISENABLER0 : GICR_ICENABLER0) = 1u << intid;
+	if (!enabled)
+		wait_bit_clear(reg32(rd, GICR_CTLR), GICR_CTLR_RWP);
+}
+
+unsigned gic_drain(void)
+{
+	unsigned n = 0;
+
+	for (; n < DRAIN_MAX; n++) {
+		uint64_t intid = read_icc_iar1_el1() & 0xffffff;
+		if (intid >= INTID_SPURIOUS)
+			break;
+		write_icc_eoir1_el1(intid);
+	}
+	isb();
+	return n;
+}

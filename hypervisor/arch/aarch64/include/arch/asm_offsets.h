@@ -1,0 +1,15 @@
+/* Offsets and constants shared by assembly and C; C checks them with static_assert. */
+#ifndef AARCH64_ASM_OFFSETS_H
+#define AARCH64_ASM_OFFSETS_H
+
+#define STACK_SIZE     0x4000
+#define PERCPU_SIZE    0x400
+#define PERCPU_REGS    0     /* struct percpu: pointer to the running vCPU's register save area */
+#define PERCPU_STACK   8     /* struct percpu: top of this core's stack */
+#define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
+#define REGS_SIZE      264
+
+#define SCTLR_EL2_RES1   0x30C50830
+#define SCTLR_EL2_MMU_ON 0x1005    /* M | C | I */
+
+#endif

@@ -1,0 +1,37 @@
+/* Typed accessors for the system registers the hypervisor touches. */
+#ifndef AARCH64_SYSREG_H
+#define AARCH64_SYSREG_H
+
+#include <stdint.h>
+
+#define SYSREG(name)                                                              \
+	static inline uint64_t read_##name(void)                                  \
+	{                                                                         \
+		uint64_t v;                                                       \
+		__asm__ volatile("mrs %0, " #name : "=r"(v));                     \
+		return v;                                                         \
+	}                                                                         \
+	static inline void write_##name(uint64_t v)                               \
+	{                                                                         \
+		__asm__ volatile("msr " #name ", %0" : : "r"(v));                 \
+	}
+
+SYSREG(currentel) SYSREG(mpidr_el1) SYSREG(midr_el1) SYSREG(tpidr_el2)
+SYSREG(esr_el2) SYSREG(far_el2) SYSREG(hpfar_el2) SYSREG(elr_el2) SYSREG(spsr_el2)
+SYSREG(hcr_el2) SYSREG(mdcr_el2) SYSREG(cptr_el2) SYSREG(cnthctl_el2) SYSREG(cntvoff_el2)
+SYSREG(vtcr_el2) SYSREG(vttbr_el2) SYSREG(vmpidr_el2) SYSREG(vpidr_el2)
+SYSREG(sctlr_el1) SYSREG(ttbr0_el1) SYSREG(ttbr1_el1) SYSREG(tcr_el1) SYSREG(mair_el1)
+SYSREG(amair_el1) SYSREG(vbar_el1) SYSREG(cpacr_el1) SYSREG(contextidr_el1)
+SYSREG(esr_el1) SYSREG(far_el1) SYSREG(par_el1) SYSREG(afsr0_el1) SYSREG(afsr1_el1)
+SYSREG(tpidr_el1) SYSREG(tpidr_el0) SYSREG(tpidrro_el0) SYSREG(sp_el0) SYSREG(sp_el1)
+SYSREG(elr_el1) SYSREG(spsr_el1) SYSREG(cntkctl_el1)
+SYSREG(cntv_ctl_el0) SYSREG(cntv_cval_el0) SYSREG(cntpct_el0) SYSREG(cntfrq_el0)
+SYSREG(pmcr_el0) SYSREG(ctr_el0)
+SYSREG(icc_sre_el2) SYSREG(icc_pmr_el1) SYSREG(icc_bpr1_el1) SYSREG(icc_ctlr_el1)
+SYSREG(icc_igrpen1_el1) SYSREG(icc_iar1_el1) SYSREG(icc_eoir1_el1) SYSREG(icc_sgi1r_el1)
+SYSREG(ich_hcr_el2)
+
+static inline void isb(void) { __asm__ volatile("isb" ::: "memory"); }
+static inline void dsb_ish(void) { __asm__ volatile("dsb ish" ::: "memory"); }
+
+#endif

@@ -1,0 +1,118 @@
+/* Stage-2 tables: each partition's guest-physical space, built once at boot from its areas,
+ * with the largest block each area's alignment allows (1 GiB, 2 MiB, else 4 KiB pages).
+ * Anything not described is unmapped, so hypervisor memory and others' memory fault. */
+#include "arch.h"
+#include "panic.h"
+#include "partition.h"
+#include "stage2.h"
+
+/* Tables live in hypervisor memory, which EL2 maps one to one. */
+static uint64_t table_pa(const uint64_t *t) { return (uint64_t)(uintptr_t)t; }
+static uint64_t *table_at(uint64_t pa) { return (uint64_t *)(uintptr_t)pa; }
+
+#define DESC_VALID (1ul << 0)
+#define DESC_TABLE (1ul << 1) /* at levels 1-2; also set in level-3 page descriptors */
+#define DESC_S2AP_R (1ul << 6)
+#define DESC_S2AP_W (1ul << 7)
+#define DESC_SH_INNER (3ul << 8)
+#define DESC_AF (1ul << 10)
+#define DESC_XN (1ul << 54)
+#define MEMATTR_NORMAL_WB (0xful << 2)
+#define MEMATTR_DEVICE_NGNRE (0x1ul << 2)
+#define ADDR_MASK 0x0000fffffffff000ul
+
+static uint64_t pool[STAGE2_POOL_PAGES][512] __attribute__((aligned(4096)));
+static unsigned pool_used;
+
+static uint64_t *table_alloc(void)
+{
+	if (pool_used == STAGE2_POOL_PAGES)
+		bh_panic("stage-2 table pool exhausted (%u pages): align partition areas to 2 MiB "
+			 "or raise STAGE2_POOL_PAGES", STAGE2_POOL_PAGES);
+	return pool[pool_used++];
+}
+
+static unsigned level_shift(unsigned level)
+{
+	return 39 - 9 * level; /* level 1: 30, level 2: 21, level 3: 12 */
+}
+
+uint64_t stage2_leaf_attrs(uint32_t flags)
+{
+	uint64_t d = DESC_VALID | DESC_AF;
+
+	d |= flags & BH_AREA_DEVICE ? MEMATTR_DEVICE_NGNRE : MEMATTR_NORMAL_WB | DESC_SH_INNER;
+	if (flags & BH_AREA_READ)
+		d |= DESC_S2AP_R;
+	if (flags & BH_AREA_WRITE)
+		d |= DESC_S2AP_W;
+	if (!(flags & BH_AREA_EXEC) || (flags & BH_AREA_DEVICE))
+		d |= DESC_XN;
+	return d;
+}
+
+static uint64_t *next_table(uint64_t *table, unsigned index)
+{
+	if (!(table[index] & DESC_VALID))
+		table[index] = table_pa(table_alloc()) | DESC_VALID | DESC_TABLE;
+	BH_CHECK(table[index] & DESC_TABLE); /* the tool rejects overlapping areas */
+	return table_at(table[index] & ADDR_MASK);
+}
+
+static void map_one(uint64_t *root, uint64_t ipa, uint64_t pa, unsigned level, uint64_t attrs)
+{
+	uint64_t *table = root;
+
+	for (unsigned l = 1; l < level; l++)
+		table = next_table(table, (unsigned)(ipa >> level_shift(l)) & 511);
+	unsigned index = (unsigned)(ipa >> level_shift(level)) & 511;
+	BH_CHECK(!(table[index] & DESC_VALID));
+	table[index] = pa | attrs | (level == 3 ? DESC_TABLE : 0);
+}
+
+/* The coarsest level whose block fits the alignment of both addresses and the size left. */
+static unsigned block_level(uint64_t ipa, uint64_t pa, uint64_t size)
+{
+	for (unsigned level = 1; level < 3; level++) {
+		uint64_t block = 1ul << level_shift(level);
+		if (((ipa | pa) & (block - 1)) == 0 && size >= block)
+			return level;
+	}
+	return 3;
+}
+
+void stage2_map(uint64_t *root, uint64_t ipa, uint64_t pa, uint64_t size, uint32_t flags)
+{
+	uint64_t attrs = stage2_leaf_attrs(flags);
+
+	BH_CHECK(ipa + size <= STAGE2_IPA_LIMIT && ((ipa | pa | size) & 0xfff) == 0);
+	while (size) {
+		unsigned level = block_level(ipa, pa, size);
+		uint64_t block = 1ul << level_shift(level);
+		map_one(root, ipa, pa, level, attrs);
+		ipa += block;
+		pa += block;
+		size -= block;
+	}
+}
+
+uint64_t *stage2_new_root(void)
+{
+	return table_alloc();
+}
+
+unsigned stage2_pages_used(void)
+{
+	return pool_used;
+}
+
+void arch_stage2_build(struct partition *p)
+{
+	uint64_t *root = stage2_new_root();
+
+	for (uint32_t i = 0; i < p->cfg->area_count; i++) {
+		const struct bh_area_cfg *a = &p->cfg->areas[i];
+		stage2_map(root, a->ipa, a->phys, a->size, a->flags);
+	}
+	p->stage2_root = table_pa(root);
+}

@@ -1,0 +1,178 @@
+/* Exceptions from partitions: decode ESR_EL2 and hand each kind to its core handler.
+ * Every handler is bounded; anything a guest can cause ends in a hypercall result or a
+ * health-monitor event, never in a hypervisor fault. */
+#include "arch/aarch64.h"
+#include "arch/sysreg.h"
+#include "console.h"
+#include "format.h"
+#include "hm.h"
+#include "hypercall.h"
+#include "panic.h"
+#include "partition.h"
+#include "percpu.h"
+
+#define EC_HVC64 0x16
+#define EC_SMC64 0x17
+#define EC_SYSREG 0x18
+#define EC_IABT_LOW 0x20
+#define EC_DABT_LOW 0x24
+
+#define ISS_DABT_ISV (1ul << 24)
+#define ISS_DABT_WNR (1ul << 6)
+
+static struct vcpu *current_vcpu(void)
+{
+	struct vcpu *v = this_cpu()->vcpu;
+
+	if (!v)
+		bh_panic("exception from a guest on core %u, which runs no vCPU", this_cpu()->core);
+	return v;
+}
+
+static uint64_t fault_ipa(void)
+{
+	return (read_hpfar_el2() >> 4) << 12 | (read_far_el2() & 0xfff);
+}
+
+/* An ignored read returns zero in its destination register. */
+static void zero_destination(struct arch_regs *r, unsigned rt)
+{
+	if (rt < 31)
+		r->x[rt] = 0;
+}
+
+static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+{
+	bool write = esr & ISS_DABT_WNR;
+	struct hm_event ev = {
+		.kind = BH_HM_MEMORY_VIOLATION,
+		.address = fault_ipa(),
+		.pc = r->elr,
+		.detail = write ? "write" : "read",
+	};
+	hm_raise(v, &ev);
+	if (!write && (esr & ISS_DABT_ISV))
+		zero_destination(r, (unsigned)(esr >> 16) & 31);
+	arch_skip_instruction(r);
+}
+
+static void instruction_abort(struct vcpu *v, struct arch_regs *r)
+{
+	struct hm_event ev = {
+		.kind = BH_HM_MEMORY_VIOLATION,
+		.address = fault_ipa(),
+		.pc = r->elr,
+		.detail = "exec",
+	};
+	hm_raise(v, &ev);
+	/* There is no instruction to skip: an ignored fetch fault cannot go on. */
+	bh_log("partition %s: instruction fetch fault cannot be ignored", v->partition->cfg->name);
+	partition_halt(v->partition);
+	core_idle();
+}
+
+static void sysreg_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+{
+	char what[48];
+	bool read = esr & 1;
+	format(what, sizeof(what), "%s S%u_%u_C%u_C%u_%u", read ? "mrs" : "msr",
+	       (unsigned)(esr >> 20) & 3, (unsigned)(esr >> 14) & 7, (unsigned)(esr >> 10) & 15,
+	       (unsigned)(esr >> 1) & 15, (unsigned)(esr >> 17) & 7);
+	struct hm_event ev = {
+		.kind = BH_HM_TRAPPED_INSTRUCTION, .address = r->elr, .pc = r->elr, .detail = what,
+	};
+	hm_raise(v, &ev);
+	if (read)
+		zero_destination(r, (unsigned)(esr >> 5) & 31);
+	arch_skip_instruction(r);
+}
+
+static void smc_trap(struct vcpu *v, struct arch_regs *r)
+{
+	struct hm_event ev = {
+		.kind = BH_HM_SMC, .address = r->x[0], .pc = r->elr, .detail = "smc function id",
+	};
+	hm_raise(v, &ev);
+	r->x[0] = (uint64_t)-1; /* SMCCC NOT_SUPPORTED */
+	arch_skip_instruction(r);
+}
+
+static void other_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+{
+	char what[32];
+	format(what, sizeof(what), "ESR 0x%lx", esr);
+	struct hm_event ev = {
+		.kind = BH_HM_TRAPPED_INSTRUCTION, .address = r->elr, .pc = r->elr, .detail = what,
+	};
+	hm_raise(v, &ev);
+	arch_skip_instruction(r);
+}
+
+void aarch64_guest_sync(struct arch_regs *r)
+{
+	struct vcpu *v = current_vcpu();
+	uint64_t esr = read_esr_el2();
+
+	switch (esr >> 26) {
+	case EC_HVC64:
+		hypercall_dispatch(v, r);
+		break;
+	case EC_SMC64:
+		smc_trap(v, r);
+		break;
+	case EC_SYSREG:
+		sysreg_trap(v, r, esr);
+		break;
+	case EC_DABT_LOW:
+		data_abort(v, r, esr);
+		break;
+	case EC_IABT_LOW:
+		instruction_abort(v, r);
+		break;
+	default:
+		other_trap(v, r, esr);
+	}
+}
+
+void aarch64_guest_irq(struct arch_regs *r)
+{
+	(void)r;
+	gic_drain();
+	core_handle_requests();
+}
+
+void aarch64_guest_fiq(struct arch_regs *r)
+{
+	aarch64_guest_irq(r);
+}
+
+void aarch64_guest_serror(struct arch_regs *r)
+{
+	struct hm_event ev = {
+		.kind = BH_HM_INTERNAL_ERROR, .address = read_esr_el2(), .pc = r->elr,
+		.detail = "SError",
+	};
+	hm_raise(current_vcpu(), &ev);
+}
+
+static const char *const el2_kinds[] = {
+	"sync (SP_EL0)", "IRQ (SP_EL0)", "FIQ (SP_EL0)", "SError (SP_EL0)",
+	"sync", "IRQ", "FIQ", "SError",
+	"", "", "", "",
+	"sync from AArch32", "IRQ from AArch32", "FIQ from AArch32", "SError from AArch32",
+};
+
+void aarch64_el2_exception(struct arch_regs *frame, unsigned kind)
+{
+	char line[160];
+
+	format(line, sizeof(line),
+	       "\n[bulkhead] PANIC: unexpected %s exception in the hypervisor on core %u\n"
+	       "  ESR_EL2 0x%lx FAR_EL2 0x%lx\n",
+	       kind < 16 ? el2_kinds[kind] : "?", this_cpu()->core, read_esr_el2(),
+	       read_far_el2());
+	console_emergency(line);
+	arch_dump_regs(frame);
+	console_emergency("[bulkhead] internal error: halting the system\n");
+	arch_system_off();
+}

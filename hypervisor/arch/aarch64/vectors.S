@@ -1,0 +1,126 @@
+/* EL2 exception vectors. Exceptions from a partition save its registers into the save area
+ * that percpu.regs points to and call C; C either returns here (back to the same guest) or
+ * leaves through aarch64_vcpu_resume / the idle loop. Anything taken from EL2 itself is a
+ * hypervisor bug: dump and stop. */
+#include "arch/asm_offsets.h"
+
+.macro save_guest_regs
+	stp	x0, x1, [sp, #-16]!
+	mrs	x0, tpidr_el2
+	ldr	x0, [x0, #PERCPU_REGS]
+	stp	x2, x3, [x0, #16]
+	stp	x4, x5, [x0, #32]
+	stp	x6, x7, [x0, #48]
+	stp	x8, x9, [x0, #64]
+	stp	x10, x11, [x0, #80]
+	stp	x12, x13, [x0, #96]
+	stp	x14, x15, [x0, #112]
+	stp	x16, x17, [x0, #128]
+	stp	x18, x19, [x0, #144]
+	stp	x20, x21, [x0, #160]
+	stp	x22, x23, [x0, #176]
+	stp	x24, x25, [x0, #192]
+	stp	x26, x27, [x0, #208]
+	stp	x28, x29, [x0, #224]
+	str	x30, [x0, #240]
+	ldp	x2, x3, [sp], #16
+	stp	x2, x3, [x0, #0]
+	mrs	x2, elr_el2
+	mrs	x3, spsr_el2
+	stp	x2, x3, [x0, #REGS_ELR]
+.endm
+
+.macro guest_vector handler
+	.balign 0x80
+	save_guest_regs
+	bl	\handler
+	b	aarch64_guest_return
+.endm
+
+.macro el2_vector kind
+	.balign 0x80
+	sub	sp, sp, #REGS_SIZE + 8
+	stp	x0, x1, [sp, #0]
+	mov	x1, #\kind
+	b	el2_unexpected
+.endm
+
+	.section .text.vectors, "ax"
+	.balign 0x800
+	.global aarch64_el2_vectors
+aarch64_el2_vectors:
+	el2_vector 0    /* current EL, SP_EL0: sync */
+	el2_vector 1    /* irq */
+	el2_vector 2    /* fiq */
+	el2_vector 3    /* serror */
+	el2_vector 4    /* current EL, SP_ELx: sync */
+	el2_vector 5    /* irq */
+	el2_vector 6    /* fiq */
+	el2_vector 7    /* serror */
+	guest_vector aarch64_guest_sync      /* lower EL, AArch64 */
+	guest_vector aarch64_guest_irq
+	guest_vector aarch64_guest_fiq
+	guest_vector aarch64_guest_serror
+	el2_vector 12   /* lower EL, AArch32 (not allowed: HCR_EL2.RW = 1) */
+	el2_vector 13
+	el2_vector 14
+	el2_vector 15
+
+/* Save what the hypervisor was doing into a frame on the stack and report it. */
+el2_unexpected:
+	stp	x2, x3, [sp, #16]
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	stp	x8, x9, [sp, #64]
+	stp	x10, x11, [sp, #80]
+	stp	x12, x13, [sp, #96]
+	stp	x14, x15, [sp, #112]
+	stp	x16, x17, [sp, #128]
+	stp	x18, x19, [sp, #144]
+	stp	x20, x21, [sp, #160]
+	stp	x22, x23, [sp, #176]
+	stp	x24, x25, [sp, #192]
+	stp	x26, x27, [sp, #208]
+	stp	x28, x29, [sp, #224]
+	str	x30, [sp, #240]
+	mrs	x2, elr_el2
+	mrs	x3, spsr_el2
+	stp	x2, x3, [sp, #REGS_ELR]
+	mov	x0, sp
+	bl	aarch64_el2_exception
+1:	wfi
+	b	1b
+
+/* Return to the vCPU whose save area percpu.regs points to. */
+	.global aarch64_guest_return
+aarch64_guest_return:
+	mrs	x0, tpidr_el2
+	ldr	x0, [x0, #PERCPU_REGS]
+	ldp	x2, x3, [x0, #REGS_ELR]
+	msr	elr_el2, x2
+	msr	spsr_el2, x3
+	ldp	x2, x3, [x0, #16]
+	ldp	x4, x5, [x0, #32]
+	ldp	x6, x7, [x0, #48]
+	ldp	x8, x9, [x0, #64]
+	ldp	x10, x11, [x0, #80]
+	ldp	x12, x13, [x0, #96]
+	ldp	x14, x15, [x0, #112]
+	ldp	x16, x17, [x0, #128]
+	ldp	x18, x19, [x0, #144]
+	ldp	x20, x21, [x0, #160]
+	ldp	x22, x23, [x0, #176]
+	ldp	x24, x25, [x0, #192]
+	ldp	x26, x27, [x0, #208]
+	ldp	x28, x29, [x0, #224]
+	ldr	x30, [x0, #240]
+	ldp	x0, x1, [x0, #0]
+	eret
+
+/* Leave the hypervisor for the current vCPU from any call depth: the stack starts afresh. */
+	.global aarch64_resume_fresh_stack
+aarch64_resume_fresh_stack:
+	mrs	x0, tpidr_el2
+	ldr	x1, [x0, #PERCPU_STACK]
+	mov	sp, x1
+	b	aarch64_guest_return

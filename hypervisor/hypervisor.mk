@@ -1,0 +1,37 @@
+# The hypervisor, built once into a library; `bulkhead build` links it with each system's
+# generated tables and partition images.
+
+HYP_ARCH     ?= aarch64
+HYP_PLATFORM ?= qemu-virt
+HYP_OBJDIR   := $(BUILD)/hyp
+HYP_LIB      := $(HYP_OBJDIR)/libbulkhead.a
+HYP_LD       := hypervisor/arch/$(HYP_ARCH)/hyp.ld
+
+HYP_SRCS := $(wildcard hypervisor/core/*.c) \
+	$(wildcard hypervisor/arch/$(HYP_ARCH)/*.c hypervisor/arch/$(HYP_ARCH)/*.S) \
+	$(wildcard hypervisor/platform/$(HYP_PLATFORM)/*.c)
+HYP_OBJS := $(patsubst hypervisor/%,$(HYP_OBJDIR)/%.o,$(HYP_SRCS))
+
+HYP_INCLUDES := -Ihypervisor/include -Ihypervisor/arch/$(HYP_ARCH)/include \
+	-Ihypervisor/platform/$(HYP_PLATFORM)/include -Ipartitions/include
+HYP_CFLAGS := -std=c11 -ffreestanding -fno-builtin -fno-pic -fno-stack-protector \
+	-fno-tree-loop-distribute-patterns -mgeneral-regs-only -mstrict-align \
+	-mno-outline-atomics -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-MMD -MP $(HYP_INCLUDES)
+
+.PHONY: hyp
+hyp: $(HYP_LIB)
+
+$(HYP_LIB): $(HYP_OBJS)
+	@rm -f $@
+	$(CROSS)ar rcs $@ $^
+
+$(HYP_OBJDIR)/%.c.o: hypervisor/%.c
+	@mkdir -p $(dir $@)
+	$(CROSS)gcc $(HYP_CFLAGS) -c $< -o $@
+
+$(HYP_OBJDIR)/%.S.o: hypervisor/%.S
+	@mkdir -p $(dir $@)
+	$(CROSS)gcc $(HYP_CFLAGS) -c $< -o $@
+
+-include $(HYP_OBJS:.o=.d)

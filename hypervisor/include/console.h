@@ -1,0 +1,21 @@
+/* Console multiplexer: partitions' output and the hypervisor's log share one UART,
+ * each line whole and prefixed with its origin. */
+#ifndef BULKHEAD_CONSOLE_H
+#define BULKHEAD_CONSOLE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct vcpu;
+
+/* Feed guest bytes; complete lines are emitted with the partition's prefix. */
+void console_guest_write(struct vcpu *v, const char *buf, size_t len);
+/* Emit what a vCPU still buffers (before it is reset or halted). */
+void console_guest_flush(struct vcpu *v);
+/* Hypervisor log line, prefixed "[bulkhead] ". A trailing newline is added. */
+void bh_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bh_vlog(const char *fmt, va_list ap);
+/* Emit without the lock: only for panics, when the lock holder may be this core. */
+void console_emergency(const char *s);
+
+#endif

@@ -1,0 +1,23 @@
+/* Guest pointers are never trusted: every access is translated and checked against the
+ * calling partition's areas before the hypervisor touches it. */
+#ifndef BULKHEAD_GUEST_MEM_H
+#define BULKHEAD_GUEST_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct partition;
+struct vcpu;
+
+/* Physical address of guest IPA range [ipa, ipa+len) if it lies in one normal area with the
+ * given rights (BH_AREA_*), else false. */
+bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, uint32_t rights,
+		       uint64_t *pa);
+/* True if all of [va, va+len) is readable guest memory of the vCPU's partition. */
+bool guest_readable(const struct vcpu *v, uint64_t va, size_t len);
+/* Copy len bytes from guest virtual address va. All of it is checked before any byte is
+ * copied; returns false (nothing copied) if any part is not readable guest memory. */
+bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len);
+
+#endif

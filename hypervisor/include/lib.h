@@ -1,0 +1,11 @@
+/* The few C library functions a freestanding hypervisor needs (the compiler emits calls). */
+#ifndef BULKHEAD_LIB_H
+#define BULKHEAD_LIB_H
+
+#include <stddef.h>
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+size_t strlen(const char *s);
+
+#endif
