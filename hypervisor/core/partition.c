@@ -29,9 +29,7 @@ static void bind_vcpus(struct partition *p, unsigned *next, unsigned cores)
 		struct vcpu *v = &p->vcpus[j];
 		unsigned core = cfg->vcpus[j].core;
 		BH_CHECK(core < cores && percpu[core].vcpu == NULL);
-		v->partition = p;
-		v->id = j;
-		v->core = core;
+		*v = (struct vcpu){ .partition = p, .id = j, .core = core };
 		percpu[core].vcpu = v;
 	}
 }

@@ -2,6 +2,7 @@
  * with the largest block each area's alignment allows (1 GiB, 2 MiB, else 4 KiB pages).
  * Anything not described is unmapped, so hypervisor memory and others' memory fault. */
 #include "arch.h"
+#include "lib.h"
 #include "panic.h"
 #include "partition.h"
 #include "stage2.h"
@@ -99,6 +100,12 @@ void stage2_map(uint64_t *root, uint64_t ipa, uint64_t pa, uint64_t size, uint32
 uint64_t *stage2_new_root(void)
 {
 	return table_alloc();
+}
+
+void stage2_pool_reset(void)
+{
+	memset(pool, 0, sizeof(pool));
+	pool_used = 0;
 }
 
 unsigned stage2_pages_used(void)

@@ -11,5 +11,7 @@ uint64_t *stage2_new_root(void);
 void stage2_map(uint64_t *root, uint64_t ipa, uint64_t pa, uint64_t size, uint32_t flags);
 uint64_t stage2_leaf_attrs(uint32_t flags);
 unsigned stage2_pages_used(void);
+/* Forget every table (host unit tests boot many times). */
+void stage2_pool_reset(void);
 
 #endif

@@ -1,0 +1,77 @@
+/* A host "architecture": core/ runs against it in unit tests. Hardware effects become records
+ * in `fake`; noreturn calls jump back to the test through fake.escape. */
+#include <string.h>
+#include "arch.h"
+#include "arch/fake.h"
+#include "partition.h"
+#include "percpu.h"
+
+struct fake_state fake;
+uint8_t fake_ram[FAKE_RAM_SIZE];
+
+void fake_reset(void)
+{
+	memset(&fake, 0, sizeof(fake));
+	memset(fake_ram, 0, sizeof(fake_ram));
+	memset(percpu, 0, sizeof(percpu));
+	for (unsigned c = 0; c < BH_MAX_CORES; c++)
+		percpu[c].core = c;
+}
+
+static _Noreturn void leave(enum fake_exit why)
+{
+	fake.exit = why;
+	longjmp(fake.escape, 1);
+}
+
+struct percpu *arch_this_cpu(void) { return &percpu[fake.core]; }
+uint64_t arch_counter_read(void) { return fake.counter; }
+uint64_t arch_counter_freq(void) { return 62500000; }
+
+void arch_console_putc(char c)
+{
+	if (fake.uart_len + 1 < sizeof(fake.uart))
+		fake.uart[fake.uart_len++] = c;
+}
+
+void arch_spin_lock(struct spinlock *l) { l->locked = 1; }
+void arch_spin_unlock(struct spinlock *l) { l->locked = 0; }
+void arch_cpu_relax(void) { fake.counter += 16; }
+
+void *arch_phys_to_ptr(uint64_t pa)
+{
+	if (pa < FAKE_RAM_BASE || pa >= FAKE_RAM_BASE + FAKE_RAM_SIZE)
+		return NULL;
+	return &fake_ram[pa - FAKE_RAM_BASE];
+}
+
+bool arch_guest_va_to_ipa(uint64_t va, bool write, uint64_t *ipa)
+{
+	(void)write;
+	*ipa = va;
+	return !fake.guest_mmu_fault;
+}
+
+void arch_sync_loaded_image(void *p, size_t len) { (void)p; (void)len; }
+
+void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	memset(&v->regs, 0, sizeof(v->regs));
+	v->regs.elr = entry;
+	v->regs.x[0] = a0;
+	v->regs.x[1] = a1;
+	v->regs.x[2] = a2;
+	fake.reset_entry = entry;
+	fake.reset_args[0] = a0;
+	fake.reset_args[1] = a1;
+	fake.reset_args[2] = a2;
+	fake.resets++;
+}
+
+void arch_vcpu_resume(struct vcpu *v) { (void)v; leave(FAKE_RESUMED); }
+void arch_skip_instruction(struct arch_regs *r) { r->elr += 4; }
+bool arch_wait_virtual_timer(void) { return fake.vtimer_fired; }
+void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
+void arch_kick_core(unsigned core) { fake.kicks[core]++; }
+void arch_system_off(void) { leave(FAKE_SYSTEM_OFF); }
+void arch_dump_regs(const struct arch_regs *r) { (void)r; }

@@ -1,0 +1,43 @@
+/* Controls and records of the fake architecture, for host unit tests. */
+#ifndef FAKE_ARCH_H
+#define FAKE_ARCH_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FAKE_RAM_BASE 0x42000000ul
+#define FAKE_RAM_SIZE (8ul << 20)
+
+/* Why control left core code through a noreturn arch call. */
+enum fake_exit { FAKE_NONE, FAKE_RESUMED, FAKE_IDLED, FAKE_SYSTEM_OFF };
+
+struct fake_state {
+	unsigned core;               /* the core this test runs on */
+	uint64_t counter;
+	bool guest_mmu_fault;        /* va -> ipa translation fails */
+	bool vtimer_fired;
+	char uart[65536];
+	unsigned uart_len;
+	unsigned kicks[8];
+	uint64_t reset_entry, reset_args[3];
+	unsigned resets;
+	enum fake_exit exit;
+	jmp_buf escape;              /* where noreturn arch calls land */
+};
+
+extern struct fake_state fake;
+extern uint8_t fake_ram[FAKE_RAM_SIZE];
+
+void fake_reset(void);
+
+/* Run code that may leave through a noreturn arch call; fake.exit then says how it left. */
+#define FAKE_RUN(stmt)                              \
+	do {                                        \
+		fake.exit = FAKE_NONE;              \
+		if (setjmp(fake.escape) == 0) {     \
+			stmt;                       \
+		}                                   \
+	} while (0)
+
+#endif

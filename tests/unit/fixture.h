@@ -1,0 +1,18 @@
+/* The system description the unit tests boot: two partitions, one with two vCPUs. */
+#ifndef FIXTURE_H
+#define FIXTURE_H
+
+#include "config_tables.h"
+
+#define ALPHA_RAM_PHYS 0x42000000ul /* FAKE_RAM_BASE */
+#define ALPHA_RAM_IPA 0x40000000ul
+#define ALPHA_RAM_SIZE 0x100000ul
+#define ALPHA_DEV_IPA 0x0a000000ul
+#define BETA_RAM_PHYS 0x42200000ul
+#define SEG_TEXT "segment-data"
+
+extern struct bh_partition_cfg fixture_partitions[2];
+/* Boot the fixture: partition_init_all on a clean fake machine. */
+void fixture_boot(void);
+
+#endif

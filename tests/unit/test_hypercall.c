@@ -1,0 +1,109 @@
+#include <string.h>
+#include "arch/fake.h"
+#include "bulkhead/abi.h"
+#include "fixture.h"
+#include "hypercall.h"
+#include "partition.h"
+#include "unit.h"
+
+static struct arch_regs regs;
+
+static int64_t call(struct vcpu *v, uint64_t fn, uint64_t a1, uint64_t a2)
+{
+	memset(&regs, 0, sizeof(regs));
+	regs.x[0] = fn;
+	regs.x[1] = a1;
+	regs.x[2] = a2;
+	FAKE_RUN(hypercall_dispatch(v, &regs));
+	return (int64_t)regs.x[0];
+}
+
+static struct vcpu *alpha(void) { return &partitions[0].vcpus[0]; }
+static struct vcpu *beta(void) { return &partitions[1].vcpus[0]; }
+
+TEST(unknown_hypercalls_are_reported)
+{
+	fixture_boot();
+	EXPECT_EQ(call(alpha(), BH_HC(BH_HC_COUNT), 0, 0), BH_UNKNOWN_HYPERCALL);
+	EXPECT_EQ(call(alpha(), 0xC600FFFF, 0, 0), BH_UNKNOWN_HYPERCALL);
+	EXPECT_EQ(call(alpha(), 0x84000008, 0, 0), BH_UNKNOWN_HYPERCALL);
+	EXPECT_EQ(call(alpha(), 0xC5000000, 0, 0), BH_UNKNOWN_HYPERCALL);
+	EXPECT_EQ(call(alpha(), 0, 0, 0), BH_UNKNOWN_HYPERCALL);
+}
+
+TEST(console_write_checks_buffer_and_length)
+{
+	fixture_boot();
+	memcpy(fake_ram, "hi\n", 3);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, ALPHA_RAM_IPA, 3), 3);
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strcmp(fake.uart, "[alpha] hi\r\n") == 0);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, 0, 3), BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, ALPHA_RAM_IPA, 1ul << 40), BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, ALPHA_RAM_IPA, ~0ul), BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, ALPHA_RAM_IPA, BH_CONSOLE_MAX_WRITE + 1),
+		  BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, ALPHA_RAM_IPA + ALPHA_RAM_SIZE - 2, 4),
+		  BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, ALPHA_DEV_IPA, 4), BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, ~0ul - 1, 4), BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_CONSOLE_WRITE, ALPHA_RAM_IPA, 0), 0);
+	EXPECT(strcmp(fake.uart, "[alpha] hi\r\n") == 0);
+}
+
+TEST(ids_and_time)
+{
+	fixture_boot();
+	EXPECT_EQ(call(&partitions[1].vcpus[1], BH_HC_GET_IDS, 0, 0), BH_OK);
+	EXPECT_EQ(regs.x[1], 1);
+	EXPECT_EQ(regs.x[2], 1);
+	fake.counter = 62500000ul * 3 + 625;
+	EXPECT_EQ(call(alpha(), BH_HC_GET_TIME, BH_CLOCK_HW, 0), BH_OK);
+	EXPECT_EQ(regs.x[1], 3000010000ul);
+	EXPECT_EQ(call(alpha(), BH_HC_GET_TIME, 9, 0), BH_INVALID_PARAM);
+}
+
+TEST(halt_system_only_for_system_partitions)
+{
+	fixture_boot();
+	EXPECT_EQ(call(alpha(), BH_HC_HALT_SYSTEM, 0, 0), BH_PERM_ERROR);
+	EXPECT_EQ(fake.exit, FAKE_NONE);
+	call(beta(), BH_HC_HALT_SYSTEM, 0, 0);
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+}
+
+TEST(reset_self_modes)
+{
+	fixture_boot();
+	EXPECT_EQ(call(alpha(), BH_HC_RESET_SELF, 7, 0), BH_INVALID_PARAM);
+	fake_ram[0] = 'X';
+	call(alpha(), BH_HC_RESET_SELF, BH_RESET_WARM, 0);
+	EXPECT_EQ(fake.exit, FAKE_RESUMED);
+	EXPECT_EQ(fake_ram[0], 'X');
+	EXPECT_EQ(fake.reset_args[1], BH_BOOT_WARM_RESTART);
+	EXPECT_EQ(fake.reset_args[2], 1);
+	fake_ram[40] = 'Y';
+	call(alpha(), BH_HC_RESET_SELF, BH_RESET_COLD, 0);
+	EXPECT_EQ(fake.exit, FAKE_RESUMED);
+	EXPECT_EQ(fake_ram[0], 's');
+	EXPECT_EQ(fake_ram[40], 0);
+	EXPECT_EQ(fake.reset_entry, ALPHA_RAM_IPA);
+	EXPECT_EQ(fake.reset_args[1], BH_BOOT_COLD_RESTART);
+	EXPECT_EQ(fake.reset_args[2], 2);
+}
+
+TEST(halt_self_idles_the_core)
+{
+	fixture_boot();
+	call(alpha(), BH_HC_HALT_SELF, 0, 0);
+	EXPECT_EQ(fake.exit, FAKE_IDLED);
+	EXPECT_EQ(partitions[0].state, PARTITION_HALTED);
+	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING);
+}
+
+TEST(idle_returns_when_the_timer_fired)
+{
+	fixture_boot();
+	fake.vtimer_fired = true;
+	EXPECT_EQ(call(alpha(), BH_HC_IDLE, 0, 0), BH_OK);
+}
