@@ -1,0 +1,126 @@
+/* Partition start-up code and EL1 exception vectors.
+ *
+ * The hypervisor enters every vCPU here at EL1h, MMU off, DAIF masked, with
+ *   x0 = vCPU id, x1 = boot kind (BH_BOOT_*), x2 = restart count.
+ * Memory is not cleared here: the loader zeroes .bss on a cold (re)start, and a warm
+ * restart must keep it.
+ */
+#include "bulkhead/layout.h"
+#include "crt_asm.h"
+
+	/* Defined before its use so the assembler knows its length. */
+	.section .rodata.bh_crt0, "a", %progbits
+bad_vcpu_msg:
+	.ascii	"crt0: vCPU id beyond BH_PART_MAX_VCPUS, parking this vCPU\n"
+bad_vcpu_msg_end:
+
+	.section .text.start, "ax", %progbits
+	.global	_start
+	.type	_start, %function
+_start:
+	/* Keep the entry arguments in callee-saved registers until main is called. */
+	mov	x19, x0
+	mov	x20, x1
+	mov	x21, x2
+	cmp	x19, #BH_PART_MAX_VCPUS
+	b.hs	bad_vcpu
+
+	/* vCPU n owns the n-th stack counted down from bh_stacks_end. */
+	adrp	x3, bh_stacks_end
+	add	x3, x3, :lo12:bh_stacks_end
+	sub	x3, x3, x19, lsl #BH_PART_STACK_SHIFT
+	mov	sp, x3
+
+	/* The exception path finds this vCPU's stack and nesting flag through TPIDR_EL1. */
+	msr	tpidr_el1, x19
+	adrp	x3, bh_exc_nesting
+	add	x3, x3, :lo12:bh_exc_nesting
+	strb	wzr, [x3, x19]		/* a warm restart keeps memory: drop a stale flag */
+
+	adrp	x3, bh_el1_vectors
+	add	x3, x3, :lo12:bh_el1_vectors
+	msr	vbar_el1, x3
+	isb
+
+	mov	x29, xzr		/* terminate the frame-pointer chain */
+	mov	x0, x19
+	mov	x1, x20
+	mov	x2, x21
+	cbnz	x19, 1f
+	bl	main
+	bl	bh_crt_main_returned	/* halts the partition, never returns */
+1:	bl	secondary_main
+2:	wfi				/* a secondary that returns is parked */
+	b	2b
+	.size	_start, . - _start
+
+	/* No stack exists for this vCPU (config gives more vCPUs than the runtime supports):
+	 * say so without touching memory other than the message, then park the vCPU. */
+bad_vcpu:
+	ldr	x0, =BH_ASM_HC_CONSOLE_WRITE
+	adrp	x1, bad_vcpu_msg
+	add	x1, x1, :lo12:bad_vcpu_msg
+	mov	x2, #(bad_vcpu_msg_end - bad_vcpu_msg)
+	hvc	#0
+3:	wfi
+	b	3b
+	.ltorg
+
+	/* Weak default for partitions that do not use their secondary vCPUs. */
+	.text
+	.weak	secondary_main
+	.type	secondary_main, %function
+secondary_main:
+	wfi
+	b	secondary_main
+	.size	secondary_main, . - secondary_main
+
+/* EL1 vector table: 16 entries of 128 bytes, 2 KiB aligned (VBAR_EL1 bits [10:0] are RES0).
+ * Every entry is unexpected for a partition (interrupts stay masked), so each one just
+ * passes its index to the common path, which reports and never returns. */
+	.macro	vector_entry index
+	.balign	128
+	mov	x0, #\index
+	b	bh_vector_common
+	.endm
+
+	.section .text.vectors, "ax", %progbits
+	.balign	2048
+	.global	bh_el1_vectors
+bh_el1_vectors:
+	.irp	i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+	vector_entry \i
+	.endr
+
+	/* x0 = vector index. The interrupted context is abandoned, so restart at the top of
+	 * this vCPU's stack: that keeps a stack overflow reportable. */
+bh_vector_common:
+	mrs	x4, tpidr_el1
+	cmp	x4, #BH_PART_MAX_VCPUS
+	b.hs	1f
+	adrp	x5, bh_stacks_end
+	add	x5, x5, :lo12:bh_stacks_end
+	sub	x5, x5, x4, lsl #BH_PART_STACK_SHIFT
+	mov	sp, x5
+1:	mrs	x1, esr_el1
+	mrs	x2, elr_el1
+	mrs	x3, far_el1
+	mov	x29, xzr
+	mov	x30, xzr
+	bl	bh_unhandled_exception	/* (index, esr, elr, far, vcpu), never returns */
+2:	wfi
+	b	2b
+
+	.section .bss.bh_stacks, "aw", %nobits
+	.balign	16
+bh_stacks:
+	.space	BH_PART_MAX_VCPUS * BH_PART_STACK_SIZE
+bh_stacks_end:
+
+	.global	bh_exc_nesting
+	.type	bh_exc_nesting, %object
+bh_exc_nesting:
+	.space	BH_PART_MAX_VCPUS
+	.size	bh_exc_nesting, BH_PART_MAX_VCPUS
+
+	.section .note.GNU-stack, "", %progbits

@@ -1,0 +1,60 @@
+/* Time keeping from the EL1 virtual counter, and sleeping on the EL1 virtual timer.
+ *
+ * The hypervisor sets CNTVOFF_EL2 = 0, so CNTVCT_EL0 is the system counter since power-on,
+ * the same base as BH_HC_GET_TIME(BH_CLOCK_HW).
+ */
+#include "bulkhead/bulkhead.h"
+
+#define NS_PER_S 1000000000ull
+
+/* CNTV_CTL_EL0: ENABLE = bit 0, IMASK = bit 1 (left 0: BH_HC_IDLE waits for an unmasked
+ * timer condition; DAIF.I stays set, so the guest never takes the interrupt itself). */
+#define CNTV_CTL_ENABLE 1ul
+
+/* Split at whole seconds so neither product can overflow 64 bits (freq < 2^34). */
+static unsigned long long ticks_to_ns(unsigned long long t, unsigned long long f)
+{
+	return (t / f) * NS_PER_S + (t % f) * NS_PER_S / f;
+}
+
+/* Rounds up, so a sleep never ends before the requested time. */
+static unsigned long long ns_to_ticks_ceil(unsigned long long ns, unsigned long long f)
+{
+	return (ns / NS_PER_S) * f + ((ns % NS_PER_S) * f + NS_PER_S - 1) / NS_PER_S;
+}
+
+unsigned long long bh_now_ns(void)
+{
+	return ticks_to_ns(bh_counter(), bh_counter_freq());
+}
+
+static void sleep_until_ticks(unsigned long long target)
+{
+	__asm__ volatile("msr cntv_cval_el0, %0\n\t"
+			 "msr cntv_ctl_el0, %1\n\t"
+			 "isb"
+			 : : "r"(target), "r"(CNTV_CTL_ENABLE) : "memory");
+	/* Idle may return early (another wake-up source) or fail (then this spins): the
+	 * counter, not the hypercall, decides when the sleep is over. */
+	while (bh_counter() < target)
+		bh_idle();
+	/* Disable the timer so its condition does not stay pending after we return. */
+	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
+}
+
+void bh_sleep_until_ns(unsigned long long deadline_ns)
+{
+	sleep_until_ticks(ns_to_ticks_ceil(deadline_ns, bh_counter_freq()));
+}
+
+void bh_sleep_ns(unsigned long long ns)
+{
+	unsigned long long f = bh_counter_freq();
+
+	sleep_until_ticks(bh_counter() + ns_to_ticks_ceil(ns, f));
+}
+
+void bh_sleep_ms(unsigned ms)
+{
+	bh_sleep_ns((unsigned long long)ms * 1000000ull);
+}
