@@ -100,6 +100,7 @@ static int64_t hc_halt_system(struct vcpu *v, struct arch_regs *r)
 	arch_system_off();
 }
 
+/* Every entry is set: a call number below BH_HC_COUNT always has a handler. */
 static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_CONSOLE_WRITE & 0xffff] = hc_console_write,
 	[BH_HC_GET_IDS & 0xffff] = hc_get_ids,
@@ -111,13 +112,12 @@ static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_HALT_SYSTEM & 0xffff] = hc_halt_system,
 };
 
-void hypercall_dispatch(struct vcpu *v, struct arch_regs *r)
+int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r)
 {
-	uint32_t fn = (uint32_t)arch_regs_arg(r, 0);
-	uint32_t index = fn - BH_HC_BASE;
-	int64_t ret = BH_UNKNOWN_HYPERCALL;
+	/* SMCCC: the function ID is W0; unsigned wrap-around sends IDs below the base away. */
+	uint32_t index = (uint32_t)arch_regs_arg(r, 0) - BH_HC_BASE;
 
-	if (fn >= BH_HC_BASE && index < BH_HC_COUNT && hypercalls[index])
-		ret = hypercalls[index](v, r);
-	arch_regs_set(r, 0, (uint64_t)ret);
+	if (index >= BH_HC_COUNT)
+		return BH_UNKNOWN_HYPERCALL;
+	return hypercalls[index](v, r);
 }

@@ -7,12 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "arch/regs.h"
+#include "arch/this_cpu.h"
 
 struct partition;
 struct vcpu;
 struct percpu;
-
-struct percpu *arch_this_cpu(void);
 
 /* Time: the system counter shared by all cores. */
 uint64_t arch_counter_read(void);

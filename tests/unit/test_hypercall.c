@@ -14,7 +14,7 @@ static int64_t call(struct vcpu *v, uint64_t fn, uint64_t a1, uint64_t a2)
 	regs.x[0] = fn;
 	regs.x[1] = a1;
 	regs.x[2] = a2;
-	FAKE_RUN(hypercall_dispatch(v, &regs));
+	FAKE_RUN(regs.x[0] = (uint64_t)hypercall_dispatch(v, &regs));
 	return (int64_t)regs.x[0];
 }
 

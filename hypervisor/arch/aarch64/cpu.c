@@ -15,11 +15,6 @@
 #define CNTV_CTL_IMASK (1ul << 1)
 #define CNTV_CTL_ISTATUS (1ul << 2)
 
-struct percpu *arch_this_cpu(void)
-{
-	return (struct percpu *)read_tpidr_el2();
-}
-
 uint64_t arch_counter_read(void)
 {
 	isb();

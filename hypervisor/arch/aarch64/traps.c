@@ -11,7 +11,6 @@
 #include "partition.h"
 #include "percpu.h"
 
-#define EC_HVC64 0x16
 #define EC_SMC64 0x17
 #define EC_SYSREG 0x18
 #define EC_IABT_LOW 0x20
@@ -108,15 +107,11 @@ static void other_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	arch_skip_instruction(r);
 }
 
-void aarch64_guest_sync(struct arch_regs *r)
+static void guest_trap(struct arch_regs *r, uint64_t esr)
 {
 	struct vcpu *v = current_vcpu();
-	uint64_t esr = read_esr_el2();
 
 	switch (esr >> 26) {
-	case EC_HVC64:
-		hypercall_dispatch(v, r);
-		break;
 	case EC_SMC64:
 		smc_trap(v, r);
 		break;
@@ -132,6 +127,18 @@ void aarch64_guest_sync(struct arch_regs *r)
 	default:
 		other_trap(v, r, esr);
 	}
+}
+
+/* Hypercalls arrive through the fast path in vectors.S. A vCPU only traps on the core that
+ * runs it, so this_cpu()->vcpu is set. */
+int64_t aarch64_guest_hvc(struct arch_regs *r)
+{
+	return hypercall_dispatch(this_cpu()->vcpu, r);
+}
+
+void aarch64_guest_sync(struct arch_regs *r)
+{
+	guest_trap(r, read_esr_el2());
 }
 
 void aarch64_guest_irq(struct arch_regs *r)

@@ -57,7 +57,14 @@ aarch64_el2_vectors:
 	el2_vector 5    /* irq */
 	el2_vector 6    /* fiq */
 	el2_vector 7    /* serror */
-	guest_vector aarch64_guest_sync      /* lower EL, AArch64 */
+	.balign 0x80                         /* lower EL, AArch64: sync */
+	stp	x0, x1, [sp, #-16]!
+	mrs	x1, esr_el2
+	lsr	x1, x1, #26
+	cmp	x1, #EC_HVC64
+	b.eq	guest_hvc
+	ldp	x0, x1, [sp], #16
+	b	guest_sync_full
 	guest_vector aarch64_guest_irq
 	guest_vector aarch64_guest_fiq
 	guest_vector aarch64_guest_serror
@@ -65,6 +72,53 @@ aarch64_el2_vectors:
 	el2_vector 13
 	el2_vector 14
 	el2_vector 15
+
+guest_sync_full:
+	save_guest_regs
+	bl	aarch64_guest_sync
+	b	aarch64_guest_return
+
+/* Hypercall fast path. The C dispatcher preserves x19-x29 (AAPCS64), so only the registers
+ * it may clobber are saved and restored: x0-x18, x30, ELR and SPSR. The save area's x19-x29
+ * are stale during a hypercall; a handler that leaves the vCPU (halt, restart) never needs
+ * them, and one that returns gets them back untouched from the C code. x2-x17 are restored
+ * too, so no hypervisor value leaks into the guest. */
+guest_hvc:
+	mrs	x0, tpidr_el2
+	ldr	x0, [x0, #PERCPU_REGS]
+	stp	x2, x3, [x0, #16]
+	stp	x4, x5, [x0, #32]
+	stp	x6, x7, [x0, #48]
+	stp	x8, x9, [x0, #64]
+	stp	x10, x11, [x0, #80]
+	stp	x12, x13, [x0, #96]
+	stp	x14, x15, [x0, #112]
+	stp	x16, x17, [x0, #128]
+	str	x18, [x0, #144]
+	str	x30, [x0, #240]
+	ldp	x2, x3, [sp], #16
+	stp	x2, x3, [x0, #0]
+	mrs	x2, elr_el2
+	mrs	x3, spsr_el2
+	stp	x2, x3, [x0, #REGS_ELR]
+	bl	aarch64_guest_hvc       /* x0 = the result for the guest's x0 */
+	mrs	x1, tpidr_el2
+	ldr	x1, [x1, #PERCPU_REGS]
+	ldp	x2, x3, [x1, #REGS_ELR]
+	msr	elr_el2, x2
+	msr	spsr_el2, x3
+	ldp	x2, x3, [x1, #16]
+	ldp	x4, x5, [x1, #32]
+	ldp	x6, x7, [x1, #48]
+	ldp	x8, x9, [x1, #64]
+	ldp	x10, x11, [x1, #80]
+	ldp	x12, x13, [x1, #96]
+	ldp	x14, x15, [x1, #112]
+	ldp	x16, x17, [x1, #128]
+	ldr	x18, [x1, #144]
+	ldr	x30, [x1, #240]
+	ldr	x1, [x1, #8]
+	eret
 
 /* Save what the hypervisor was doing into a frame on the stack and report it. */
 el2_unexpected:

@@ -8,6 +8,7 @@
 #define PERCPU_STACK   8     /* struct percpu: top of this core's stack */
 #define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
 #define REGS_SIZE      264
+#define EC_HVC64       0x16  /* ESR_EL2 exception class of HVC from AArch64 */
 
 #define SCTLR_EL2_RES1   0x30C50830
 #define SCTLR_EL2_MMU_ON 0x1005    /* M | C | I */

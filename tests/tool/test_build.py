@@ -1,0 +1,215 @@
+"""`bulkhead build`: the emitted tables, the packed image and the link checks.
+
+The real hypervisor library is not needed: a fake one (one object) and a small linker script that
+defines _image_end stand in for it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bulkhead import config
+from bulkhead.emit_c import render_config
+from tool_support import CONFIG_INCLUDE, CROSS, GOOD_DIR, run
+
+HYP_S = """\
+	.text
+	.global _start
+_start:
+	b .
+"""
+
+HYP_LD = """\
+ENTRY(_start)
+SECTIONS {
+  . = 0x40080000;
+  .text : { *(.text*) }
+  .rodata : { *(.rodata*) }
+  .data : { *(.data*) }
+  .bss : { *(.bss*) }
+  %s
+  _image_end = .;
+}
+"""
+
+# Prints the tables through the structs of config_tables.h (compiled for the host).
+DUMP_C = r"""
+#include <stdio.h>
+#include "config_tables.h"
+
+static void dump_partition(const struct bh_partition_cfg *p)
+{
+	printf("partition %u %s flags=%u entry=%#llx hm=%u,%u,%u,%u,%u\n", p->id, p->name, p->flags,
+	       (unsigned long long)p->entry, p->hm_actions[0], p->hm_actions[1], p->hm_actions[2],
+	       p->hm_actions[3], p->hm_actions[4]);
+	for (uint32_t i = 0; i < p->area_count; i++)
+		printf("  area phys=%#llx ipa=%#llx size=%#llx flags=%#x\n", (unsigned long long)p->areas[i].phys,
+		       (unsigned long long)p->areas[i].ipa, (unsigned long long)p->areas[i].size, p->areas[i].flags);
+	for (uint32_t i = 0; i < p->segment_count; i++) {
+		const struct bh_segment_cfg *s = &p->segments[i];
+		printf("  segment ipa=%#llx file=%#llx mem=%#llx data=", (unsigned long long)s->ipa,
+		       (unsigned long long)s->file_size, (unsigned long long)s->mem_size);
+		if (!s->data)
+			printf("none");
+		for (uint64_t b = 0; s->data && b < s->file_size; b++)
+			printf("%02x", s->data[b]);
+		printf("\n");
+	}
+	for (uint32_t i = 0; i < p->vcpu_count; i++)
+		printf("  vcpu core=%u\n", p->vcpus[i].core);
+}
+
+int main(void)
+{
+	const struct bh_system_cfg *c = &bh_system_config;
+	printf("magic=%#x version=%u name=%s hyp=%#llx+%#llx ram=%#llx+%#llx cores=%u partitions=%u\n",
+	       c->magic, c->version, c->name, (unsigned long long)c->hyp_base, (unsigned long long)c->hyp_size,
+	       (unsigned long long)c->ram_base, (unsigned long long)c->ram_size, c->core_count, c->partition_count);
+	for (uint32_t i = 0; i < c->partition_count; i++)
+		dump_partition(&c->partitions[i]);
+	return 0;
+}
+"""
+
+EXPECTED_DUMP = """\
+magic=0x44484b42 version=1 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
+partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3
+  area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
+  area phys=0xa000000 ipa=0xa000000 size=0x1000 flags=0xb
+  segment ipa=0x40000000 file=0x4 mem=0x4 data=00000014
+  segment ipa=0x40001000 file=0x8 mem=0x8 data=8877665544332211
+  segment ipa=0x40002000 file=0 mem=0x2000 data=none
+  vcpu core=2
+  vcpu core=3
+partition 1 control flags=1 entry=0x40000000 hm=2,1,1,1,3
+  area phys=0x42000000 ipa=0x40000000 size=0x200000 flags=0x7
+  area phys=0x9010000 ipa=0x9010000 size=0x1000 flags=0xb
+  segment ipa=0x40000000 file=0x4 mem=0x4 data=00000014
+  segment ipa=0x40001000 file=0x8 mem=0x8 data=8877665544332211
+  segment ipa=0x40002000 file=0 mem=0x2000 data=none
+  vcpu core=1
+"""
+
+
+def make_hyp_kit(directory: Path, padding: str = "") -> tuple[Path, Path]:
+    """A fake hypervisor archive and linker script; padding goes just before _image_end."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "hyp.S").write_text(HYP_S)
+    run([f"{CROSS}gcc", "-c", "hyp.S", "-o", "hyp.o"], directory)
+    run([f"{CROSS}ar", "rcs", "libhyp.a", "hyp.o"], directory)
+    (directory / "hyp.ld").write_text(HYP_LD % padding)
+    return directory / "libhyp.a", directory / "hyp.ld"
+
+
+def build_args(config_path: str, kit: tuple[Path, Path], out: str = "out") -> list[str]:
+    lib, script = kit
+    return ["build", config_path, "--out", out, "--hyp-lib", str(lib), "--linker-script", str(script),
+            "--include", str(CONFIG_INCLUDE)]
+
+
+@pytest.fixture
+def demo(workdir: Path) -> str:
+    shutil.copy(GOOD_DIR / "demo.yaml", workdir / "demo.yaml")
+    return "demo.yaml"
+
+
+def test_build_packs_and_links_the_image(demo, workdir, cli):
+    status, out, err = cli(*build_args(demo, make_hyp_kit(workdir / "kit")))
+    assert (status, err) == (0, "")
+    assert out.startswith("bulkhead: out/bulkhead.img (") and "2 partitions, 4 segments" in out
+    built = workdir / "out"
+    assert sorted(p.name for p in built.glob("seg_*.bin")) == ["seg_0_0.bin", "seg_0_1.bin", "seg_1_0.bin",
+                                                               "seg_1_1.bin"]
+    assert (built / "seg_0_1.bin").read_bytes() == bytes.fromhex("8877665544332211")
+    assert (built / "bulkhead.img").stat().st_size > 0
+    symbols = subprocess.run([f"{CROSS}nm", str(built / "bulkhead.elf")], capture_output=True, text=True,
+                             check=True).stdout
+    for name in ("bh_system_config", "bh_seg_0_0", "bh_seg_1_1", "_image_end"):
+        assert f" {name}\n" in symbols
+    qemu_cmd = (built / "qemu.cmd").read_text()
+    assert qemu_cmd == ("qemu-system-aarch64 -M virt,virtualization=on,gic-version=3 -cpu cortex-a53 -smp 4 "
+                        f"-m 1024M -nic none -nographic -kernel {built / 'bulkhead.img'}\n")
+
+
+def test_generated_sources(demo, workdir, cli):
+    assert cli(*build_args(demo, make_hyp_kit(workdir / "kit")))[0] == 0
+    source = (workdir / "out" / "bh_config.c").read_text()
+    assert source.startswith("/* Generated by `bulkhead build` from demo.yaml")
+    assert '#include "config_tables.h"' in source
+    assert "extern const uint8_t bh_seg_0_0[];" in source
+    assert ".magic = BH_CONFIG_MAGIC," in source and ".version = BH_CONFIG_VERSION," in source
+    assert ".flags = BH_AREA_READ | BH_AREA_WRITE | BH_AREA_DEVICE }" in source
+    assert "[BH_HM_MEMORY_VIOLATION] = BH_HM_COLD_RESTART," in source
+    images = (workdir / "out" / "bh_images.S").read_text()
+    assert '\t.section .rodata.bh_images,"a"\n\t.balign 16\n\t.global bh_seg_0_0\n' in images
+    assert f'\t.incbin "{workdir / "out" / "seg_0_0.bin"}"\n' in images
+    assert "bh_seg_0_2" not in images  # the bss-only segment has no data
+
+
+def test_tables_match_config_tables_h(demo, workdir, cli):
+    """Compile the generated tables for the host and print them through the real structs."""
+    assert cli(*build_args(demo, make_hyp_kit(workdir / "kit")))[0] == 0
+    (workdir / "dump.c").write_text(DUMP_C)
+    run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", str(CONFIG_INCLUDE), "out/bh_config.c",
+         "out/bh_images.S", "dump.c", "-o", "dump"], workdir)
+    output = subprocess.run([str(workdir / "dump")], capture_output=True, text=True, check=True).stdout
+    assert output == EXPECTED_DUMP
+
+
+def test_image_past_hypervisor_memory(demo, workdir, cli):
+    text = (workdir / demo).read_text().replace("size: 32M}", "size: 2M}")
+    (workdir / "small.yaml").write_text(text)
+    kit = make_hyp_kit(workdir / "kit", padding=". = 0x40280000;")
+    status, out, err = cli(*build_args("small.yaml", kit))
+    assert (status, out) == (1, "")
+    assert err == ("small.yaml:9:36: error: the packed image ends at 0x40280000, past the hypervisor memory "
+                   "end 0x40200000; make hypervisor.memory.size at least 0x400000\n")
+    assert not (workdir / "out" / "bulkhead.img").exists()
+
+
+def test_invalid_config_is_not_built(workdir, cli):
+    shutil.copy(GOOD_DIR.parent / "bad" / "cores.yaml", workdir / "cores.yaml")
+    status, _, err = cli(*build_args("cores.yaml", (workdir / "none.a", workdir / "none.ld")))
+    assert status == 1
+    assert err.splitlines() == (GOOD_DIR.parent / "bad" / "cores.expected").read_text().splitlines()
+    assert not (workdir / "out").exists()
+
+
+def test_failing_link_prints_the_tool_output(demo, workdir, cli):
+    lib, _ = make_hyp_kit(workdir / "kit")
+    broken = workdir / "broken.ld"
+    broken.write_text("SECTIONS { .text : { *(.text*) \n")
+    status, out, err = cli(*build_args(demo, (lib, broken)))
+    assert (status, out) == (1, "")
+    assert err.startswith("bulkhead: error: command failed (exit 1): aarch64-linux-gnu-ld ")
+    assert "broken.ld" in err and "Traceback" not in err
+
+
+def test_missing_toolchain(demo, workdir, cli):
+    status, _, err = cli(*build_args(demo, make_hyp_kit(workdir / "kit")), "--cross", "no-such-prefix-")
+    assert status == 1
+    assert err == "bulkhead: error: cannot run no-such-prefix-gcc: No such file or directory; install it or pass --cross\n"
+
+
+def test_missing_image_end_symbol(demo, workdir, cli):
+    lib, script = make_hyp_kit(workdir / "kit")
+    script.write_text(script.read_text().replace("_image_end = .;", ""))
+    status, _, err = cli(*build_args(demo, (lib, script)))
+    assert status == 1
+    assert err.startswith("bulkhead: error: out/bulkhead.elf has no _image_end symbol")
+
+
+def test_partition_without_loaded_data(workdir):
+    """A partition whose image only has zero-filled memory still gets a well-formed table."""
+    shutil.copy(GOOD_DIR / "demo.yaml", workdir / "demo.yaml")
+    system = config.load("demo.yaml")
+    system.partitions[0].elf = type(system.partitions[0].elf)(entry=0x40000000, segments=(), has_tests=False)
+    source = render_config(system, "demo.yaml")
+    assert ".segments = 0," in source and ".segment_count = 0u," in source
+    (workdir / "c.c").write_text(source)
+    run([f"{CROSS}gcc", "-std=c11", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-I", str(CONFIG_INCLUDE),
+         "-c", "c.c", "-o", "c.o"], workdir)

@@ -1,0 +1,5 @@
+import sys
+
+from bulkhead.cli import main
+
+sys.exit(main())

@@ -1,0 +1,46 @@
+"""Names and numbers shared with hypervisor/include/config_tables.h."""
+
+from __future__ import annotations
+
+MAX_PARTITIONS = 16  # BH_MAX_PARTITIONS
+MAX_VCPUS = 8        # BH_MAX_CORES: a partition cannot have more vCPUs than there are cores
+
+SYSTEM_NAME_MAX = 31
+PARTITION_NAME_MAX = 15
+
+# enum bh_hm_event, in index order: (YAML name, C enumerator)
+HM_EVENTS: tuple[tuple[str, str], ...] = (
+    ("memory_violation", "BH_HM_MEMORY_VIOLATION"),
+    ("trapped_instruction", "BH_HM_TRAPPED_INSTRUCTION"),
+    ("smc", "BH_HM_SMC"),
+    ("partition_error", "BH_HM_PARTITION_ERROR"),
+    ("internal_error", "BH_HM_INTERNAL_ERROR"),
+)
+
+# enum bh_hm_action, in value order: (YAML name, C enumerator)
+HM_ACTIONS: tuple[tuple[str, str], ...] = (
+    ("ignore", "BH_HM_IGNORE"),
+    ("halt_partition", "BH_HM_HALT_PARTITION"),
+    ("cold_restart", "BH_HM_COLD_RESTART"),
+    ("halt_system", "BH_HM_HALT_SYSTEM"),
+)
+
+EVENT_NAMES = tuple(name for name, _ in HM_EVENTS)
+ACTION_NAMES = tuple(name for name, _ in HM_ACTIONS)
+ACTION_ENUM = dict(HM_ACTIONS)
+
+DEFAULT_HEALTH: dict[str, str] = {
+    "memory_violation": "halt_partition",
+    "trapped_instruction": "halt_partition",
+    "smc": "halt_partition",
+    "partition_error": "ignore",
+    "internal_error": "halt_system",
+}
+
+# Area rights letters -> flag macros; device areas add BH_AREA_DEVICE.
+RIGHT_FLAGS = {"r": "BH_AREA_READ", "w": "BH_AREA_WRITE", "x": "BH_AREA_EXEC"}
+AREA_DEVICE_FLAG = "BH_AREA_DEVICE"
+PART_SYSTEM_FLAG = "BH_PART_SYSTEM"
+
+TESTS_SECTION = ".bh_tests"
+IMAGE_END_SYMBOL = "_image_end"

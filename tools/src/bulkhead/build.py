@@ -1,0 +1,89 @@
+"""`bulkhead build`: emit the tables and image assembly, compile, link and check the packed image."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from bulkhead.abi import IMAGE_END_SYMBOL
+from bulkhead.diagnostics import ConfigError, Diagnostic
+from bulkhead.emit_c import render_config
+from bulkhead.emit_images import render_images, write_segment_files
+from bulkhead.model import System
+from bulkhead.qemu import qemu_command
+from bulkhead.toolchain import Toolchain, ToolError
+from bulkhead.units import align_up, hexa
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    out: Path
+    hyp_lib: Path
+    linker_script: Path
+    include: tuple[Path, ...]
+    cross: str = "aarch64-linux-gnu-"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    elf: Path
+    image: Path
+    image_end: int
+    image_size: int
+    segment_count: int
+    qemu_cmd: Path
+
+
+def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
+    """Raises ToolError when a command fails, ConfigError when the image does not fit."""
+    out = opts.out
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob("seg_*.bin"):
+        stale.unlink()
+    config_c, images_s = out / "bh_config.c", out / "bh_images.S"
+    segments = write_segment_files(system, out)
+    images_s.write_text(render_images(segments, source_name))
+    config_c.write_text(render_config(system, source_name))
+    elf, image = out / "bulkhead.elf", out / "bulkhead.img"
+    _compile_and_link(opts, config_c, images_s, elf)
+    Toolchain(opts.cross, opts.include).binary(elf, image)
+    image_end = _check_fits(system, source_name, elf, image)
+    cmd_file = out / "qemu.cmd"
+    cmd_file.write_text(shlex.join(qemu_command(system, image.resolve())) + "\n")
+    return BuildResult(elf, image, image_end, image.stat().st_size, len(segments), cmd_file)
+
+
+def _compile_and_link(opts: BuildOptions, config_c: Path, images_s: Path, elf: Path) -> None:
+    tools = Toolchain(opts.cross, opts.include)
+    objects = [config_c.with_suffix(".o"), images_s.with_suffix(".o")]
+    tools.compile(config_c, objects[0])
+    tools.compile(images_s, objects[1])
+    tools.link(opts.linker_script, opts.hyp_lib, objects, elf)
+
+
+def image_end_of(elf: Path) -> int:
+    with open(elf, "rb") as stream:
+        for section in ELFFile(stream).iter_sections():
+            if isinstance(section, SymbolTableSection):
+                symbols = section.get_symbol_by_name(IMAGE_END_SYMBOL)
+                if symbols:
+                    return symbols[0]["st_value"]
+    raise ToolError(f"{elf} has no {IMAGE_END_SYMBOL} symbol; the linker script must define it at the end "
+                    f"of the image")
+
+
+def _check_fits(system: System, source_name: str, elf: Path, image: Path) -> int:
+    hyp = system.hypervisor
+    end, limit = image_end_of(elf), hyp.base + hyp.size
+    if end <= limit:
+        return end
+    elf.unlink(missing_ok=True)
+    image.unlink(missing_ok=True)
+    need = align_up(end - hyp.base, system.platform.hyp_align)
+    message = (f"the packed image ends at {hexa(end)}, past the hypervisor memory end {hexa(limit)}; make "
+               f"hypervisor.memory.size at least {hexa(need)}")
+    raise ConfigError(source_name, [Diagnostic(hyp.at("size"), message)])

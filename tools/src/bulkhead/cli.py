@@ -1,0 +1,79 @@
+"""Command line: bulkhead check | build | qemu."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from bulkhead import config
+from bulkhead.build import BuildOptions, build
+from bulkhead.diagnostics import ConfigError
+from bulkhead.qemu import qemu_command
+from bulkhead.toolchain import ToolError
+from bulkhead.units import hexa
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bulkhead", description="Bulkhead system description tool")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    check = commands.add_parser("check", help="validate a system description")
+    check.add_argument("config", metavar="CONFIG")
+    make = commands.add_parser("build", help="validate and pack the boot image")
+    make.add_argument("config", metavar="CONFIG")
+    make.add_argument("--out", required=True, type=Path, metavar="DIR", help="output directory")
+    make.add_argument("--hyp-lib", required=True, type=Path, metavar="LIB", help="hypervisor archive (.a)")
+    make.add_argument("--linker-script", required=True, type=Path, metavar="LD", help="hypervisor linker script")
+    make.add_argument("--include", required=True, type=Path, action="append", metavar="INCDIR",
+                      help="directory with config_tables.h (repeatable)")
+    make.add_argument("--cross", default="aarch64-linux-gnu-", metavar="PREFIX", help="toolchain prefix")
+    run = commands.add_parser("qemu", help="boot a packed image in QEMU")
+    run.add_argument("config", metavar="CONFIG")
+    run.add_argument("--image", required=True, metavar="IMG", help="the packed image (bulkhead.img)")
+    run.add_argument("--icount", action="store_true", help="deterministic run (instruction counting)")
+    run.add_argument("--print", action="store_true", help="print the command instead of running it")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handler = {"check": _check, "build": _build, "qemu": _qemu}[args.command]
+    try:
+        return handler(args)
+    except ConfigError as exc:
+        print("\n".join(exc.messages), file=sys.stderr)
+        return 1
+    except ToolError as exc:
+        print(f"bulkhead: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _check(args: argparse.Namespace) -> int:
+    system = config.load(args.config)
+    print(f"{args.config}: ok ({len(system.partitions)} partitions)")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    system = config.load(args.config)
+    opts = BuildOptions(args.out, args.hyp_lib, args.linker_script, tuple(args.include), args.cross)
+    result = build(system, args.config, opts)
+    print(f"bulkhead: {result.image} ({result.image_size} bytes, ends at {hexa(result.image_end)}): "
+          f"{len(system.partitions)} partitions, {result.segment_count} segments; run: {result.qemu_cmd}")
+    return 0
+
+
+def _qemu(args: argparse.Namespace) -> int:
+    system = config.load(args.config)
+    argv = qemu_command(system, args.image, icount=args.icount)
+    if args.print:
+        print(shlex.join(argv))
+        return 0
+    sys.stdout.flush()
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        raise ToolError(f"cannot run {argv[0]}: {exc.strerror}") from exc
+    return 1

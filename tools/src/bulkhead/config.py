@@ -1,0 +1,64 @@
+"""Loading a system description: read, check, and return the model or every error found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bulkhead import checks
+from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics
+from bulkhead.elfimage import ElfProblem, read_elf
+from bulkhead.model import Partition, System
+from bulkhead.reader import read_system
+from bulkhead.yamlsrc import YamlSyntaxError, compose
+
+
+def check(path: str | Path) -> tuple[System | None, list[Diagnostic]]:
+    """The model (None if the YAML cannot be parsed) and the sorted errors (empty when valid)."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [Diagnostic(None, f"cannot read the configuration: {_reason(exc)}")]
+    try:
+        root = compose(text)
+    except YamlSyntaxError as exc:
+        return None, [exc.diagnostic]
+    diags = Diagnostics()
+    system = read_system(root, source, diags)
+    checks.check_system(system, diags)
+    for part in system.partitions:
+        _load_image(part, diags)
+        checks.check_image(system, part, diags)
+    return system, diags.sorted()
+
+
+def load(path: str | Path) -> System:
+    """The checked model; raises ConfigError (with .messages, one line per error) if invalid."""
+    system, errors = check(path)
+    if errors:
+        raise ConfigError(str(path), errors)
+    return system
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return f"it is not UTF-8 text ({exc})"
+
+
+def _load_image(part: Partition, diags: Diagnostics) -> None:
+    if part.image_path is None:
+        return
+    pos = part.at("image")
+    if not part.image_path.exists():
+        diags.error(pos, f"{part.title}: image '{part.image}' does not exist (relative paths start at the "
+                    f"directory of the configuration file); build the image or fix the path")
+        return
+    try:
+        part.elf = read_elf(part.image_path)
+    except ElfProblem as exc:
+        diags.error(pos, f"{part.title}: image '{part.image}' {exc}; give the path of the partition's "
+                    f"AArch64 ELF executable")
+    except OSError as exc:
+        diags.error(pos, f"{part.title}: image '{part.image}' cannot be read ({_reason(exc)}); fix the path "
+                    f"or its permissions")

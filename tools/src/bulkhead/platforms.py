@@ -1,0 +1,66 @@
+"""Platform records: the facts about each supported board the tool checks against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bulkhead.units import G, K, M
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    base: int
+    size: int
+    assignable: bool
+    note: str  # what it is, or why it cannot be assigned
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    ram_base: int
+    max_ram: int
+    max_cores: int
+    page_size: int
+    load_address: int  # where QEMU places the boot image
+    hyp_align: int     # alignment of the hypervisor memory base and size
+    ram_granule: int   # the RAM size must be a multiple of this (QEMU -m takes MiB)
+    ipa_bits: int      # guest (intermediate physical) address width
+    devices: tuple[Device, ...]
+    qemu_binary: str
+    qemu_machine: str
+    qemu_cpu: str
+
+    def device(self, name: str) -> Device:
+        return next(d for d in self.devices if d.name == name)
+
+
+QEMU_VIRT = Platform(
+    name="qemu-virt",
+    ram_base=0x4000_0000,
+    max_ram=3 * G,
+    max_cores=8,
+    page_size=4 * K,
+    load_address=0x4008_0000,
+    hyp_align=2 * M,
+    ram_granule=1 * M,
+    ipa_bits=40,
+    devices=(
+        Device("gic", 0x0800_0000, 0x0100_0000, False, "owned by the hypervisor"),
+        Device("uart0", 0x0900_0000, 0x1000, False, "owned by the hypervisor"),
+        Device("rtc", 0x0901_0000, 0x1000, True, "PL031 real-time clock"),
+        Device("fw_cfg", 0x0902_0000, 0x1000, False, "QEMU's firmware configuration interface and cannot be assigned"),
+        Device("gpio", 0x0903_0000, 0x1000, True, "PL061 GPIO controller"),
+        Device("virtio", 0x0A00_0000, 0x4000, True, "virtio-mmio slots 0..31 (0x200 bytes each)"),
+    ),
+    qemu_binary="qemu-system-aarch64",
+    qemu_machine="virt,virtualization=on,gic-version=3",
+    qemu_cpu="cortex-a53",
+)
+
+PLATFORMS: dict[str, Platform] = {QEMU_VIRT.name: QEMU_VIRT}

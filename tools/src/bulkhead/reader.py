@@ -1,0 +1,333 @@
+"""PyYAML nodes -> model objects: shapes, types and known keys.
+
+Value constraints (ranges, alignment, layout) are left to checks.py; here a value that has the
+wrong type is reported and left as None.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from bulkhead.abi import ACTION_NAMES, DEFAULT_HEALTH, EVENT_NAMES, MAX_PARTITIONS, MAX_VCPUS
+from bulkhead.diagnostics import Diagnostics, Pos
+from bulkhead.model import Area, Hypervisor, Partition, System, Vcpu
+from bulkhead.platforms import PLATFORMS
+from bulkhead.units import U64_MAX, parse_int
+from bulkhead.yamlsrc import (TAG_BOOL, TAG_NULL, MappingNode, Node, ScalarNode, SequenceNode,
+                              describe, pos_of)
+
+
+@dataclass(frozen=True)
+class Key:
+    required: bool
+    hint: str  # completes "add ..." when the key is missing
+
+
+TOP_KEYS = {
+    "system": Key(True, "a 'system:' mapping with name, platform, cores and memory"),
+    "hypervisor": Key(True, "'hypervisor:' with 'memory: {base: 0x40000000, size: 32M}'"),
+    "partitions": Key(True, "'partitions:' with a list of partitions"),
+}
+SYSTEM_KEYS = {
+    "name": Key(True, "'name: demo' (1 to 31 characters from A-Z a-z 0-9 _ -)"),
+    "platform": Key(True, "'platform: qemu-virt'"),
+    "cores": Key(True, "'cores: 4' (the number of physical cores)"),
+    "memory": Key(True, "'memory: 1G' (the RAM size given to QEMU)"),
+    "test": Key(False, ""),
+}
+HYPERVISOR_KEYS = {"memory": Key(True, "'memory: {base: 0x40000000, size: 32M}'")}
+HYP_MEMORY_KEYS = {
+    "base": Key(True, "'base: 0x40000000'"),
+    "size": Key(True, "'size: 32M'"),
+}
+PARTITION_KEYS = {
+    "name": Key(True, "'name: app' (1 to 15 characters from A-Z a-z 0-9 _ -)"),
+    "id": Key(True, "'id: 0' (the ids of N partitions are 0 to N-1)"),
+    "system": Key(False, ""),
+    "image": Key(True, "'image: path/to/partition.elf'"),
+    "entry": Key(False, ""),
+    "vcpus": Key(True, "'vcpus:' with a list such as '- core: 1'"),
+    "memory": Key(True, "'memory:' with a list of areas such as '- {phys: 0x42000000, size: 2M, rights: rwx}'"),
+    "health": Key(False, ""),
+}
+VCPU_KEYS = {"core": Key(True, "'core: 1' (the physical core this vCPU runs on)")}
+AREA_KEYS = {
+    "name": Key(False, ""),
+    "phys": Key(True, "'phys: 0x42000000' (the physical base address)"),
+    "guest": Key(False, ""),
+    "size": Key(True, "'size: 2M'"),
+    "rights": Key(False, ""),
+    "type": Key(False, ""),
+}
+AREA_TYPES = ("normal", "device")
+
+TYPE_HINTS = {
+    "a mapping": "write 'key: value' lines indented below it",
+    "a list": "write one entry per line, each starting with '- '",
+    "an integer": "write a number such as 4, 0x40000000 or 2M",
+    "a string": "write a plain text value",
+    "a boolean": "write true or false",
+}
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
+class Reader:
+    """Typed access to nodes; every problem becomes an error in diags and a None result."""
+
+    def __init__(self, diags: Diagnostics) -> None:
+        self.diags = diags
+
+    def type_error(self, node: Node, where: str, expected: str) -> None:
+        self.diags.error(pos_of(node), f"{where} must be {expected}, not {describe(node)}; {TYPE_HINTS[expected]}")
+
+    def pairs(self, node: Node, where: str) -> list[tuple[str, Node, Node]] | None:
+        """The (key, key node, value node) entries of a mapping; duplicate keys are errors."""
+        if not isinstance(node, MappingNode):
+            self.type_error(node, where, "a mapping")
+            return None
+        seen: dict[str, Node] = {}
+        entries = []
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == TAG_NULL:
+                self.diags.error(pos_of(key_node), f"keys in {where} must be plain names, not {describe(key_node)}; fix the key")
+                continue
+            key = key_node.value
+            if key in seen:
+                first = pos_of(seen[key]).line
+                self.diags.error(pos_of(key_node), f"duplicate key '{key}' in {where} (first given at line {first}); keep only one")
+                continue
+            seen[key] = key_node
+            entries.append((key, key_node, value_node))
+        return entries
+
+    def fields(self, node: Node, where: str, spec: dict[str, Key]) -> dict[str, Node] | None:
+        """The values of a mapping's known keys; unknown and missing keys are errors."""
+        entries = self.pairs(node, where)
+        if entries is None:
+            return None
+        found: dict[str, Node] = {}
+        for key, key_node, value_node in entries:
+            if key in spec:
+                found[key] = value_node
+            else:
+                self.unknown_key(key_node, where, spec)
+        for key, info in spec.items():
+            if info.required and key not in found:
+                self.diags.error(pos_of(node), f"missing required key '{key}' in {where}; add {info.hint}")
+        return found
+
+    def unknown_key(self, key_node: Node, where: str, spec) -> None:
+        key = key_node.value
+        action = _suggest(key, spec) or "remove it "
+        allowed = ", ".join(spec)
+        self.diags.error(pos_of(key_node), f"unknown key '{key}' in {where}; {action}(allowed keys: {allowed})")
+
+    def sequence(self, node: Node, where: str) -> list[Node] | None:
+        if not isinstance(node, SequenceNode):
+            self.type_error(node, where, "a list")
+            return None
+        return list(node.value)
+
+    def counted(self, node: Node, where: str, limit: int, empty: str, noun: str) -> list[Node] | None:
+        """A list of 1..limit entries; empty completes "... is empty; ", noun names an entry."""
+        entries = self.sequence(node, where)
+        if entries == []:
+            self.diags.error(pos_of(node), f"{where} is empty; {empty}")
+        elif entries and len(entries) > limit:
+            extra = len(entries) - limit
+            self.diags.error(pos_of(entries[limit]), f"{where} has {len(entries)} entries, but at most {limit} "
+                             f"{noun}s are supported; remove {extra}")
+        return entries
+
+    def integer(self, node: Node, where: str, example: str) -> int | None:
+        if not isinstance(node, ScalarNode) or node.tag in (TAG_NULL, TAG_BOOL):
+            self.type_error(node, where, "an integer")
+            return None
+        value = parse_int(node.value)
+        if value is None:
+            self.diags.error(pos_of(node), f"{where} '{node.value}' is not a valid number; write a decimal or 0x hex "
+                             f"number, optionally followed by K, M or G (e.g. {example})")
+        elif value > U64_MAX:
+            self.diags.error(pos_of(node), f"{where} '{node.value}' does not fit in 64 bits; write a smaller number")
+            value = None
+        return value
+
+    def string(self, node: Node, where: str) -> str | None:
+        if not isinstance(node, ScalarNode) or node.tag == TAG_NULL:
+            self.type_error(node, where, "a string")
+            return None
+        return node.value
+
+    def boolean(self, node: Node, where: str) -> bool | None:
+        if not isinstance(node, ScalarNode) or node.tag != TAG_BOOL:
+            self.type_error(node, where, "a boolean")
+            return None
+        if node.value.lower() not in ("true", "false"):
+            self.diags.error(pos_of(node), f"{where} '{node.value}' is ambiguous; write true or false")
+            return None
+        return node.value.lower() == "true"
+
+    def choice(self, node: Node, where: str, choices: tuple[str, ...], what: str) -> str | None:
+        text = self.string(node, where)
+        if text is None or text in choices:
+            return text
+        self.diags.error(pos_of(node), f"unknown {what} '{text}' in {where}; {_suggest(text, choices)}"
+                         f"use one of: {', '.join(choices)}")
+        return None
+
+
+def read_system(root: Node | None, source: Path, diags: Diagnostics) -> System:
+    """Build the model from the document's root node (None for an empty file)."""
+    if root is None:
+        diags.error(Pos(1, 1), "the file is empty; write the keys system, hypervisor and partitions "
+                    "(see docs/configuration.md)")
+        return System(Pos(1, 1), source=source)
+    reader = Reader(diags)
+    system = System(pos_of(root), source=source)
+    top = reader.fields(root, "the top level", TOP_KEYS)
+    if top is None:
+        return system
+    if "system" in top:
+        _read_system_section(reader, top["system"], system)
+    if "hypervisor" in top:
+        system.hypervisor = _read_hypervisor(reader, top["hypervisor"])
+    if "partitions" in top:
+        system.marks["partitions"] = pos_of(top["partitions"])
+        system.partitions = _read_partitions(reader, top["partitions"], source.parent)
+    return system
+
+
+def _read_system_section(reader: Reader, node: Node, system: System) -> None:
+    fields = reader.fields(node, "system", SYSTEM_KEYS)
+    if fields is None:
+        return
+    system.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "name" in fields:
+        system.name = reader.string(fields["name"], "system.name")
+    if "platform" in fields:
+        name = reader.choice(fields["platform"], "system.platform", tuple(PLATFORMS), "platform")
+        system.platform = PLATFORMS.get(name) if name else None
+    if "cores" in fields:
+        system.cores = reader.integer(fields["cores"], "system.cores", "4")
+    if "memory" in fields:
+        system.memory = reader.integer(fields["memory"], "system.memory", "1G")
+    if "test" in fields:
+        system.test = bool(reader.boolean(fields["test"], "system.test"))
+
+
+def _read_hypervisor(reader: Reader, node: Node) -> Hypervisor | None:
+    fields = reader.fields(node, "hypervisor", HYPERVISOR_KEYS)
+    if not fields:
+        return None
+    memory = reader.fields(fields["memory"], "hypervisor.memory", HYP_MEMORY_KEYS)
+    if memory is None:
+        return None
+    hyp = Hypervisor(pos_of(fields["memory"]), marks={k: pos_of(v) for k, v in memory.items()})
+    if "base" in memory:
+        hyp.base = reader.integer(memory["base"], "hypervisor.memory.base", "0x40000000")
+    if "size" in memory:
+        hyp.size = reader.integer(memory["size"], "hypervisor.memory.size", "32M")
+    return hyp
+
+
+def _read_partitions(reader: Reader, node: Node, base_dir: Path) -> list[Partition]:
+    entries = reader.counted(node, "partitions", MAX_PARTITIONS, "define at least one partition", "partition")
+    if entries is None:
+        return []
+    return [_read_partition(reader, entry, index, base_dir) for index, entry in enumerate(entries)]
+
+
+def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> Partition:
+    where = f"partitions[{index}]"
+    part = Partition(pos_of(node), index=index, health=dict(DEFAULT_HEALTH))
+    fields = reader.fields(node, where, PARTITION_KEYS)
+    if fields is None:
+        part.areas_ok = False
+        return part
+    part.marks.update({key: pos_of(value) for key, value in fields.items()})
+    _read_partition_scalars(reader, fields, part, where, base_dir)
+    if "vcpus" in fields:
+        part.vcpus = _read_vcpus(reader, fields["vcpus"], where)
+    part.areas_ok = "memory" in fields and _read_areas(reader, fields["memory"], where, part)
+    if "health" in fields:
+        _read_health(reader, fields["health"], where, part.health)
+    return part
+
+
+def _read_partition_scalars(reader: Reader, fields: dict[str, Node], part: Partition, where: str,
+                            base_dir: Path) -> None:
+    if "name" in fields:
+        part.name = reader.string(fields["name"], f"{where}.name")
+    if "id" in fields:
+        part.id = reader.integer(fields["id"], f"{where}.id", "0")
+    if "system" in fields:
+        part.system = bool(reader.boolean(fields["system"], f"{where}.system"))
+    if "image" in fields:
+        part.image = reader.string(fields["image"], f"{where}.image")
+        if part.image:
+            part.image_path = base_dir / Path(part.image)
+    if "entry" in fields:
+        part.entry = reader.integer(fields["entry"], f"{where}.entry", "0x40000000")
+
+
+def _read_vcpus(reader: Reader, node: Node, where: str) -> list[Vcpu]:
+    entries = reader.counted(node, f"{where}.vcpus", MAX_VCPUS, "add at least one vCPU, e.g. '- core: 1'", "vCPU")
+    vcpus = []
+    for index, entry in enumerate(entries or []):
+        vcpu_where = f"{where}.vcpus[{index}]"
+        vcpu = Vcpu(pos_of(entry), index=index)
+        fields = reader.fields(entry, vcpu_where, VCPU_KEYS)
+        if fields and "core" in fields:
+            vcpu.marks["core"] = pos_of(fields["core"])
+            vcpu.core = reader.integer(fields["core"], f"{vcpu_where}.core", "1")
+        vcpus.append(vcpu)
+    return vcpus
+
+
+def _read_areas(reader: Reader, node: Node, where: str, part: Partition) -> bool:
+    """Fill part.areas; True when the list and all its areas were read without error."""
+    before = len(reader.diags)
+    entries = reader.counted(node, f"{where}.memory", 1 << 30, "add at least one area, e.g. "
+                             "'- {phys: 0x42000000, size: 2M, rights: rwx}'", "area")
+    part.areas = [_read_area(reader, entry, index, where) for index, entry in enumerate(entries or [])]
+    return entries is not None and len(reader.diags) == before
+
+
+def _read_area(reader: Reader, node: Node, index: int, where: str) -> Area:
+    area_where = f"{where}.memory[{index}]"
+    area = Area(pos_of(node), index=index)
+    fields = reader.fields(node, area_where, AREA_KEYS)
+    if fields is None:
+        return area
+    area.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "name" in fields:
+        area.label = reader.string(fields["name"], f"{area_where}.name")
+    for key, example in (("phys", "0x42000000"), ("size", "2M")):
+        if key in fields:
+            setattr(area, key, reader.integer(fields[key], f"{area_where}.{key}", example))
+    area.guest = area.phys
+    if "guest" in fields:
+        area.guest = reader.integer(fields["guest"], f"{area_where}.guest", "0x40000000")
+    if "rights" in fields:
+        area.rights = reader.string(fields["rights"], f"{area_where}.rights")
+    if "type" in fields:
+        area.kind = reader.choice(fields["type"], f"{area_where}.type", AREA_TYPES, "area type")
+    return area
+
+
+def _read_health(reader: Reader, node: Node, where: str, health: dict[str, str]) -> None:
+    health_where = f"{where}.health"
+    for event, key_node, value_node in reader.pairs(node, health_where) or []:
+        if event not in EVENT_NAMES:
+            reader.diags.error(pos_of(key_node), f"unknown health event '{event}' in {health_where}; "
+                               f"{_suggest(event, EVENT_NAMES)}use one of: {', '.join(EVENT_NAMES)}")
+            continue
+        action = reader.choice(value_node, f"{health_where}.{event}", ACTION_NAMES, "health action")
+        if action is not None:
+            health[event] = action
