@@ -4,18 +4,23 @@
  * hypervisor bug: dump and stop. */
 #include "arch/asm_offsets.h"
 
+/* x2-x17 to or from the save area at \base. */
+.macro x2_to_x17 op, base
+	\op	x2, x3, [\base, #16]
+	\op	x4, x5, [\base, #32]
+	\op	x6, x7, [\base, #48]
+	\op	x8, x9, [\base, #64]
+	\op	x10, x11, [\base, #80]
+	\op	x12, x13, [\base, #96]
+	\op	x14, x15, [\base, #112]
+	\op	x16, x17, [\base, #128]
+.endm
+
 .macro save_guest_regs
 	stp	x0, x1, [sp, #-16]!
 	mrs	x0, tpidr_el2
 	ldr	x0, [x0, #PERCPU_REGS]
-	stp	x2, x3, [x0, #16]
-	stp	x4, x5, [x0, #32]
-	stp	x6, x7, [x0, #48]
-	stp	x8, x9, [x0, #64]
-	stp	x10, x11, [x0, #80]
-	stp	x12, x13, [x0, #96]
-	stp	x14, x15, [x0, #112]
-	stp	x16, x17, [x0, #128]
+	x2_to_x17 stp, x0
 	stp	x18, x19, [x0, #144]
 	stp	x20, x21, [x0, #160]
 	stp	x22, x23, [x0, #176]
@@ -86,14 +91,7 @@ guest_sync_full:
 guest_hvc:
 	mrs	x0, tpidr_el2
 	ldr	x0, [x0, #PERCPU_REGS]
-	stp	x2, x3, [x0, #16]
-	stp	x4, x5, [x0, #32]
-	stp	x6, x7, [x0, #48]
-	stp	x8, x9, [x0, #64]
-	stp	x10, x11, [x0, #80]
-	stp	x12, x13, [x0, #96]
-	stp	x14, x15, [x0, #112]
-	stp	x16, x17, [x0, #128]
+	x2_to_x17 stp, x0
 	str	x18, [x0, #144]
 	str	x30, [x0, #240]
 	ldp	x2, x3, [sp], #16
@@ -107,14 +105,7 @@ guest_hvc:
 	ldp	x2, x3, [x1, #REGS_ELR]
 	msr	elr_el2, x2
 	msr	spsr_el2, x3
-	ldp	x2, x3, [x1, #16]
-	ldp	x4, x5, [x1, #32]
-	ldp	x6, x7, [x1, #48]
-	ldp	x8, x9, [x1, #64]
-	ldp	x10, x11, [x1, #80]
-	ldp	x12, x13, [x1, #96]
-	ldp	x14, x15, [x1, #112]
-	ldp	x16, x17, [x1, #128]
+	x2_to_x17 ldp, x1
 	ldr	x18, [x1, #144]
 	ldr	x30, [x1, #240]
 	ldr	x1, [x1, #8]
@@ -122,14 +113,7 @@ guest_hvc:
 
 /* Save what the hypervisor was doing into a frame on the stack and report it. */
 el2_unexpected:
-	stp	x2, x3, [sp, #16]
-	stp	x4, x5, [sp, #32]
-	stp	x6, x7, [sp, #48]
-	stp	x8, x9, [sp, #64]
-	stp	x10, x11, [sp, #80]
-	stp	x12, x13, [sp, #96]
-	stp	x14, x15, [sp, #112]
-	stp	x16, x17, [sp, #128]
+	x2_to_x17 stp, sp
 	stp	x18, x19, [sp, #144]
 	stp	x20, x21, [sp, #160]
 	stp	x22, x23, [sp, #176]
@@ -153,14 +137,7 @@ aarch64_guest_return:
 	ldp	x2, x3, [x0, #REGS_ELR]
 	msr	elr_el2, x2
 	msr	spsr_el2, x3
-	ldp	x2, x3, [x0, #16]
-	ldp	x4, x5, [x0, #32]
-	ldp	x6, x7, [x0, #48]
-	ldp	x8, x9, [x0, #64]
-	ldp	x10, x11, [x0, #80]
-	ldp	x12, x13, [x0, #96]
-	ldp	x14, x15, [x0, #112]
-	ldp	x16, x17, [x0, #128]
+	x2_to_x17 ldp, x0
 	ldp	x18, x19, [x0, #144]
 	ldp	x20, x21, [x0, #160]
 	ldp	x22, x23, [x0, #176]

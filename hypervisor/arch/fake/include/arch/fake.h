@@ -1,4 +1,5 @@
-/* Controls and records of the fake architecture, for host unit tests. */
+/* Controls and records of the fake architecture, for host unit tests. The register frame
+ * (arch/regs.h) is the AArch64 one: the host tests find it on their include path. */
 #ifndef FAKE_ARCH_H
 #define FAKE_ARCH_H
 
