@@ -72,7 +72,12 @@ def run_system(config: Path | str, timeout: float = 60.0,
                until: Callable[[Run], bool] | None = None, icount: bool = False) -> Run:
     """Boot config in QEMU; return when QEMU exits, until(run) is true, or timeout passes."""
     config = CONFIGS / config if isinstance(config, str) else config
-    image = build_image(config)
+    return run_image(config, build_image(config), timeout, until, icount)
+
+
+def run_image(config: Path, image: Path, timeout: float = 60.0,
+              until: Callable[[Run], bool] | None = None, icount: bool = False) -> Run:
+    """Boot an already built image of config (see run_system)."""
     argv = qemu_command(load(config), image, icount=icount, interactive=False)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
