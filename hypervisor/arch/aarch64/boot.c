@@ -11,6 +11,7 @@
 _Static_assert(sizeof(struct percpu) == PERCPU_SIZE, "PERCPU_SIZE in asm_offsets.h");
 _Static_assert(__builtin_offsetof(struct percpu, regs) == PERCPU_REGS, "PERCPU_REGS");
 _Static_assert(__builtin_offsetof(struct percpu, stack_top) == PERCPU_STACK, "PERCPU_STACK");
+_Static_assert(__builtin_offsetof(struct percpu, vcpu) == PERCPU_VCPU, "PERCPU_VCPU");
 _Static_assert(__builtin_offsetof(struct arch_regs, elr) == REGS_ELR, "REGS_ELR");
 _Static_assert(sizeof(struct arch_regs) == REGS_SIZE, "REGS_SIZE");
 

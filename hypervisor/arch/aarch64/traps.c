@@ -6,7 +6,6 @@
 #include "console.h"
 #include "format.h"
 #include "hm.h"
-#include "hypercall.h"
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
@@ -129,13 +128,7 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 	}
 }
 
-/* Hypercalls arrive through the fast path in vectors.S. A vCPU only traps on the core that
- * runs it, so this_cpu()->vcpu is set. */
-int64_t aarch64_guest_hvc(struct arch_regs *r)
-{
-	return hypercall_dispatch(this_cpu()->vcpu, r);
-}
-
+/* Hypercalls do not come here: vectors.S sends them straight to hypercall_dispatch. */
 void aarch64_guest_sync(struct arch_regs *r)
 {
 	guest_trap(r, read_esr_el2());

@@ -83,28 +83,26 @@ guest_sync_full:
 	bl	aarch64_guest_sync
 	b	aarch64_guest_return
 
-/* Hypercall fast path. The C dispatcher preserves x19-x29 (AAPCS64), so only the registers
- * it may clobber are saved and restored: x0-x18, x30, ELR and SPSR. The save area's x19-x29
- * are stale during a hypercall; a handler that leaves the vCPU (halt, restart) never needs
- * them, and one that returns gets them back untouched from the C code. x2-x17 are restored
- * too, so no hypervisor value leaks into the guest. */
+/* Hypercall fast path, straight into hypercall_dispatch(vcpu, regs). The dispatcher
+ * preserves x19-x29 (AAPCS64), so only what it may clobber is saved: x0-x18 and x30, and ELR
+ * for handlers that report the PC. ELR_EL2 and SPSR_EL2 themselves are untouched while it runs
+ * (EL2 takes no exceptions), so a handler cannot change where the guest resumes; one that
+ * leaves the vCPU (halt, restart) goes through aarch64_resume_fresh_stack instead. x2-x17 are
+ * restored as well, so no hypervisor value leaks into the guest. */
 guest_hvc:
-	mrs	x0, tpidr_el2
-	ldr	x0, [x0, #PERCPU_REGS]
-	x2_to_x17 stp, x0
-	str	x18, [x0, #144]
-	str	x30, [x0, #240]
+	mrs	x1, tpidr_el2
+	ldr	x0, [x1, #PERCPU_VCPU]
+	ldr	x1, [x1, #PERCPU_REGS]
+	x2_to_x17 stp, x1
+	str	x18, [x1, #144]
+	str	x30, [x1, #240]
 	ldp	x2, x3, [sp], #16
-	stp	x2, x3, [x0, #0]
+	stp	x2, x3, [x1, #0]
 	mrs	x2, elr_el2
-	mrs	x3, spsr_el2
-	stp	x2, x3, [x0, #REGS_ELR]
-	bl	aarch64_guest_hvc       /* x0 = the result for the guest's x0 */
+	str	x2, [x1, #REGS_ELR]
+	bl	hypercall_dispatch      /* x0 = the result for the guest's x0 */
 	mrs	x1, tpidr_el2
 	ldr	x1, [x1, #PERCPU_REGS]
-	ldp	x2, x3, [x1, #REGS_ELR]
-	msr	elr_el2, x2
-	msr	spsr_el2, x3
 	x2_to_x17 ldp, x1
 	ldr	x18, [x1, #144]
 	ldr	x30, [x1, #240]

@@ -6,6 +6,7 @@
 #define PERCPU_SIZE    0x400
 #define PERCPU_REGS    0     /* struct percpu: pointer to the running vCPU's register save area */
 #define PERCPU_STACK   8     /* struct percpu: top of this core's stack */
+#define PERCPU_VCPU    24    /* struct percpu: the vCPU this core runs */
 #define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
 #define REGS_SIZE      264
 #define EC_HVC64       0x16  /* ESR_EL2 exception class of HVC from AArch64 */
