@@ -24,34 +24,57 @@ bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, ui
 	return false;
 }
 
-/* Walks [va, va+len) page by page, checking each piece; copies it to dst if copy is set. */
-static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, bool copy, void *dst)
+enum copy { CHECK_ONLY, COPY_IN, COPY_OUT };
+
+/* Walks [va, va+len) page by page, checking each piece for `rights`; copies it into the
+ * hypervisor buffer (COPY_IN) or out of it (COPY_OUT). */
+static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights,
+			   enum copy mode, void *buf)
 {
-	uint8_t *out = dst;
+	uint8_t *h = buf;
 
 	while (len) {
 		uint64_t in_page = GUEST_PAGE - (va & (GUEST_PAGE - 1));
 		uint64_t n = len < in_page ? len : in_page;
 		uint64_t ipa, pa;
-		if (!arch_guest_va_to_ipa(va, false, &ipa) ||
-		    !guest_ipa_to_phys(v->partition, ipa, n, BH_AREA_READ, &pa))
+		if (!arch_guest_va_to_ipa(va, rights & BH_AREA_WRITE, &ipa) ||
+		    !guest_ipa_to_phys(v->partition, ipa, n, rights, &pa))
 			return false;
-		if (copy) {
-			memcpy(out, arch_phys_to_ptr(pa), n);
-			out += n;
-		}
+		if (mode == COPY_IN)
+			memcpy(h, arch_phys_to_ptr(pa), n);
+		else if (mode == COPY_OUT)
+			memcpy(arch_phys_to_ptr(pa), h, n);
+		h += mode == CHECK_ONLY ? 0 : n;
 		va += n;
 		len -= n;
 	}
 	return true;
 }
 
+static bool range_ok(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights)
+{
+	return va + len >= va && for_each_piece(v, va, len, rights, CHECK_ONLY, NULL);
+}
+
 bool guest_readable(const struct vcpu *v, uint64_t va, size_t len)
 {
-	return va + len >= va && for_each_piece(v, va, len, false, NULL);
+	return range_ok(v, va, len, BH_AREA_READ);
+}
+
+bool guest_writable(const struct vcpu *v, uint64_t va, size_t len)
+{
+	return range_ok(v, va, len, BH_AREA_READ | BH_AREA_WRITE);
 }
 
 bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len)
 {
-	return guest_readable(v, va, len) && for_each_piece(v, va, len, true, dst);
+	return range_ok(v, va, len, BH_AREA_READ) &&
+	       for_each_piece(v, va, len, BH_AREA_READ, COPY_IN, dst);
+}
+
+bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t len)
+{
+	uint32_t rw = BH_AREA_READ | BH_AREA_WRITE;
+
+	return range_ok(v, va, len, rw) && for_each_piece(v, va, len, rw, COPY_OUT, (void *)src);
 }

@@ -3,6 +3,7 @@
 #include "console.h"
 #include "hm.h"
 #include "partition.h"
+#include "trace.h"
 
 static const char *const event_names[BH_HM_EVENT_COUNT] = {
 	[BH_HM_MEMORY_VIOLATION] = "memory_violation",
@@ -10,6 +11,8 @@ static const char *const event_names[BH_HM_EVENT_COUNT] = {
 	[BH_HM_SMC] = "smc",
 	[BH_HM_PARTITION_ERROR] = "partition_error",
 	[BH_HM_INTERNAL_ERROR] = "internal_error",
+	[BH_HM_BUDGET_OVERRUN] = "budget_overrun",
+	[BH_HM_DEADLINE_MISS] = "deadline_miss",
 };
 
 static const char *const action_names[] = {
@@ -35,18 +38,20 @@ static enum bh_hm_action action_for(const struct partition *p, enum bh_hm_event 
 	return (unsigned)a <= BH_HM_HALT_SYSTEM ? a : BH_HM_HALT_PARTITION;
 }
 
-void hm_raise(struct vcpu *v, const struct hm_event *ev)
+bool hm_raise(struct vcpu *v, const struct hm_event *ev)
 {
 	struct partition *p = v->partition;
 	enum bh_hm_action a = action_for(p, ev->kind);
 
+	p->hm_events++;
+	trace_emit(BH_TRACE_HM_EVENT, v, (uint64_t)ev->kind | (uint64_t)a << 8);
 	console_guest_flush(v);
 	bh_log("HM: partition %s (id %u) vcpu %u: %s at 0x%lx (%s, pc 0x%lx) -> %s",
 	       p->cfg->name, p->cfg->id, v->id, hm_event_name(ev->kind), ev->address,
 	       ev->detail, ev->pc, hm_action_name(a));
 	switch (a) {
 	case BH_HM_IGNORE:
-		return;
+		return true;
 	case BH_HM_HALT_PARTITION:
 		partition_halt(p);
 		break;
@@ -57,6 +62,5 @@ void hm_raise(struct vcpu *v, const struct hm_event *ev)
 		bh_log("system halted by the health monitor");
 		arch_system_off();
 	}
-	/* The calling vCPU belongs to p and was stopped or restarted: never back here. */
-	core_idle();
+	return false;
 }

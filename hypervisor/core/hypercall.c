@@ -1,5 +1,7 @@
 /* Hypercall dispatch: a table of thin handlers, one per call in bulkhead/abi.h. Each handler
- * checks its arguments and returns the value for x0; extra results go into x1.. */
+ * checks its arguments and returns the guest's new x0; extra results go into x1..
+ * A handler never switches vCPUs itself: it changes states and leaves the switch to the exit
+ * path (EXIT_RESCHED), after the guest's registers are saved whole. */
 #include "bulkhead/abi.h"
 #include "console.h"
 #include "guest_mem.h"
@@ -7,12 +9,22 @@
 #include "hypercall.h"
 #include "partition.h"
 #include "percpu.h"
+#include "plan.h"
+#include "sched.h"
+#include "trace.h"
 
 typedef int64_t (*hypercall_fn)(struct vcpu *v, struct arch_regs *r);
 
+/* Shortest period of a periodic BH_HC_SET_TIMER: bounds the interrupt rate a guest can ask for. */
+#define TIMER_MIN_INTERVAL_NS 10000u
+#define TRACE_READ_MAX 64u
+
+static uint64_t arg(const struct arch_regs *r, unsigned i) { return arch_regs_arg(r, i); }
+static bool is_system(const struct vcpu *v) { return v->partition->cfg->flags & BH_PART_SYSTEM; }
+
 static int64_t hc_console_write(struct vcpu *v, struct arch_regs *r)
 {
-	uint64_t va = arch_regs_arg(r, 1), len = arch_regs_arg(r, 2);
+	uint64_t va = arg(r, 1), len = arg(r, 2);
 	char chunk[256];
 
 	/* Check all of it first, so a bad buffer prints nothing. */
@@ -35,19 +47,17 @@ static int64_t hc_get_ids(struct vcpu *v, struct arch_regs *r)
 	return BH_OK;
 }
 
-static uint64_t counter_to_ns(uint64_t ticks)
-{
-	uint64_t f = arch_counter_freq();
-	return ticks / f * 1000000000u + ticks % f * 1000000000u / f;
-}
-
 static int64_t hc_get_time(struct vcpu *v, struct arch_regs *r)
 {
-	(void)v;
-	if (arch_regs_arg(r, 1) != BH_CLOCK_HW)
-		return BH_INVALID_PARAM;
-	arch_regs_set(r, 1, counter_to_ns(arch_counter_read()));
-	return BH_OK;
+	switch (arg(r, 1)) {
+	case BH_CLOCK_HW:
+		arch_regs_set(r, 1, ticks_to_ns(arch_counter_read()));
+		return BH_OK;
+	case BH_CLOCK_EXEC:
+		arch_regs_set(r, 1, ticks_to_ns(sched_exec_ticks(v)));
+		return BH_OK;
+	}
+	return BH_INVALID_PARAM;
 }
 
 static int64_t hc_halt_self(struct vcpu *v, struct arch_regs *r)
@@ -55,49 +65,205 @@ static int64_t hc_halt_self(struct vcpu *v, struct arch_regs *r)
 	(void)r;
 	console_guest_flush(v);
 	partition_halt(v->partition);
-	core_idle();
+	return BH_OK;
 }
 
 static int64_t hc_idle(struct vcpu *v, struct arch_regs *r)
 {
-	(void)v;
 	(void)r;
-	while (!arch_wait_virtual_timer())
-		core_handle_requests();
+	/* Mark it idle before looking for work, so an interrupt another core injects now
+	 * either is seen here or finds the vCPU idle and wakes it. */
+	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
+	if (virq_has_pending(v) || arch_vgic_pending() || arch_vtimer_due())
+		v->state = VCPU_READY;
+	else
+		exit_work_set(EXIT_RESCHED);
 	return BH_OK;
 }
 
 static int64_t hc_reset_self(struct vcpu *v, struct arch_regs *r)
 {
-	uint64_t mode = arch_regs_arg(r, 1);
+	uint64_t mode = arg(r, 1);
 
 	if (mode != BH_RESET_COLD && mode != BH_RESET_WARM)
 		return BH_INVALID_PARAM;
 	console_guest_flush(v);
 	partition_restart(v->partition, mode == BH_RESET_COLD);
-	core_idle(); /* only if another core restarted the partition first */
+	return BH_OK;
+}
+
+static int64_t raise(struct vcpu *v, struct arch_regs *r, enum bh_hm_event kind,
+		     const char *detail)
+{
+	struct hm_event ev = { .kind = kind, .address = arg(r, 1), .pc = arch_regs_pc(r),
+			       .detail = detail };
+	hm_raise(v, &ev);
+	return BH_OK;
 }
 
 static int64_t hc_raise_event(struct vcpu *v, struct arch_regs *r)
 {
-	struct hm_event ev = {
-		.kind = BH_HM_PARTITION_ERROR,
-		.address = arch_regs_arg(r, 1),
-		.pc = arch_regs_pc(r),
-		.detail = "raised by the partition",
-	};
-	hm_raise(v, &ev);
-	return BH_OK;
+	return raise(v, r, BH_HM_PARTITION_ERROR, "raised by the partition");
+}
+
+static int64_t hc_deadline_miss(struct vcpu *v, struct arch_regs *r)
+{
+	return raise(v, r, BH_HM_DEADLINE_MISS, "reported by the partition");
 }
 
 static int64_t hc_halt_system(struct vcpu *v, struct arch_regs *r)
 {
 	(void)r;
-	if (!(v->partition->cfg->flags & BH_PART_SYSTEM))
+	if (!is_system(v))
 		return BH_PERM_ERROR;
 	console_guest_flush(v);
 	bh_log("system halted by partition %s", v->partition->cfg->name);
 	arch_system_off();
+}
+
+static int64_t hc_set_timer(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t clock = arg(r, 1), at = arg(r, 2), interval = arg(r, 3);
+
+	if ((clock != BH_CLOCK_HW && clock != BH_CLOCK_EXEC) ||
+	    (interval && interval < TIMER_MIN_INTERVAL_NS))
+		return BH_INVALID_PARAM;
+	v->timer_clock = (uint32_t)clock;
+	v->timer_interval = ns_to_ticks(interval);
+	v->timer_deadline = at ? ns_to_ticks(at) : TIME_NEVER;
+	exit_work_set(EXIT_RESCHED); /* the core's timer may have to fire sooner */
+	return BH_OK;
+}
+
+static int64_t hc_irq_ctl(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t op = arg(r, 1), virq = arg(r, 2);
+
+	if ((op != BH_IRQ_ENABLE && op != BH_IRQ_DISABLE) || virq >= BH_VIRQ_MAX)
+		return BH_INVALID_PARAM;
+	return virq_set_enabled(v, (unsigned)virq, op == BH_IRQ_ENABLE);
+}
+
+static int64_t hc_vcpu_ctl(struct vcpu *v, struct arch_regs *r)
+{
+	return vcpu_control(v, (unsigned)arg(r, 1), arg(r, 2), arg(r, 3));
+}
+
+static int64_t hc_vcpu_status(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t index = arg(r, 1);
+
+	if (index >= v->partition->cfg->vcpu_count)
+		return BH_INVALID_PARAM;
+	struct vcpu *t = &v->partition->vcpus[index];
+	arch_regs_set(r, 1, vcpu_public_state(t));
+	arch_regs_set(r, 2, ticks_to_ns(sched_exec_ticks(t)));
+	return BH_OK;
+}
+
+static int64_t hc_partition_ctl(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t op = arg(r, 1), mode = arg(r, 3);
+	struct partition *t = partition_by_id(arg(r, 2));
+
+	if (!is_system(v))
+		return BH_PERM_ERROR;
+	if (!t || (op == BH_PARTITION_RESTART && mode != BH_RESET_COLD && mode != BH_RESET_WARM))
+		return BH_INVALID_PARAM;
+	switch (op) {
+	case BH_PARTITION_SUSPEND:
+		partition_suspend(t);
+		return BH_OK;
+	case BH_PARTITION_RESUME:
+		partition_resume(t);
+		return BH_OK;
+	case BH_PARTITION_HALT:
+		partition_halt(t);
+		return BH_OK;
+	case BH_PARTITION_RESTART:
+		partition_restart(t, mode == BH_RESET_COLD);
+		return BH_OK;
+	}
+	return BH_INVALID_PARAM;
+}
+
+static uint32_t public_state(const struct partition *t)
+{
+	return t->state == PARTITION_RESTARTING ? BH_PARTITION_STATE_RUNNING : t->state;
+}
+
+static int64_t hc_partition_status(struct vcpu *v, struct arch_regs *r)
+{
+	struct partition *t = partition_by_id(arg(r, 1));
+	struct bh_partition_status st = { 0 };
+
+	/* A normal partition sees only itself; it cannot even probe which ids exist. */
+	if (arg(r, 1) != v->partition->cfg->id && !is_system(v))
+		return BH_PERM_ERROR;
+	if (!t)
+		return BH_INVALID_PARAM;
+	st.state = public_state(t);
+	st.restarts = t->restarts;
+	st.vcpu_count = t->cfg->vcpu_count;
+	st.current_slot = sched_current_slot_of(t->cfg->id);
+	st.hm_events = t->hm_events;
+	for (unsigned j = 0; j < t->cfg->vcpu_count; j++)
+		st.exec_ns += ticks_to_ns(sched_exec_ticks(&t->vcpus[j]));
+	return guest_copy_to(v, arg(r, 2), &st, sizeof(st)) ? BH_OK : BH_INVALID_PARAM;
+}
+
+static int64_t hc_plan_switch(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t plan = arg(r, 1), when = arg(r, 2);
+
+	if (!is_system(v))
+		return BH_PERM_ERROR;
+	if (plan > UINT32_MAX || when > UINT32_MAX)
+		return BH_INVALID_PARAM;
+	int ret = plan_request((uint32_t)plan, (uint32_t)when, arch_counter_read());
+	if (ret != BH_OK)
+		return ret;
+	/* A switch at the frame end needs nothing: no cyclic core sleeps past a frame end. */
+	if (when == BH_PLAN_NOW)
+		for (unsigned c = 0; c < BH_MAX_CORES; c++)
+			if (percpu[c].sched.policy == BH_POLICY_CYCLIC)
+				sched_core_changed(c);
+	return BH_OK;
+}
+
+static int64_t hc_plan_status(struct vcpu *v, struct arch_regs *r)
+{
+	uint32_t current, next;
+	uint64_t frames;
+
+	(void)v;
+	if (!plan_count())
+		return BH_NOT_AVAILABLE;
+	plan_status(arch_counter_read(), &current, &next, &frames);
+	arch_regs_set(r, 1, current);
+	arch_regs_set(r, 2, next);
+	arch_regs_set(r, 3, frames);
+	return BH_OK;
+}
+
+static int64_t hc_trace_read(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t core = arg(r, 1), va = arg(r, 2), max = arg(r, 3);
+	struct bh_trace_event events[TRACE_READ_MAX];
+
+	if (!is_system(v))
+		return BH_PERM_ERROR;
+	if (core >= BH_MAX_CORES)
+		return BH_INVALID_PARAM;
+	if (max > TRACE_READ_MAX)
+		max = TRACE_READ_MAX;
+	/* Check the buffer first: events read are gone from the ring. */
+	if (!guest_writable(v, va, max * sizeof(events[0])))
+		return BH_INVALID_PARAM;
+	unsigned n = trace_read((unsigned)core, events, (unsigned)max);
+	if (!guest_copy_to(v, va, events, n * sizeof(events[0])))
+		return BH_INVALID_PARAM;
+	return n;
 }
 
 /* Every entry is set: a call number below BH_HC_COUNT always has a handler. */
@@ -110,6 +276,16 @@ static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_RESET_SELF & 0xffff] = hc_reset_self,
 	[BH_HC_RAISE_EVENT & 0xffff] = hc_raise_event,
 	[BH_HC_HALT_SYSTEM & 0xffff] = hc_halt_system,
+	[BH_HC_SET_TIMER & 0xffff] = hc_set_timer,
+	[BH_HC_IRQ_CTL & 0xffff] = hc_irq_ctl,
+	[BH_HC_VCPU_CTL & 0xffff] = hc_vcpu_ctl,
+	[BH_HC_VCPU_STATUS & 0xffff] = hc_vcpu_status,
+	[BH_HC_DEADLINE_MISS & 0xffff] = hc_deadline_miss,
+	[BH_HC_PARTITION_CTL & 0xffff] = hc_partition_ctl,
+	[BH_HC_PARTITION_STATUS & 0xffff] = hc_partition_status,
+	[BH_HC_PLAN_SWITCH & 0xffff] = hc_plan_switch,
+	[BH_HC_PLAN_STATUS & 0xffff] = hc_plan_status,
+	[BH_HC_TRACE_READ & 0xffff] = hc_trace_read,
 };
 
 int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r)

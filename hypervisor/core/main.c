@@ -1,11 +1,16 @@
-/* Portable boot flow: check the configuration tables, bring up partitions, run each core. */
+/* Portable boot flow and the work every core does before it enters a guest. */
 #include "console.h"
 #include "main.h"
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
+#include "plan.h"
+#include "sched.h"
 
 struct percpu percpu[BH_MAX_CORES];
+
+/* Cyclic cores start their first major frame together, this long after boot. */
+#define EPOCH_DELAY_US 1000u
 
 static void check_config(const struct bh_system_cfg *sys)
 {
@@ -21,14 +26,18 @@ static void check_config(const struct bh_system_cfg *sys)
 			 BH_MAX_CORES);
 }
 
+static const char *const policy_names[] = { "dedicated", "cyclic", "fixed_priority", "edf" };
+
 static void log_partition(const struct partition *p)
 {
 	const struct bh_partition_cfg *cfg = p->cfg;
 
-	for (unsigned j = 0; j < cfg->vcpu_count; j++)
-		bh_log("partition %s (id %u%s) vcpu %u on core %u, entry 0x%lx", cfg->name, cfg->id,
-		       cfg->flags & BH_PART_SYSTEM ? ", system" : "", j, p->vcpus[j].core,
-		       cfg->entry);
+	for (unsigned j = 0; j < cfg->vcpu_count; j++) {
+		unsigned core = p->vcpus[j].core;
+		bh_log("partition %s (id %u%s) vcpu %u on core %u (%s), entry 0x%lx", cfg->name,
+		       cfg->id, cfg->flags & BH_PART_SYSTEM ? ", system" : "", j, core,
+		       policy_names[percpu[core].sched.policy & 3], cfg->entry);
+	}
 }
 
 const struct bh_system_cfg *bh_boot_primary(void)
@@ -39,16 +48,29 @@ const struct bh_system_cfg *bh_boot_primary(void)
 	bh_log("system '%s': %u partitions on %u cores", sys->name, sys->partition_count,
 	       sys->core_count);
 	partition_init_all(sys);
+	plan_init(sys, arch_counter_read() + ns_to_ticks(EPOCH_DELAY_US * 1000ull));
 	for (unsigned i = 0; i < partition_count; i++)
 		log_partition(&partitions[i]);
 	return sys;
 }
 
+void core_exit_work(void)
+{
+	struct percpu *c = this_cpu();
+
+	do {
+		core_process_requests();
+		if ((c->exit_work & EXIT_RESCHED) || !c->vcpu)
+			sched_reschedule();
+		__atomic_fetch_and(&c->exit_work, ~EXIT_FLUSH, __ATOMIC_RELAXED);
+		arch_vgic_flush(c->vcpu);
+	} while (c->exit_work);
+}
+
 void bh_enter_core(unsigned core)
 {
-	struct vcpu *v = partition_vcpu_for_core(core);
-
-	if (v && v->partition->state == PARTITION_RUNNING)
-		vcpu_start_here(v);
-	core_idle();
+	(void)core;
+	exit_work_set(EXIT_RESCHED);
+	core_exit_work();
+	arch_vcpu_resume();
 }

@@ -20,9 +20,11 @@ uint64_t arch_counter_freq(void);
 /* Console hardware: one character to the physical UART. */
 void arch_console_putc(char c);
 
-/* Locks for data shared between cores. Waiting executes WFE so -icount never hangs. */
-struct spinlock { volatile uint32_t locked; };
+/* Ticket locks for data shared between cores: FIFO, so no core waits behind another that
+ * takes the lock again and again. Waiting executes WFE so -icount never hangs. */
+struct spinlock { volatile uint32_t word; }; /* owner in bits 15:0, next ticket in 31:16 */
 void arch_spin_lock(struct spinlock *l);
+bool arch_spin_trylock(struct spinlock *l);
 void arch_spin_unlock(struct spinlock *l);
 /* One step of a cross-core wait loop (YIELD/WFE). */
 void arch_cpu_relax(void);
@@ -35,18 +37,33 @@ void arch_sync_loaded_image(void *p, size_t len); /* clean caches after writing 
 /* Stage-2 address space of a partition, built once at boot from its areas. */
 void arch_stage2_build(struct partition *p);
 
-/* vCPU life cycle, always on the core that owns the vCPU. */
+/* vCPU context, always handled by the core that owns the vCPU. */
 void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2);
-_Noreturn void arch_vcpu_resume(struct vcpu *v);
+void arch_vcpu_save(struct vcpu *v); /* registers -> v->arch (v is the loaded vCPU) */
+void arch_vcpu_load(struct vcpu *v); /* v->arch -> registers, stage 2 and GIC included */
+/* Enter the current vCPU (percpu.regs) from any call depth, on a fresh stack. */
+_Noreturn void arch_vcpu_resume(void);
 /* Skip the instruction that trapped (after an emulated or ignored access). */
 void arch_skip_instruction(struct arch_regs *r);
-/* Wait with a masked core until the vCPU's virtual timer fires or another core asks for
- * attention; returns true if the timer fired. */
-bool arch_wait_virtual_timer(void);
-/* Idle with a masked core until an interrupt is pending; acknowledges it. */
-void arch_wait_for_interrupt(void);
+/* The vCPU's EL1 virtual timer condition holds (it is loaded on this core). */
+bool arch_vtimer_due(void);
+/* For a switched-out vCPU: counter value at which its virtual timer fires, or TIME_NEVER. */
+uint64_t arch_vtimer_deadline(const struct vcpu *v);
 
-/* Cross-core requests: interrupt another core so it looks at its percpu.request. */
+/* Virtual interrupt delivery to the loaded vCPU. */
+void arch_vgic_flush(struct vcpu *v);
+bool arch_vgic_pending(void); /* a list register holds a pending interrupt */
+
+/* The core's hypervisor timer: one deadline in counter ticks, TIME_NEVER switches it off. */
+void arch_timer_program(uint64_t deadline);
+/* Idle until an interrupt arrives, then handle the pending physical interrupts. */
+void arch_wait_for_interrupt(void);
+/* Boot: forward physical interrupt intid (an SPI) to `core`. */
+void arch_irq_route(unsigned intid, unsigned core);
+/* Unmask a forwarded physical interrupt once its guest has ended it. */
+void arch_irq_unmask(unsigned intid);
+
+/* Cross-core requests: interrupt another core so it looks at its vCPUs' requests. */
 void arch_kick_core(unsigned core);
 
 /* Platform power. */

@@ -16,8 +16,13 @@ bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, ui
 		       uint64_t *pa);
 /* True if all of [va, va+len) is readable guest memory of the vCPU's partition. */
 bool guest_readable(const struct vcpu *v, uint64_t va, size_t len);
+bool guest_writable(const struct vcpu *v, uint64_t va, size_t len);
 /* Copy len bytes from guest virtual address va. All of it is checked before any byte is
  * copied; returns false (nothing copied) if any part is not readable guest memory. */
 bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len);
+
+/* Copy len bytes to guest virtual address va, which must be writable memory of the vCPU's
+ * partition; nothing is written unless all of it is. */
+bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t len);
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef BULKHEAD_HM_H
 #define BULKHEAD_HM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "config_tables.h"
 
@@ -17,8 +18,9 @@ struct hm_event {
 const char *hm_event_name(enum bh_hm_event e);
 const char *hm_action_name(enum bh_hm_action a);
 
-/* Log the event and apply the partition's action. Returns only when the vCPU may go on
- * (action ignore): the caller then skips the faulting instruction. */
-void hm_raise(struct vcpu *v, const struct hm_event *ev);
+/* Log the event and apply the partition's action. Returns true when the vCPU goes on (action
+ * ignore): the caller then skips the faulting instruction. Otherwise the vCPU has been stopped
+ * or reset and stops running at its core's next exit from the hypervisor. */
+bool hm_raise(struct vcpu *v, const struct hm_event *ev);
 
 #endif

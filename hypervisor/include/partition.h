@@ -2,36 +2,66 @@
 #ifndef BULKHEAD_PARTITION_H
 #define BULKHEAD_PARTITION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "arch.h"
+#include "arch/vcpu_ctx.h"
 #include "config_tables.h"
-
+#include "virq.h"
 
 #define CONSOLE_LINE_MAX 160
 
 enum partition_state {
-	PARTITION_RUNNING = 0,
-	PARTITION_HALTED,
-	PARTITION_RESTARTING, /* vCPUs are being parked; memory is being reloaded */
+	PARTITION_RUNNING = 0,   /* = BH_PARTITION_STATE_RUNNING */
+	PARTITION_HALTED = 1,
+	PARTITION_SUSPENDED = 2,
+	PARTITION_RESTARTING = 3, /* vCPUs being stopped, memory being reloaded */
 };
 
+enum vcpu_state {
+	VCPU_HALTED = 0,    /* = BH_VCPU_STATE_HALTED: not started, or halted */
+	VCPU_READY = 1,     /* runnable */
+	VCPU_IDLE = 2,      /* blocked in BH_HC_IDLE until a virtual interrupt */
+	VCPU_SUSPENDED = 3,
+};
+
+/* Requests posted to the core that owns a vCPU (vcpu.request). */
+#define VCPU_REQ_STOP  (1u << 0) /* its state changed: stop running it, then acknowledge */
+#define VCPU_REQ_RESET (1u << 1) /* reset it to vcpu.entry and make it ready */
+
 struct vcpu {
-	struct arch_regs regs;       /* saved guest registers while in the hypervisor */
+	struct arch_regs regs;        /* guest registers while in the hypervisor or switched out */
+	struct arch_vcpu_ctx arch;    /* EL1 state while switched out */
 	struct partition *partition;
-	unsigned id;                 /* index within the partition */
+	const struct bh_vcpu_cfg *cfg;
+	unsigned id;                  /* index within the partition */
 	unsigned core;
-	unsigned line_len;           /* console output not yet ending in a newline */
+	volatile uint32_t state;      /* enum vcpu_state */
+	volatile uint32_t request;    /* VCPU_REQ_* */
+	volatile uint32_t stop_ack;   /* set by its core once a STOP request was seen */
+	uint64_t entry;               /* where the next reset starts it */
+	/* Time, in counter ticks. */
+	uint64_t exec_ticks;          /* run time since its partition last started */
+	uint64_t run_start;           /* when it was last switched in */
+	uint64_t timer_deadline;      /* BH_HC_SET_TIMER, TIME_NEVER when disarmed */
+	uint64_t timer_interval;      /* 0: one-shot */
+	uint32_t timer_clock;
+	/* EDF state. */
+	uint64_t budget_left, abs_deadline, next_release, charged_at;
+	struct virq_state virq;
+	unsigned line_len;            /* console output not yet ending in a newline */
 	char line[CONSOLE_LINE_MAX];
 };
 
 struct partition {
 	const struct bh_partition_cfg *cfg;
-	volatile enum partition_state state;
+	volatile uint32_t state;     /* enum partition_state */
 	uint32_t restarts;
-	uint32_t boot_kind;          /* BH_BOOT_* given to the vCPUs at their next start */
+	uint32_t boot_kind;          /* BH_BOOT_* given to vCPU 0 at its next start */
+	uint64_t hm_events;
 	uint64_t stage2_root;        /* arch: physical address of the stage-2 root table */
 	struct vcpu *vcpus;          /* cfg->vcpu_count entries */
-	struct spinlock lock;        /* serializes halt/restart of this partition */
+	struct spinlock lock;        /* serializes state changes of this partition */
 };
 
 extern struct partition partitions[BH_MAX_PARTITIONS];
@@ -39,21 +69,29 @@ extern unsigned partition_count;
 
 /* Boot: bind configuration to run-time state, build stage-2 tables, load images. */
 void partition_init_all(const struct bh_system_cfg *sys);
-/* The vCPU a core runs, or NULL. */
-struct vcpu *partition_vcpu_for_core(unsigned core);
+struct partition *partition_by_id(uint64_t id);
 
 /* Copy the partition's image segments into its memory (cold start and cold restart). */
 void partition_load_image(struct partition *p);
 
-/* Actions, callable from any core. They do not return when they stop the calling vCPU. */
+/* Partition actions, from any core. The calling vCPU, if it is affected, stops at its next
+ * exit from the hypervisor. */
 void partition_halt(struct partition *p);
 void partition_restart(struct partition *p, bool cold);
+void partition_suspend(struct partition *p);
+void partition_resume(struct partition *p);
 
-/* Start the calling core's vCPU from its partition's entry. */
-_Noreturn void vcpu_start_here(struct vcpu *v);
-/* This core has nothing to run: idle until another core posts a request. */
-_Noreturn void core_idle(void);
-/* Handle requests posted to this core; may not return (park or start). */
-void core_handle_requests(void);
+/* BH_HC_VCPU_CTL on vCPU `index` of the caller's partition; returns a BH_* code. */
+int vcpu_control(struct vcpu *caller, unsigned op, uint64_t index, uint64_t entry);
+void vcpu_start(struct vcpu *v, uint64_t entry);
+void vcpu_set_state(struct vcpu *v, enum vcpu_state s);
+/* The state a guest sees (BH_VCPU_STATE_*). */
+enum vcpu_state vcpu_public_state(const struct vcpu *v);
+bool vcpu_runnable(const struct vcpu *v);
+
+/* Reset v to v->entry on its own core: fresh registers and EL1 state, ready to run. */
+void vcpu_reset_here(struct vcpu *v);
+/* Handle requests other cores posted for this core's vCPUs. */
+void core_process_requests(void);
 
 #endif

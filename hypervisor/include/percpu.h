@@ -1,29 +1,37 @@
-/* Per-core data. The first two fields are read by assembly (see arch asm_offsets). */
+/* Per-core data. The first fields are read by assembly (see arch asm_offsets.h). */
 #ifndef BULKHEAD_PERCPU_H
 #define BULKHEAD_PERCPU_H
 
 #include <stdint.h>
 #include "arch.h"
 #include "config_tables.h"
+#include "sched.h"
 
-#define PERCPU_ALIGN 0x400
+#define PERCPU_ALIGN 0x800
 
-/* Requests another core may post (bits of percpu.request). */
-#define CORE_REQ_PARK  (1u << 0) /* stop running the vCPU and idle */
-#define CORE_REQ_START (1u << 1) /* reset the vCPU to its entry and run it */
+/* Work to do before returning to a guest (percpu.exit_work). */
+#define EXIT_RESCHED (1u << 0) /* the running vCPU may have to give way */
+#define EXIT_FLUSH   (1u << 1) /* virtual interrupts wait for the list registers */
 
 struct percpu {
-	struct arch_regs *regs;    /* save area of the running vCPU, or of the idle context */
+	struct arch_regs *regs;     /* save area of the running vCPU (or idle_regs) */
 	uint64_t stack_top;
 	unsigned core;
-	struct vcpu *vcpu;         /* the vCPU this core runs (one per core at this stage) */
-	volatile uint32_t request; /* CORE_REQ_* bits, posted by other cores */
-	volatile uint32_t parked;  /* 1 while the core is idle and not running its vCPU */
+	volatile uint32_t exit_work; /* EXIT_* */
+	struct vcpu *vcpu;          /* the vCPU running on this core, or NULL while idle */
+	struct vcpu *loaded;        /* the vCPU whose EL1 state is in the registers */
+	struct sched_core sched;
 	struct arch_regs idle_regs;
 } __attribute__((aligned(PERCPU_ALIGN)));
 
 extern struct percpu percpu[BH_MAX_CORES];
 
 static inline struct percpu *this_cpu(void) { return arch_this_cpu(); }
+
+/* Ask this core to do work before it returns to its guest. */
+static inline void exit_work_set(uint32_t bits)
+{
+	__atomic_fetch_or(&this_cpu()->exit_work, bits, __ATOMIC_RELAXED);
+}
 
 #endif

@@ -42,6 +42,9 @@ _start:
 	msr	vbar_el1, x3
 	isb
 
+	mov	x0, x19
+	bl	bh_crt_init_vcpu	/* GIC CPU interface, per-vCPU runtime state */
+
 	mov	x29, xzr		/* terminate the frame-pointer chain */
 	mov	x0, x19
 	mov	x1, x20
@@ -66,7 +69,8 @@ bad_vcpu:
 	b	3b
 	.ltorg
 
-	/* Weak default for partitions that do not use their secondary vCPUs. */
+	/* Weak default for partitions that do not use their secondary vCPUs (IRQs stay
+	 * masked, so wfi just parks it). */
 	.text
 	.weak	secondary_main
 	.type	secondary_main, %function
@@ -76,12 +80,19 @@ secondary_main:
 	.size	secondary_main, . - secondary_main
 
 /* EL1 vector table: 16 entries of 128 bytes, 2 KiB aligned (VBAR_EL1 bits [10:0] are RES0).
- * Every entry is unexpected for a partition (interrupts stay masked), so each one just
- * passes its index to the common path, which reports and never returns. */
+ * A partition runs at EL1h, so an IRQ arrives at "IRQ, current EL, SP_ELx" (index 5), which
+ * goes to the interrupt path. Every other entry is unexpected, so it just passes its index
+ * to the common path, which reports and never returns. */
+#define VECTOR_IRQ_EL1H 5
+
 	.macro	vector_entry index
 	.balign	128
+	.if	\index == VECTOR_IRQ_EL1H
+	b	bh_irq_entry
+	.else
 	mov	x0, #\index
 	b	bh_vector_common
+	.endif
 	.endm
 
 	.section .text.vectors, "ax", %progbits
@@ -110,6 +121,46 @@ bh_vector_common:
 	bl	bh_unhandled_exception	/* (index, esr, elr, far, vcpu), never returns */
 2:	wfi
 	b	2b
+
+/* Interrupt path: saves what a C call may clobber (x0-x18, x29, x30) plus ELR_EL1 and
+ * SPSR_EL1 (a handler's own exception would overwrite them), on the interrupted vCPU's
+ * stack (AArch64 code keeps nothing below SP, so that is safe), then dispatches with IRQs
+ * still masked. x19-x28 and SP are preserved by the C code itself. */
+#define IRQ_FRAME_SIZE 192	/* 23 registers, rounded up to keep SP 16-byte aligned */
+
+bh_irq_entry:
+	sub	sp, sp, #IRQ_FRAME_SIZE
+	stp	x0, x1, [sp, #0]
+	stp	x2, x3, [sp, #16]
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	stp	x8, x9, [sp, #64]
+	stp	x10, x11, [sp, #80]
+	stp	x12, x13, [sp, #96]
+	stp	x14, x15, [sp, #112]
+	stp	x16, x17, [sp, #128]
+	stp	x18, x29, [sp, #144]
+	mrs	x0, elr_el1
+	mrs	x1, spsr_el1
+	stp	x30, x0, [sp, #160]
+	str	x1, [sp, #176]
+	bl	bh_irq_dispatch
+	ldr	x1, [sp, #176]
+	ldp	x30, x0, [sp, #160]
+	msr	elr_el1, x0
+	msr	spsr_el1, x1
+	ldp	x18, x29, [sp, #144]
+	ldp	x16, x17, [sp, #128]
+	ldp	x14, x15, [sp, #112]
+	ldp	x12, x13, [sp, #96]
+	ldp	x10, x11, [sp, #80]
+	ldp	x8, x9, [sp, #64]
+	ldp	x6, x7, [sp, #48]
+	ldp	x4, x5, [sp, #32]
+	ldp	x2, x3, [sp, #16]
+	ldp	x0, x1, [sp, #0]
+	add	sp, sp, #IRQ_FRAME_SIZE
+	eret
 
 	.section .bss.bh_stacks, "aw", %nobits
 	.balign	16

@@ -1,7 +1,8 @@
 /* Last-resort handling of EL1 exceptions and of main returning.
  *
- * A partition never unmasks interrupts and has no recovery code, so any exception that
- * reaches EL1 is a bug in the partition: report it, tell the health monitor, stop.
+ * IRQs at EL1h go to the interrupt path (irq.c). Any other exception that reaches EL1 is
+ * a bug in the partition, which has no recovery code: report it, tell the health monitor,
+ * stop.
  */
 #include "bulkhead/bulkhead.h"
 #include "crt_asm.h"

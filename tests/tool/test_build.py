@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead import config
+from bulkhead.cli import main as cli_main
 from bulkhead.emit_c import render_config
 from tool_support import CONFIG_INCLUDE, CROSS, GOOD_DIR, run
 
@@ -43,9 +44,13 @@ DUMP_C = r"""
 
 static void dump_partition(const struct bh_partition_cfg *p)
 {
-	printf("partition %u %s flags=%u entry=%#llx hm=%u,%u,%u,%u,%u\n", p->id, p->name, p->flags,
-	       (unsigned long long)p->entry, p->hm_actions[0], p->hm_actions[1], p->hm_actions[2],
-	       p->hm_actions[3], p->hm_actions[4]);
+	printf("partition %u %s flags=%u entry=%#llx hm=", p->id, p->name, p->flags, (unsigned long long)p->entry);
+	for (uint32_t e = 0; e < BH_HM_EVENT_COUNT; e++)
+		printf("%s%u", e ? "," : "", p->hm_actions[e]);
+	printf(" irqs=");
+	for (uint32_t i = 0; i < p->irq_count; i++)
+		printf("%s%u", i ? "," : "", p->irqs[i]);
+	printf("%s\n", p->irqs ? "" : "none");
 	for (uint32_t i = 0; i < p->area_count; i++)
 		printf("  area phys=%#llx ipa=%#llx size=%#llx flags=%#x\n", (unsigned long long)p->areas[i].phys,
 		       (unsigned long long)p->areas[i].ipa, (unsigned long long)p->areas[i].size, p->areas[i].flags);
@@ -59,8 +64,28 @@ static void dump_partition(const struct bh_partition_cfg *p)
 			printf("%02x", s->data[b]);
 		printf("\n");
 	}
-	for (uint32_t i = 0; i < p->vcpu_count; i++)
-		printf("  vcpu core=%u\n", p->vcpus[i].core);
+	for (uint32_t i = 0; i < p->vcpu_count; i++) {
+		const struct bh_vcpu_cfg *v = &p->vcpus[i];
+		printf("  vcpu core=%u priority=%u period=%llu budget=%llu deadline=%llu\n", v->core, v->priority,
+		       (unsigned long long)v->period_ns, (unsigned long long)v->budget_ns,
+		       (unsigned long long)v->deadline_ns);
+	}
+}
+
+static void dump_plan(const struct bh_plan_cfg *plan)
+{
+	printf("plan %s frame=%llu\n", plan->name, (unsigned long long)plan->major_frame_ns);
+	for (uint32_t c = 0; c < BH_MAX_CORES; c++) {
+		const struct bh_plan_core_cfg *core = &plan->cores[c];
+		if (!core->slot_count && !core->slots)
+			continue;
+		printf("  core %u slots=%u\n", c, core->slot_count);
+		for (uint32_t i = 0; i < core->slot_count; i++) {
+			const struct bh_slot_cfg *s = &core->slots[i];
+			printf("    slot start=%llu duration=%llu vcpu=%u.%u flags=%u\n", (unsigned long long)s->start_ns,
+			       (unsigned long long)s->duration_ns, s->partition, s->vcpu, s->flags);
+		}
+	}
 }
 
 int main(void)
@@ -71,28 +96,65 @@ int main(void)
 	       (unsigned long long)c->ram_base, (unsigned long long)c->ram_size, c->core_count, c->partition_count);
 	for (uint32_t i = 0; i < c->partition_count; i++)
 		dump_partition(&c->partitions[i]);
+	printf("policies=");
+	for (uint32_t i = 0; i < BH_MAX_CORES; i++)
+		printf("%s%u", i ? "," : "", c->cores[i].policy);
+	printf(" plans=%u initial=%u%s\n", c->plan_count, c->initial_plan, c->plans ? "" : " none");
+	for (uint32_t i = 0; i < c->plan_count; i++)
+		dump_plan(&c->plans[i]);
 	return 0;
 }
 """
 
 EXPECTED_DUMP = """\
-magic=0x44484b42 version=1 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
-partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3
+magic=0x44484b42 version=2 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
+partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=none
   area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
   area phys=0xa000000 ipa=0xa000000 size=0x1000 flags=0xb
   segment ipa=0x40000000 file=0x4 mem=0x4 data=00000014
   segment ipa=0x40001000 file=0x8 mem=0x8 data=8877665544332211
   segment ipa=0x40002000 file=0 mem=0x2000 data=none
-  vcpu core=2
-  vcpu core=3
-partition 1 control flags=1 entry=0x40000000 hm=2,1,1,1,3
+  vcpu core=2 priority=0 period=0 budget=0 deadline=0
+  vcpu core=3 priority=0 period=0 budget=0 deadline=0
+partition 1 control flags=1 entry=0x40000000 hm=2,1,1,1,3,0,0 irqs=none
   area phys=0x42000000 ipa=0x40000000 size=0x200000 flags=0x7
   area phys=0x9010000 ipa=0x9010000 size=0x1000 flags=0xb
   segment ipa=0x40000000 file=0x4 mem=0x4 data=00000014
   segment ipa=0x40001000 file=0x8 mem=0x8 data=8877665544332211
   segment ipa=0x40002000 file=0 mem=0x2000 data=none
-  vcpu core=1
+  vcpu core=1 priority=0 period=0 budget=0 deadline=0
+policies=0,0,0,0,0,0,0,0 plans=0 initial=0 none
 """
+
+SCHED_SEGMENTS = """\
+  area phys=%s ipa=0x40000000 size=0x200000 flags=0x7
+  segment ipa=0x40000000 file=0x4 mem=0x4 data=00000014
+  segment ipa=0x40001000 file=0x8 mem=0x8 data=8877665544332211
+  segment ipa=0x40002000 file=0 mem=0x2000 data=none
+"""
+
+EXPECTED_SCHED_DUMP = (
+    "magic=0x44484b42 version=2 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
+    "partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=48,49\n" + SCHED_SEGMENTS % "0x42200000" +
+    "  vcpu core=0 priority=0 period=0 budget=0 deadline=0\n"
+    "  vcpu core=1 priority=5 period=0 budget=0 deadline=0\n"
+    "  vcpu core=2 priority=0 period=10000000 budget=2000000 deadline=5000000\n"
+    "partition 1 control flags=1 entry=0x40000000 hm=1,1,1,0,3,1,2 irqs=34\n" + SCHED_SEGMENTS % "0x42000000" +
+    "  vcpu core=0 priority=0 period=0 budget=0 deadline=0\n"
+    "  vcpu core=1 priority=10 period=0 budget=0 deadline=0\n"
+    "partition 2 logger flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=none\n" + SCHED_SEGMENTS % "0x42400000" +
+    "  vcpu core=2 priority=0 period=1000000 budget=500000 deadline=1000000\n"
+    "partition 3 solo flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=none\n" + SCHED_SEGMENTS % "0x42600000" +
+    "  vcpu core=3 priority=0 period=0 budget=0 deadline=0\n"
+    "policies=1,2,3,0,0,0,0,0 plans=2 initial=1\n"
+    "plan startup frame=1000000\n"
+    "  core 0 slots=1\n"
+    "    slot start=0 duration=1000000 vcpu=1.0 flags=0\n"
+    "plan normal frame=1000000\n"
+    "  core 0 slots=2\n"
+    "    slot start=0 duration=200000 vcpu=1.0 flags=1\n"
+    "    slot start=500000 duration=300000 vcpu=0.0 flags=0\n"
+)
 
 
 def make_hyp_kit(directory: Path, padding: str = "") -> tuple[Path, Path]:
@@ -150,14 +212,27 @@ def test_generated_sources(demo, workdir, cli):
     assert "bh_seg_0_2" not in images  # the bss-only segment has no data
 
 
-def test_tables_match_config_tables_h(demo, workdir, cli):
-    """Compile the generated tables for the host and print them through the real structs."""
-    assert cli(*build_args(demo, make_hyp_kit(workdir / "kit")))[0] == 0
+def dump_tables(workdir: Path, config_path: str) -> str:
+    """Build config_path, compile its tables for the host and print them through the real structs."""
+    assert cli_main(build_args(config_path, make_hyp_kit(workdir / "kit"))) == 0
     (workdir / "dump.c").write_text(DUMP_C)
     run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", str(CONFIG_INCLUDE), "out/bh_config.c",
          "out/bh_images.S", "dump.c", "-o", "dump"], workdir)
-    output = subprocess.run([str(workdir / "dump")], capture_output=True, text=True, check=True).stdout
-    assert output == EXPECTED_DUMP
+    return subprocess.run([str(workdir / "dump")], capture_output=True, text=True, check=True).stdout
+
+
+def test_tables_match_config_tables_h(demo, workdir, capsys):
+    assert dump_tables(workdir, demo) == EXPECTED_DUMP
+
+
+def test_schedule_tables_match_config_tables_h(workdir, capsys):
+    """Policies, vCPU parameters, interrupts and plans; slots sorted by start within a core."""
+    shutil.copy(GOOD_DIR / "sched.yaml", workdir / "sched.yaml")
+    assert dump_tables(workdir, "sched.yaml") == EXPECTED_SCHED_DUMP
+    source = (workdir / "out" / "bh_config.c").read_text()
+    assert "[2] = { .policy = BH_POLICY_EDF }," in source
+    assert ".flags = BH_SLOT_NOTIFY }, /* control.0 */" in source
+    assert "static const uint32_t bh_irqs_0[] = { 48u, 49u };" in source
 
 
 def test_image_past_hypervisor_memory(demo, workdir, cli):
@@ -213,3 +288,15 @@ def test_partition_without_loaded_data(workdir):
     (workdir / "c.c").write_text(source)
     run([f"{CROSS}gcc", "-std=c11", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-I", str(CONFIG_INCLUDE),
          "-c", "c.c", "-o", "c.o"], workdir)
+
+
+def test_tables_are_strict_c11(workdir):
+    """Also with a plan that has no slots at all (its .cores stay zero): no empty initializer lists."""
+    idle_plan = "  plans:\n    - {name: idle, major_frame: 1ms, slots: []}\n"
+    text = (GOOD_DIR / "sched.yaml").read_text().replace("  plans:\n", idle_plan, 1)
+    (workdir / "idle.yaml").write_text(text)
+    source = render_config(config.load("idle.yaml"), "idle.yaml")
+    assert '.name = "idle",\n\t\t.major_frame_ns = UINT64_C(1000000),\n\t},' in source
+    (workdir / "c.c").write_text(source)
+    run([f"{CROSS}gcc", "-std=c11", "-pedantic-errors", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-I",
+         str(CONFIG_INCLUDE), "-c", "c.c", "-o", "c.o"], workdir)

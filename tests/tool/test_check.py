@@ -99,11 +99,51 @@ def test_load_returns_the_checked_model(workdir):
     assert app.areas[1].rights == "rw"
     assert control.health == {"memory_violation": "cold_restart", "trapped_instruction": "halt_partition",
                               "smc": "halt_partition", "partition_error": "halt_partition",
-                              "internal_error": "halt_system"}
+                              "internal_error": "halt_system", "budget_overrun": "ignore",
+                              "deadline_miss": "ignore"}
     assert app.health["partition_error"] == "ignore"
     assert app.entry_point == 0x40000000
     assert [(s.ipa, s.file_size, s.mem_size) for s in app.elf.segments] == \
         [(0x40000000, 4, 4), (0x40001000, 8, 8), (0x40002000, 0, 0x2000)]
+
+
+def test_load_reads_the_schedule(workdir):
+    copy_config(GOOD_DIR / "sched.yaml", workdir)
+    system = config.load("sched.yaml")
+    assert [system.policy_of(core) for core in range(4)] == ["cyclic", "fixed_priority", "edf", "dedicated"]
+    assert system.initial_plan.name == "normal"
+    startup, normal = system.schedule.plans
+    assert (startup.major_frame, normal.major_frame) == (1_000_000, 1_000_000)
+    assert [(s.start, s.duration, s.ref, s.notify) for s in normal.core_slots(0)] == \
+        [(0, 200_000, "control.0", True), (500_000, 300_000, "app.0", False)]
+    assert [s.ref for s in startup.slots] == ["control.0"]  # 'control' names vCPU 0
+    control, app, logger, _ = system.partitions
+    assert [(v.core, v.priority) for v in control.vcpus] == [(0, None), (1, 10)]
+    edf = app.vcpus[2]
+    assert (edf.period, edf.budget, edf.deadline, edf.effective_deadline) == (10_000_000, 2_000_000, 5_000_000,
+                                                                              5_000_000)
+    assert logger.vcpus[0].effective_deadline == 1_000_000
+    assert [irq.intid for irq in app.interrupts] == [48, 49] and logger.interrupts == []
+    assert (control.health["budget_overrun"], control.health["deadline_miss"]) == ("halt_partition", "cold_restart")
+
+
+def test_shared_policies_allow_several_vcpus_per_core(workdir, cli):
+    """The rule that failed bad/cores.yaml (two vCPUs on core 1) is lifted by a shared policy."""
+    text = (BAD_DIR / "cores.yaml").read_text().replace("{core: 4}", "{core: 3}")
+    for policy, extra in (("fixed_priority", "priority: 1"), ("edf", "period: 4ms, budget: 1ms")):
+        shared = text.replace("core: 1}", f"core: 1, {extra}}}").replace("- core: 1", f"- {{core: 1, {extra}}}")
+        shared += f"schedule:\n  cores: [{{core: 1, policy: {policy}}}]\n"
+        (workdir / f"{policy}.yaml").write_text(shared)
+        assert cli("check", f"{policy}.yaml") == (0, f"{policy}.yaml: ok (2 partitions)\n", "")
+
+
+def test_images_can_be_skipped(workdir):
+    """plan and trace read a configuration whose partitions are not built yet."""
+    text = (GOOD_DIR / "sched.yaml").read_text().replace("image: app.elf", "image: missing.elf")
+    (workdir / "unbuilt.yaml").write_text(text)
+    assert config.check("unbuilt.yaml")[1]
+    system = config.load("unbuilt.yaml", images=False)
+    assert system.partitions[0].elf is None and len(system.schedule.plans) == 2
 
 
 def test_load_raises_config_error_with_all_messages(workdir):

@@ -1,6 +1,9 @@
+#include "arch/fake.h"
 #include "fixture.h"
 #include "partition.h"
 #include "stage2.h"
+#include "plan.h"
+#include "percpu.h"
 
 static const uint8_t seg_data[] = SEG_TEXT;
 
@@ -43,4 +46,14 @@ void fixture_boot(void)
 {
 	stage2_pool_reset();
 	partition_init_all(&bh_system_config);
+	plan_init(&bh_system_config, 0);
+}
+
+void fixture_run(unsigned core, struct vcpu *v)
+{
+	fake.core = core;
+	percpu[core].vcpu = percpu[core].loaded = v;
+	percpu[core].regs = &v->regs;
+	v->state = VCPU_READY;
+	v->request = 0;
 }

@@ -14,5 +14,8 @@
 extern struct bh_partition_cfg fixture_partitions[2];
 /* Boot the fixture: partition_init_all on a clean fake machine. */
 void fixture_boot(void);
+struct vcpu;
+/* Pretend v is running on `core`, and the test executes on that core. */
+void fixture_run(unsigned core, struct vcpu *v);
 
 #endif

@@ -3,7 +3,10 @@
 #include "bulkhead/abi.h"
 #include "fixture.h"
 #include "hypercall.h"
+#include "main.h"
 #include "partition.h"
+#include "percpu.h"
+#include "sched.h"
 #include "unit.h"
 
 static struct arch_regs regs;
@@ -18,7 +21,11 @@ static int64_t call(struct vcpu *v, uint64_t fn, uint64_t a1, uint64_t a2)
 	return (int64_t)regs.x[0];
 }
 
-static struct vcpu *alpha(void) { return &partitions[0].vcpus[0]; }
+static struct vcpu *alpha(void)
+{
+	fixture_run(0, &partitions[0].vcpus[0]);
+	return &partitions[0].vcpus[0];
+}
 static struct vcpu *beta(void) { return &partitions[1].vcpus[0]; }
 
 TEST(unknown_hypercalls_are_reported)
@@ -77,14 +84,16 @@ TEST(reset_self_modes)
 	fixture_boot();
 	EXPECT_EQ(call(alpha(), BH_HC_RESET_SELF, 7, 0), BH_INVALID_PARAM);
 	fake_ram[0] = 'X';
-	call(alpha(), BH_HC_RESET_SELF, BH_RESET_WARM, 0);
-	EXPECT_EQ(fake.exit, FAKE_RESUMED);
+	EXPECT_EQ(call(alpha(), BH_HC_RESET_SELF, BH_RESET_WARM, 0), BH_OK);
+	EXPECT_EQ(partitions[0].vcpus[0].request, VCPU_REQ_RESET);
+	core_exit_work();
 	EXPECT_EQ(fake_ram[0], 'X');
 	EXPECT_EQ(fake.reset_args[1], BH_BOOT_WARM_RESTART);
 	EXPECT_EQ(fake.reset_args[2], 1);
+	EXPECT(percpu[0].vcpu == &partitions[0].vcpus[0]);
 	fake_ram[40] = 'Y';
 	call(alpha(), BH_HC_RESET_SELF, BH_RESET_COLD, 0);
-	EXPECT_EQ(fake.exit, FAKE_RESUMED);
+	core_exit_work();
 	EXPECT_EQ(fake_ram[0], 's');
 	EXPECT_EQ(fake_ram[40], 0);
 	EXPECT_EQ(fake.reset_entry, ALPHA_RAM_IPA);
@@ -92,18 +101,58 @@ TEST(reset_self_modes)
 	EXPECT_EQ(fake.reset_args[2], 2);
 }
 
-TEST(halt_self_idles_the_core)
+TEST(halt_self_leaves_the_core_idle)
 {
 	fixture_boot();
-	call(alpha(), BH_HC_HALT_SELF, 0, 0);
-	EXPECT_EQ(fake.exit, FAKE_IDLED);
+	EXPECT_EQ(call(alpha(), BH_HC_HALT_SELF, 0, 0), BH_OK);
 	EXPECT_EQ(partitions[0].state, PARTITION_HALTED);
 	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING);
+	FAKE_RUN(core_exit_work());
+	EXPECT_EQ(fake.exit, FAKE_IDLED);
+	EXPECT(percpu[0].vcpu == NULL);
 }
 
-TEST(idle_returns_when_the_timer_fired)
+TEST(idle_returns_at_once_when_the_timer_fired)
 {
 	fixture_boot();
 	fake.vtimer_fired = true;
 	EXPECT_EQ(call(alpha(), BH_HC_IDLE, 0, 0), BH_OK);
+	EXPECT_EQ(partitions[0].vcpus[0].state, VCPU_READY);
+	EXPECT_EQ(percpu[0].exit_work, 0);
+}
+
+TEST(idle_blocks_until_a_virtual_interrupt)
+{
+	fixture_boot();
+	struct vcpu *v = alpha();
+	EXPECT_EQ(call(v, BH_HC_IDLE, 0, 0), BH_OK);
+	EXPECT_EQ(v->state, VCPU_IDLE);
+	FAKE_RUN(core_exit_work());
+	EXPECT_EQ(fake.exit, FAKE_IDLED);
+	virq_inject(v, BH_VIRQ_TIMER, false);
+	EXPECT_EQ(v->state, VCPU_READY);
+	core_exit_work();
+	EXPECT(percpu[0].vcpu == v);
+}
+
+TEST(set_timer_programs_the_core_timer)
+{
+	fixture_boot();
+	struct vcpu *v = alpha();
+	EXPECT_EQ(call(v, BH_HC_SET_TIMER, 9, 0), BH_INVALID_PARAM);
+	memset(&regs, 0, sizeof(regs));
+	regs.x[0] = BH_HC_SET_TIMER;
+	regs.x[1] = BH_CLOCK_HW;
+	regs.x[2] = 2000000; /* 2 ms = 125000 ticks */
+	regs.x[3] = 5000;    /* below the minimum interval */
+	EXPECT_EQ(hypercall_dispatch(v, &regs), BH_INVALID_PARAM);
+	regs.x[3] = 0;
+	EXPECT_EQ(hypercall_dispatch(v, &regs), BH_OK);
+	core_exit_work();
+	EXPECT_EQ(fake.timer, 125000);
+	fake.counter = 125000;
+	sched_timer_event();
+	core_exit_work();
+	EXPECT(v->virq.pending[0] & (1u << BH_VIRQ_TIMER));
+	EXPECT_EQ(fake.timer, UINT64_MAX);
 }

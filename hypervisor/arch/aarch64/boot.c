@@ -12,6 +12,8 @@ _Static_assert(sizeof(struct percpu) == PERCPU_SIZE, "PERCPU_SIZE in asm_offsets
 _Static_assert(__builtin_offsetof(struct percpu, regs) == PERCPU_REGS, "PERCPU_REGS");
 _Static_assert(__builtin_offsetof(struct percpu, stack_top) == PERCPU_STACK, "PERCPU_STACK");
 _Static_assert(__builtin_offsetof(struct percpu, vcpu) == PERCPU_VCPU, "PERCPU_VCPU");
+_Static_assert(__builtin_offsetof(struct percpu, exit_work) == PERCPU_EXIT_WORK, "EXIT_WORK");
+_Static_assert(__builtin_offsetof(struct arch_regs, spsr) == REGS_SPSR, "REGS_SPSR");
 _Static_assert(__builtin_offsetof(struct arch_regs, elr) == REGS_ELR, "REGS_ELR");
 _Static_assert(sizeof(struct arch_regs) == REGS_SIZE, "REGS_SIZE");
 
@@ -47,6 +49,8 @@ void aarch64_boot_primary(uint64_t dtb)
 	aarch64_mmu_enable_this_core();
 	gic_init_distributor();
 	gic_init_this_core(0);
+	vgic_init_core();
+	aarch64_el2_init_core();
 	bh_log("EL2, MMU on, GICv3 up; device tree at 0x%lx", dtb);
 	const struct bh_system_cfg *sys = bh_boot_primary();
 	start_secondaries(sys->core_count);
@@ -57,5 +61,7 @@ void aarch64_boot_secondary(unsigned core)
 {
 	aarch64_mmu_enable_this_core();
 	gic_init_this_core(core);
+	vgic_init_core();
+	aarch64_el2_init_core();
 	bh_enter_core(core);
 }

@@ -8,6 +8,7 @@
 #include "partition.h"
 #include "percpu.h"
 #include "platform.h"
+#include "sched.h"
 
 #define SPSR_EL1H_MASKED 0x3c5ul       /* EL1h, D A I F masked */
 #define SCTLR_EL1_RESET 0x30D00800ul   /* RES1 bits; MMU and caches off */
@@ -33,22 +34,38 @@ void arch_console_putc(char c)
 
 void arch_spin_lock(struct spinlock *l)
 {
-	uint32_t busy;
+	uint32_t ticket = __atomic_fetch_add(&l->word, 0x10000u, __ATOMIC_ACQUIRE) >> 16;
+	uint32_t owner;
 
+	if ((__atomic_load_n(&l->word, __ATOMIC_ACQUIRE) & 0xffff) == ticket)
+		return; /* free: no WFE, which would cost a scheduling round under -icount */
+	/* LDAXRH arms the exclusive monitor: the owner's release store wakes our WFE. */
 	__asm__ volatile("	sevl\n"
 			 "1:	wfe\n"
-			 "2:	ldaxr	%w0, [%1]\n"
-			 "	cbnz	%w0, 1b\n"
-			 "	stxr	%w0, %w2, [%1]\n"
-			 "	cbnz	%w0, 2b\n"
-			 : "=&r"(busy)
-			 : "r"(&l->locked), "r"(1u)
-			 : "memory");
+			 "	ldaxrh	%w0, [%1]\n"
+			 "	cmp	%w0, %w2\n"
+			 "	b.ne	1b\n"
+			 : "=&r"(owner)
+			 : "r"(&l->word), "r"(ticket)
+			 : "cc", "memory");
+}
+
+bool arch_spin_trylock(struct spinlock *l)
+{
+	uint32_t w = __atomic_load_n(&l->word, __ATOMIC_RELAXED);
+
+	if ((w >> 16) != (w & 0xffff))
+		return false;
+	return __atomic_compare_exchange_n(&l->word, &w, w + 0x10000u, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
 }
 
 void arch_spin_unlock(struct spinlock *l)
 {
-	__asm__ volatile("stlr wzr, [%0]\n sev" : : "r"(&l->locked) : "memory");
+	uint16_t next_owner = (uint16_t)(l->word + 1);
+
+	__atomic_store_n((volatile uint16_t *)&l->word, next_owner, __ATOMIC_RELEASE);
+	__asm__ volatile("sev" ::: "memory");
 }
 
 void arch_cpu_relax(void)
@@ -95,36 +112,9 @@ void arch_sync_loaded_image(void *p, size_t len)
 	isb();
 }
 
-static void reset_el1_sysregs(void)
-{
-	write_sctlr_el1(SCTLR_EL1_RESET);
-	write_ttbr0_el1(0);
-	write_ttbr1_el1(0);
-	write_tcr_el1(0);
-	write_mair_el1(0);
-	write_amair_el1(0);
-	write_vbar_el1(0);
-	write_cpacr_el1(0);
-	write_contextidr_el1(0);
-	write_esr_el1(0);
-	write_far_el1(0);
-	write_par_el1(0);
-	write_afsr0_el1(0);
-	write_afsr1_el1(0);
-	write_tpidr_el1(0);
-	write_tpidr_el0(0);
-	write_tpidrro_el0(0);
-	write_sp_el0(0);
-	write_sp_el1(0);
-	write_elr_el1(0);
-	write_spsr_el1(0);
-	write_cntkctl_el1(0);
-	write_cntv_ctl_el0(0);
-	write_cntv_cval_el0(0);
-}
-
 void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2)
 {
+	struct arch_vcpu_ctx *a = &v->arch;
 	struct partition *p = v->partition;
 
 	memset(&v->regs, 0, sizeof(v->regs));
@@ -133,14 +123,88 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	v->regs.x[2] = a2;
 	v->regs.elr = entry;
 	v->regs.spsr = SPSR_EL1H_MASKED;
-	aarch64_vcpu_configure_el2(p->stage2_root, p->cfg->id + 1, v->id);
-	reset_el1_sysregs();
+	memset(a, 0, sizeof(*a));
+	a->sctlr = SCTLR_EL1_RESET;
+	a->vmpidr = (1ul << 31) | v->id;
+	a->vttbr = aarch64_vttbr(p->stage2_root, p->cfg->id + 1);
+	vgic_reset(a);
+}
+
+void arch_vcpu_save(struct vcpu *v)
+{
+	struct arch_vcpu_ctx *a = &v->arch;
+
+	a->sctlr = read_sctlr_el1();
+	a->ttbr0 = read_ttbr0_el1();
+	a->ttbr1 = read_ttbr1_el1();
+	a->tcr = read_tcr_el1();
+	a->mair = read_mair_el1();
+	a->amair = read_amair_el1();
+	a->vbar = read_vbar_el1();
+	a->cpacr = read_cpacr_el1();
+	a->contextidr = read_contextidr_el1();
+	a->esr = read_esr_el1();
+	a->far = read_far_el1();
+	a->par = read_par_el1();
+	a->afsr0 = read_afsr0_el1();
+	a->afsr1 = read_afsr1_el1();
+	a->tpidr_el1 = read_tpidr_el1();
+	a->tpidr_el0 = read_tpidr_el0();
+	a->tpidrro = read_tpidrro_el0();
+	a->sp_el0 = read_sp_el0();
+	a->sp_el1 = read_sp_el1();
+	a->elr_el1 = read_elr_el1();
+	a->spsr_el1 = read_spsr_el1();
+	a->cntkctl = read_cntkctl_el1();
+	a->csselr = read_csselr_el1();
+	a->mdscr = read_mdscr_el1();
+	a->cntv_ctl = read_cntv_ctl_el0();
+	a->cntv_cval = read_cntv_cval_el0();
+	write_cntv_ctl_el0(0); /* its timer must not fire for the next vCPU */
+	vgic_save(a);
+	fpsimd_save(a->fp, &a->fpcr, &a->fpsr);
+}
+
+void arch_vcpu_load(struct vcpu *v)
+{
+	const struct arch_vcpu_ctx *a = &v->arch;
+
+	write_sctlr_el1(a->sctlr);
+	write_ttbr0_el1(a->ttbr0);
+	write_ttbr1_el1(a->ttbr1);
+	write_tcr_el1(a->tcr);
+	write_mair_el1(a->mair);
+	write_amair_el1(a->amair);
+	write_vbar_el1(a->vbar);
+	write_cpacr_el1(a->cpacr);
+	write_contextidr_el1(a->contextidr);
+	write_esr_el1(a->esr);
+	write_far_el1(a->far);
+	write_par_el1(a->par);
+	write_afsr0_el1(a->afsr0);
+	write_afsr1_el1(a->afsr1);
+	write_tpidr_el1(a->tpidr_el1);
+	write_tpidr_el0(a->tpidr_el0);
+	write_tpidrro_el0(a->tpidrro);
+	write_sp_el0(a->sp_el0);
+	write_sp_el1(a->sp_el1);
+	write_elr_el1(a->elr_el1);
+	write_spsr_el1(a->spsr_el1);
+	write_cntkctl_el1(a->cntkctl);
+	write_csselr_el1(a->csselr);
+	write_mdscr_el1(a->mdscr);
+	write_vmpidr_el2(a->vmpidr);
+	write_vttbr_el2(a->vttbr);
+	write_cntv_cval_el0(a->cntv_cval);
+	write_cntv_ctl_el0(a->cntv_ctl);
+	vgic_load(a);
+	fpsimd_load(a->fp, a->fpcr, a->fpsr);
+	gic_set_ppi_enabled(PPI_VTIMER, !a->vtimer_masked);
 	isb();
 }
 
-void arch_vcpu_resume(struct vcpu *v)
+void arch_vcpu_resume(void)
 {
-	this_cpu()->regs = &v->regs;
 	aarch64_resume_fresh_stack();
 }
 
@@ -149,31 +213,39 @@ void arch_skip_instruction(struct arch_regs *r)
 	r->elr += 4;
 }
 
-static bool vtimer_fired(void)
+static bool vtimer_fires(uint64_t ctl)
 {
-	uint64_t ctl = read_cntv_ctl_el0();
-	return (ctl & (CNTV_CTL_ENABLE | CNTV_CTL_IMASK | CNTV_CTL_ISTATUS)) ==
-	       (CNTV_CTL_ENABLE | CNTV_CTL_ISTATUS);
+	return (ctl & (CNTV_CTL_ENABLE | CNTV_CTL_IMASK)) == CNTV_CTL_ENABLE;
 }
 
-bool arch_wait_virtual_timer(void)
+bool arch_vtimer_due(void)
 {
-	bool fired = vtimer_fired();
+	uint64_t ctl = read_cntv_ctl_el0();
+	return vtimer_fires(ctl) && (ctl & CNTV_CTL_ISTATUS);
+}
 
-	if (fired)
-		return true;
-	/* The timer's PPI is enabled only while waiting: it wakes WFI, and is never taken. */
-	gic_set_ppi_enabled(PPI_VTIMER, 1);
-	__asm__ volatile("wfi" ::: "memory");
-	gic_set_ppi_enabled(PPI_VTIMER, 0);
-	gic_drain();
-	return vtimer_fired();
+uint64_t arch_vtimer_deadline(const struct vcpu *v)
+{
+	if (!vtimer_fires(v->arch.cntv_ctl) || v->arch.vtimer_masked)
+		return TIME_NEVER;
+	return v->arch.cntv_cval; /* CNTVOFF_EL2 is 0: virtual time is physical time */
+}
+
+void arch_timer_program(uint64_t deadline)
+{
+	if (deadline == TIME_NEVER) {
+		write_cnthp_ctl_el2(0);
+	} else {
+		write_cnthp_cval_el2(deadline);
+		write_cnthp_ctl_el2(1);
+	}
+	isb();
 }
 
 void arch_wait_for_interrupt(void)
 {
-	__asm__ volatile("wfi" ::: "memory");
-	gic_drain();
+	__asm__ volatile("dsb sy\n wfi" ::: "memory");
+	aarch64_handle_irqs();
 }
 
 void arch_kick_core(unsigned core)

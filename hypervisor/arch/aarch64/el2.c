@@ -28,7 +28,7 @@
  * 4 KiB granule, 40-bit PA. */
 #define VTCR_VALUE 0x80023560ul
 
-void aarch64_vcpu_configure_el2(uint64_t stage2_root, unsigned vmid, unsigned vcpu_id)
+void aarch64_el2_init_core(void)
 {
 	uint64_t pmcr_n = (read_pmcr_el0() >> 11) & 0x1f;
 
@@ -38,11 +38,13 @@ void aarch64_vcpu_configure_el2(uint64_t stage2_root, unsigned vmid, unsigned vc
 	write_cptr_el2(CPTR_EL2_RES1);
 	write_cnthctl_el2(CNTHCTL_EL1PCTEN);
 	write_cntvoff_el2(0);
-	write_ich_hcr_el2(0);
 	write_vpidr_el2(read_midr_el1());
-	write_vmpidr_el2((1ul << 31) | vcpu_id);
 	write_vtcr_el2(VTCR_VALUE);
-	write_vttbr_el2(stage2_root | (uint64_t)vmid << 48);
 	isb();
-	__asm__ volatile("tlbi vmalls12e1\n dsb nsh\n isb" ::: "memory");
+	__asm__ volatile("tlbi alle1\n dsb nsh\n isb" ::: "memory");
+}
+
+uint64_t aarch64_vttbr(uint64_t stage2_root, unsigned vmid)
+{
+	return stage2_root | (uint64_t)vmid << 48;
 }

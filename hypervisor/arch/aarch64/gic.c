@@ -10,6 +10,11 @@
 #define GICD_CTLR_ARE (1u << 4)
 #define GICD_CTLR_GRP1 (1u << 1)
 #define GICD_CTLR_RWP (1u << 31)
+#define GICD_IGROUPR 0x0080
+#define GICD_ISENABLER 0x0100
+#define GICD_ICENABLER 0x0180
+#define GICD_IPRIORITYR 0x0400
+#define GICD_IROUTER 0x6000
 
 #define GICR_CTLR 0x0000
 #define GICR_CTLR_RWP (1u << 3)
@@ -77,12 +82,12 @@ void gic_init_this_core(unsigned core)
 	for (unsigned i = 0; i < 8; i++)
 		*reg32(rd, GICR_IPRIORITYR + 4 * i) = 0x80808080u;
 	*reg32(rd, GICR_ICENABLER0) = 0xffffffffu;
-	*reg32(rd, GICR_ISENABLER0) = 1u << SGI_KICK;
+	*reg32(rd, GICR_ISENABLER0) = 1u << SGI_KICK | 1u << PPI_MAINTENANCE | 1u << PPI_HYP_TIMER;
 	write_icc_sre_el2(ICC_SRE_SRE | ICC_SRE_ENABLE);
 	isb();
 	write_icc_pmr_el1(0xff);
 	write_icc_bpr1_el1(0);
-	write_icc_ctlr_el1(0);
+	write_icc_ctlr_el1(0); /* EOI drops priority and deactivates */
 	write_icc_igrpen1_el1(1);
 	isb();
 }
@@ -106,16 +111,31 @@ void gic_set_ppi_enabled(unsigned intid, int enabled)
 		wait_bit_clear(reg32(rd, GICR_CTLR), GICR_CTLR_RWP);
 }
 
-unsigned gic_drain(void)
+void gic_set_spi_enabled(unsigned intid, int enabled)
 {
-	unsigned n = 0;
+	unsigned off = (enabled ? GICD_ISENABLER : GICD_ICENABLER) + 4 * (intid / 32);
 
-	for (; n < DRAIN_MAX; n++) {
-		uint64_t intid = read_icc_iar1_el1() & 0xffffff;
-		if (intid >= INTID_SPURIOUS)
-			break;
-		write_icc_eoir1_el1(intid);
-	}
+	*reg32(PLAT_GICD_BASE, off) = 1u << (intid % 32);
+	if (!enabled)
+		wait_bit_clear(reg32(PLAT_GICD_BASE, GICD_CTLR), GICD_CTLR_RWP);
+}
+
+void gic_route_spi(unsigned intid, uint64_t affinity)
+{
+	volatile uint8_t *prio = (volatile uint8_t *)(PLAT_GICD_BASE + GICD_IPRIORITYR + intid);
+
+	*reg32(PLAT_GICD_BASE, GICD_IGROUPR + 4 * (intid / 32)) |= 1u << (intid % 32);
+	*prio = 0x80;
+	*(volatile uint64_t *)(PLAT_GICD_BASE + GICD_IROUTER + 8 * intid) = affinity;
+}
+
+unsigned gic_ack(void)
+{
+	return (unsigned)(read_icc_iar1_el1() & 0xffffff);
+}
+
+void gic_end(unsigned intid)
+{
+	write_icc_eoir1_el1(intid);
 	isb();
-	return n;
 }

@@ -6,6 +6,7 @@
 #include "console.h"
 #include "format.h"
 #include "hm.h"
+#include "main.h"
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
@@ -48,7 +49,8 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 		.pc = r->elr,
 		.detail = write ? "write" : "read",
 	};
-	hm_raise(v, &ev);
+	if (!hm_raise(v, &ev))
+		return;
 	if (!write && (esr & ISS_DABT_ISV))
 		zero_destination(r, (unsigned)(esr >> 16) & 31);
 	arch_skip_instruction(r);
@@ -62,11 +64,11 @@ static void instruction_abort(struct vcpu *v, struct arch_regs *r)
 		.pc = r->elr,
 		.detail = "exec",
 	};
-	hm_raise(v, &ev);
+	if (!hm_raise(v, &ev))
+		return;
 	/* There is no instruction to skip: an ignored fetch fault cannot go on. */
 	bh_log("partition %s: instruction fetch fault cannot be ignored", v->partition->cfg->name);
 	partition_halt(v->partition);
-	core_idle();
 }
 
 static void sysreg_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
@@ -79,7 +81,8 @@ static void sysreg_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	struct hm_event ev = {
 		.kind = BH_HM_TRAPPED_INSTRUCTION, .address = r->elr, .pc = r->elr, .detail = what,
 	};
-	hm_raise(v, &ev);
+	if (!hm_raise(v, &ev))
+		return;
 	if (read)
 		zero_destination(r, (unsigned)(esr >> 5) & 31);
 	arch_skip_instruction(r);
@@ -90,7 +93,8 @@ static void smc_trap(struct vcpu *v, struct arch_regs *r)
 	struct hm_event ev = {
 		.kind = BH_HM_SMC, .address = r->x[0], .pc = r->elr, .detail = "smc function id",
 	};
-	hm_raise(v, &ev);
+	if (!hm_raise(v, &ev))
+		return;
 	r->x[0] = (uint64_t)-1; /* SMCCC NOT_SUPPORTED */
 	arch_skip_instruction(r);
 }
@@ -102,8 +106,8 @@ static void other_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	struct hm_event ev = {
 		.kind = BH_HM_TRAPPED_INSTRUCTION, .address = r->elr, .pc = r->elr, .detail = what,
 	};
-	hm_raise(v, &ev);
-	arch_skip_instruction(r);
+	if (hm_raise(v, &ev))
+		arch_skip_instruction(r);
 }
 
 static void guest_trap(struct arch_regs *r, uint64_t esr)
@@ -132,13 +136,14 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 void aarch64_guest_sync(struct arch_regs *r)
 {
 	guest_trap(r, read_esr_el2());
+	core_exit_work();
 }
 
 void aarch64_guest_irq(struct arch_regs *r)
 {
 	(void)r;
-	gic_drain();
-	core_handle_requests();
+	aarch64_handle_irqs();
+	core_exit_work();
 }
 
 void aarch64_guest_fiq(struct arch_regs *r)
@@ -153,6 +158,7 @@ void aarch64_guest_serror(struct arch_regs *r)
 		.detail = "SError",
 	};
 	hm_raise(current_vcpu(), &ev);
+	core_exit_work();
 }
 
 static const char *const el2_kinds[] = {

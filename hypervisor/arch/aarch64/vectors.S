@@ -86,9 +86,9 @@ guest_sync_full:
 /* Hypercall fast path, straight into hypercall_dispatch(vcpu, regs). The dispatcher
  * preserves x19-x29 (AAPCS64), so only what it may clobber is saved: x0-x18 and x30, and ELR
  * for handlers that report the PC. ELR_EL2 and SPSR_EL2 themselves are untouched while it runs
- * (EL2 takes no exceptions), so a handler cannot change where the guest resumes; one that
- * leaves the vCPU (halt, restart) goes through aarch64_resume_fresh_stack instead. x2-x17 are
- * restored as well, so no hypervisor value leaks into the guest. */
+ * (EL2 takes no exceptions), so a handler cannot change where the guest resumes. A handler that
+ * needs more (switching vCPUs, delivering interrupts) sets percpu.exit_work and the exit goes
+ * the slow way. x2-x17 are restored as well, so no hypervisor value leaks into the guest. */
 guest_hvc:
 	mrs	x1, tpidr_el2
 	ldr	x0, [x1, #PERCPU_VCPU]
@@ -102,12 +102,30 @@ guest_hvc:
 	str	x2, [x1, #REGS_ELR]
 	bl	hypercall_dispatch      /* x0 = the result for the guest's x0 */
 	mrs	x1, tpidr_el2
+	ldr	w2, [x1, #PERCPU_EXIT_WORK]
+	cbnz	w2, hvc_slow_exit
 	ldr	x1, [x1, #PERCPU_REGS]
 	x2_to_x17 ldp, x1
 	ldr	x18, [x1, #144]
 	ldr	x30, [x1, #240]
 	ldr	x1, [x1, #8]
 	eret
+
+/* The hypercall left work (a vCPU switch, interrupts to deliver): complete the save area
+ * first. x19-x29 hold the guest's values again now that the C code has returned. */
+hvc_slow_exit:
+	ldr	x1, [x1, #PERCPU_REGS]
+	str	x0, [x1, #0]
+	stp	x19, x20, [x1, #152]
+	stp	x21, x22, [x1, #168]
+	stp	x23, x24, [x1, #184]
+	stp	x25, x26, [x1, #200]
+	stp	x27, x28, [x1, #216]
+	str	x29, [x1, #232]
+	mrs	x2, spsr_el2
+	str	x2, [x1, #REGS_SPSR]
+	bl	core_exit_work
+	b	aarch64_guest_return
 
 /* Save what the hypervisor was doing into a frame on the stack and report it. */
 el2_unexpected:

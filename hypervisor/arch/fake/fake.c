@@ -16,6 +16,7 @@ void fake_reset(void)
 	memset(percpu, 0, sizeof(percpu));
 	for (unsigned c = 0; c < BH_MAX_CORES; c++)
 		percpu[c].core = c;
+	fake.vtimer_deadline = UINT64_MAX;
 }
 
 static _Noreturn void leave(enum fake_exit why)
@@ -34,9 +35,22 @@ void arch_console_putc(char c)
 		fake.uart[fake.uart_len++] = c;
 }
 
-void arch_spin_lock(struct spinlock *l) { l->locked = 1; }
-void arch_spin_unlock(struct spinlock *l) { l->locked = 0; }
-void arch_cpu_relax(void) { fake.counter += 16; }
+void arch_spin_lock(struct spinlock *l) { l->word = 1; }
+void arch_spin_unlock(struct spinlock *l) { l->word = 0; }
+
+bool arch_spin_trylock(struct spinlock *l)
+{
+	if (l->word)
+		return false;
+	l->word = 1;
+	return true;
+}
+void arch_cpu_relax(void)
+{
+	fake.counter += 16;
+	if (fake.relax_hook)
+		fake.relax_hook();
+}
 
 void *arch_phys_to_ptr(uint64_t pa)
 {
@@ -61,6 +75,7 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	v->regs.x[0] = a0;
 	v->regs.x[1] = a1;
 	v->regs.x[2] = a2;
+	v->arch.entry = entry;
 	fake.reset_entry = entry;
 	fake.reset_args[0] = a0;
 	fake.reset_args[1] = a1;
@@ -68,10 +83,18 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	fake.resets++;
 }
 
-void arch_vcpu_resume(struct vcpu *v) { (void)v; leave(FAKE_RESUMED); }
+void arch_vcpu_save(struct vcpu *v) { v->arch.loaded = 0; fake.saves++; }
+void arch_vcpu_load(struct vcpu *v) { v->arch.loaded = 1; fake.loads++; }
+void arch_vcpu_resume(void) { leave(FAKE_RESUMED); }
 void arch_skip_instruction(struct arch_regs *r) { r->elr += 4; }
-bool arch_wait_virtual_timer(void) { return fake.vtimer_fired; }
+bool arch_vtimer_due(void) { return fake.vtimer_fired; }
+uint64_t arch_vtimer_deadline(const struct vcpu *v) { (void)v; return fake.vtimer_deadline; }
+void arch_vgic_flush(struct vcpu *v) { (void)v; fake.flushes++; }
+bool arch_vgic_pending(void) { return false; }
+void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }
 void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
+void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
+void arch_irq_unmask(unsigned intid) { (void)intid; }
 void arch_kick_core(unsigned core) { fake.kicks[core]++; }
 void arch_system_off(void) { leave(FAKE_SYSTEM_OFF); }
 void arch_dump_regs(const struct arch_regs *r) { (void)r; }

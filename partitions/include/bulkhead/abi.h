@@ -25,7 +25,22 @@
 #define BH_HC_RESET_SELF     BH_HC(0x05) /* (mode) -> does not return on success */
 #define BH_HC_RAISE_EVENT    BH_HC(0x06) /* (code) -> OK if the action lets the caller go on */
 #define BH_HC_HALT_SYSTEM    BH_HC(0x07) /* () -> does not return; system partitions only */
-#define BH_HC_COUNT          8
+/* Time and timers. */
+#define BH_HC_SET_TIMER      BH_HC(0x08) /* (clock, abs_ns, interval_ns) -> OK; BH_VIRQ_TIMER at expiry */
+/* Interrupts (paravirtual API; the GIC CPU interface itself is virtualized by hardware). */
+#define BH_HC_IRQ_CTL        BH_HC(0x09) /* (op, virq) -> OK */
+/* vCPU services on the caller's own partition. */
+#define BH_HC_VCPU_CTL       BH_HC(0x0a) /* (op, vcpu, entry) -> OK */
+#define BH_HC_VCPU_STATUS    BH_HC(0x0b) /* (vcpu) -> OK, x1 = state, x2 = exec ns */
+/* Real-time reporting. */
+#define BH_HC_DEADLINE_MISS  BH_HC(0x0c) /* (info) -> health-monitor event deadline_miss */
+/* System partition services. */
+#define BH_HC_PARTITION_CTL  BH_HC(0x0d) /* (op, partition, mode) -> OK */
+#define BH_HC_PARTITION_STATUS BH_HC(0x0e) /* (partition, buf) -> OK, fills bh_partition_status */
+#define BH_HC_PLAN_SWITCH    BH_HC(0x0f) /* (plan, when) -> OK */
+#define BH_HC_PLAN_STATUS    BH_HC(0x10) /* () -> OK, x1 = current, x2 = next, x3 = major frames done */
+#define BH_HC_TRACE_READ     BH_HC(0x11) /* (core, buf, max) -> events copied (oldest first) */
+#define BH_HC_COUNT          0x12
 
 /* Error codes (XtratuM numbering). */
 #define BH_OK                  0
@@ -38,8 +53,43 @@
 #define BH_NOT_AVAILABLE      (-7)
 #define BH_OP_NOT_ALLOWED     (-8)
 
-/* BH_HC_GET_TIME clocks. */
-#define BH_CLOCK_HW 0 /* system counter since power-on, in ns */
+/* BH_HC_GET_TIME / BH_HC_SET_TIMER clocks. */
+#define BH_CLOCK_HW   0 /* wall clock: system counter since power-on, in ns */
+#define BH_CLOCK_EXEC 1 /* execution clock: ns the calling vCPU has run since its partition started */
+
+/* Virtual interrupt numbers the hypervisor injects (PPIs of the virtual GIC). */
+#define BH_VIRQ_SLOT_START  20 /* a cyclic slot with notify began for this vCPU */
+#define BH_VIRQ_TIMER       21 /* the BH_HC_SET_TIMER timer expired */
+#define BH_VIRQ_PLAN_SWITCH 22 /* a new cyclic plan took effect */
+#define BH_VIRQ_VTIMER      27 /* the EL1 virtual timer (architectural PPI) */
+#define BH_VIRQ_MAX         288 /* virtual INTIDs 0..BH_VIRQ_MAX-1 */
+
+/* BH_HC_IRQ_CTL operations. All virtual interrupts start enabled. */
+#define BH_IRQ_ENABLE  0
+#define BH_IRQ_DISABLE 1
+
+/* BH_HC_VCPU_CTL operations and vCPU states (BH_HC_VCPU_STATUS x1). */
+#define BH_VCPU_START   0 /* start a halted vCPU at entry (0 = the partition entry) */
+#define BH_VCPU_SUSPEND 1 /* stop scheduling it until resumed */
+#define BH_VCPU_RESUME  2
+#define BH_VCPU_HALT    3 /* stop it; only START brings it back */
+#define BH_VCPU_STATE_HALTED    0 /* not started, or halted */
+#define BH_VCPU_STATE_READY     1 /* runnable: running or waiting for its core */
+#define BH_VCPU_STATE_IDLE      2 /* waiting in BH_HC_IDLE for an interrupt */
+#define BH_VCPU_STATE_SUSPENDED 3
+
+/* BH_HC_PARTITION_CTL operations (system partitions only) and partition states. */
+#define BH_PARTITION_SUSPEND 0
+#define BH_PARTITION_RESUME  1
+#define BH_PARTITION_HALT    2
+#define BH_PARTITION_RESTART 3 /* mode: BH_RESET_COLD or BH_RESET_WARM */
+#define BH_PARTITION_STATE_RUNNING   0
+#define BH_PARTITION_STATE_HALTED    1
+#define BH_PARTITION_STATE_SUSPENDED 2
+
+/* BH_HC_PLAN_SWITCH: when the new plan takes effect. */
+#define BH_PLAN_AT_MAJOR_FRAME_END 0
+#define BH_PLAN_NOW                1
 
 /* BH_HC_RESET_SELF modes. */
 #define BH_RESET_COLD 0 /* reload the image from the boot image, then start at the entry */
@@ -48,8 +98,20 @@
 /* Largest buffer one console write accepts; longer writes get BH_INVALID_PARAM. */
 #define BH_CONSOLE_MAX_WRITE 4096u
 
-/* Entry conventions: every vCPU starts at the partition entry at EL1h, MMU off,
- * DAIF masked, with:
+/* Filled by BH_HC_PARTITION_STATUS. */
+#ifndef __ASSEMBLER__
+struct bh_partition_status {
+	unsigned int state;          /* BH_PARTITION_STATE_* */
+	unsigned int restarts;
+	unsigned long long exec_ns;  /* execution time of all its vCPUs since it last started */
+	unsigned int vcpu_count;
+	int current_slot;            /* index of the cyclic slot running one of its vCPUs, or -1 */
+	unsigned long long hm_events;
+};
+#endif
+
+/* Entry conventions: vCPU 0 starts at the partition entry at EL1h, MMU off, DAIF masked;
+ * other vCPUs stay halted until vCPU 0 starts them with BH_HC_VCPU_CTL. Registers:
  *   x0 = vCPU id,
  *   x1 = boot kind (BH_BOOT_*),
  *   x2 = number of times the partition has been restarted since the system booted. */

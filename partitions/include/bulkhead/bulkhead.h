@@ -12,6 +12,7 @@
 
 #include "bulkhead/abi.h"
 #include "bulkhead/layout.h"
+#include "bulkhead/trace.h"
 
 /* ---------------------------------------------------------------------------------------
  * Hypercall primitive.
@@ -79,14 +80,26 @@ static inline long bh_get_ids(unsigned *partition, unsigned *vcpu)
 	return r.x0;
 }
 
-/* Stores the hypervisor's BH_CLOCK_HW time (ns since power-on). */
-static inline long bh_get_time(unsigned long long *ns)
+/* Stores the time of clock (BH_CLOCK_*) in ns. */
+static inline long bh_get_clock(unsigned clock, unsigned long long *ns)
 {
-	struct bh_hc_result r = bh_hvc(BH_HC_GET_TIME, BH_CLOCK_HW, 0, 0, 0, 0);
+	struct bh_hc_result r = bh_hvc(BH_HC_GET_TIME, clock, 0, 0, 0, 0);
 
 	if (r.x0 >= 0 && ns)
 		*ns = r.x1;
 	return r.x0;
+}
+
+/* Stores the hypervisor's BH_CLOCK_HW time (ns since power-on). */
+static inline long bh_get_time(unsigned long long *ns)
+{
+	return bh_get_clock(BH_CLOCK_HW, ns);
+}
+
+/* Stores the calling vCPU's execution time (BH_CLOCK_EXEC) in ns. */
+static inline long bh_get_exec_time(unsigned long long *ns)
+{
+	return bh_get_clock(BH_CLOCK_EXEC, ns);
 }
 
 /* Halts the calling partition. Parks in wfi should the hypervisor ever return. */
@@ -97,7 +110,9 @@ _Noreturn static inline void bh_halt_self(void)
 		__asm__ volatile("wfi" ::: "memory");
 }
 
-/* Blocks until this vCPU's EL1 virtual timer condition is met (see bh_sleep_ns). */
+/* Blocks until this vCPU has a virtual interrupt pending or its EL1 virtual timer
+ * condition is met; returns at once if one already is. Acknowledges nothing: with IRQs
+ * masked, follow it with bh_irq_poll() so pending interrupts are taken (see bh_sleep_ns). */
 static inline long bh_idle(void)
 {
 	return bh_hypercall(BH_HC_IDLE, 0, 0, 0, 0, 0);
@@ -120,6 +135,206 @@ static inline long bh_halt_system(void)
 {
 	return bh_hypercall(BH_HC_HALT_SYSTEM, 0, 0, 0, 0, 0);
 }
+
+/* Arms the BH_VIRQ_TIMER timer of clock (BH_CLOCK_*) at abs_ns, then every interval_ns
+ * (0: one shot); abs_ns = 0 disarms it. */
+static inline long bh_set_timer(unsigned clock, unsigned long long abs_ns,
+				unsigned long long interval_ns)
+{
+	return bh_hypercall(BH_HC_SET_TIMER, clock, abs_ns, interval_ns, 0, 0);
+}
+
+/* Enables or disables (BH_IRQ_ENABLE / BH_IRQ_DISABLE) delivery of virtual INTID virq. */
+static inline long bh_irq_ctl(unsigned op, unsigned virq)
+{
+	return bh_hypercall(BH_HC_IRQ_CTL, op, virq, 0, 0, 0);
+}
+
+/* BH_VCPU_* operation on one of the caller's own vCPUs; entry (IPA) only for START,
+ * 0 meaning the partition entry _start, which sets up the runtime and calls
+ * secondary_main. Any other entry starts with no stack, vectors or runtime state. */
+static inline long bh_vcpu_ctl(unsigned op, unsigned vcpu, unsigned long entry)
+{
+	return bh_hypercall(BH_HC_VCPU_CTL, op, vcpu, entry, 0, 0);
+}
+
+static inline long bh_vcpu_start(unsigned vcpu)
+{
+	return bh_vcpu_ctl(BH_VCPU_START, vcpu, 0);
+}
+
+static inline long bh_vcpu_suspend(unsigned vcpu)
+{
+	return bh_vcpu_ctl(BH_VCPU_SUSPEND, vcpu, 0);
+}
+
+static inline long bh_vcpu_resume(unsigned vcpu)
+{
+	return bh_vcpu_ctl(BH_VCPU_RESUME, vcpu, 0);
+}
+
+static inline long bh_vcpu_halt(unsigned vcpu)
+{
+	return bh_vcpu_ctl(BH_VCPU_HALT, vcpu, 0);
+}
+
+/* Stores the vCPU's BH_VCPU_STATE_* and execution time in ns (either pointer may be
+ * NULL). */
+static inline long bh_vcpu_status(unsigned vcpu, unsigned *state,
+				  unsigned long long *exec_ns)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_VCPU_STATUS, vcpu, 0, 0, 0, 0);
+
+	if (r.x0 >= 0) {
+		if (state)
+			*state = (unsigned)r.x1;
+		if (exec_ns)
+			*exec_ns = r.x2;
+	}
+	return r.x0;
+}
+
+/* Reports a missed deadline (info: free-form, e.g. the activation number) to the health
+ * monitor; returns if the configured action lets the caller go on. */
+static inline long bh_deadline_miss(unsigned long info)
+{
+	return bh_hypercall(BH_HC_DEADLINE_MISS, info, 0, 0, 0, 0);
+}
+
+/* System partitions only: BH_PARTITION_* operation on partition id; mode for RESTART. */
+static inline long bh_partition_ctl(unsigned op, unsigned id, unsigned mode)
+{
+	return bh_hypercall(BH_HC_PARTITION_CTL, op, id, mode, 0, 0);
+}
+
+/* Fills *st for partition id (a normal partition may only ask about itself). */
+static inline long bh_partition_status(unsigned id, struct bh_partition_status *st)
+{
+	return bh_hypercall(BH_HC_PARTITION_STATUS, id, (unsigned long)st, 0, 0, 0);
+}
+
+/* System partitions only: switch to cyclic plan, when = BH_PLAN_*. */
+static inline long bh_plan_switch(unsigned plan, unsigned when)
+{
+	return bh_hypercall(BH_HC_PLAN_SWITCH, plan, when, 0, 0, 0);
+}
+
+/* Stores the current and next plan and the number of major frames completed (any pointer
+ * may be NULL). */
+static inline long bh_plan_status(unsigned *current, unsigned *next,
+				  unsigned long long *frames)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_PLAN_STATUS, 0, 0, 0, 0, 0);
+
+	if (r.x0 >= 0) {
+		if (current)
+			*current = (unsigned)r.x1;
+		if (next)
+			*next = (unsigned)r.x2;
+		if (frames)
+			*frames = r.x3;
+	}
+	return r.x0;
+}
+
+/* System partitions only: copies up to max of core's oldest trace events into buf and
+ * removes them from the ring; returns how many, or a BH_* error. */
+static inline long bh_trace_read(unsigned core, struct bh_trace_event *buf, unsigned max)
+{
+	return bh_hypercall(BH_HC_TRACE_READ, core, (unsigned long)buf, max, 0, 0);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Virtual interrupts (libbhpart). The hypervisor delivers them through the GICv3 virtual
+ * CPU interface; the runtime's IRQ vector acknowledges each pending INTID, calls its
+ * handler on the interrupted vCPU's stack, and ends it (EOI). Handlers run with IRQs
+ * masked, may call hypercalls and bh_printf, and must not use FP/SIMD registers (the
+ * vector saves general-purpose registers only; everything is built -mgeneral-regs-only).
+ * A level-triggered source (the virtual timer) must be quietened by its handler, or it
+ * fires again right after the EOI.
+ * Every vCPU starts with IRQs masked (DAIF.I set).
+ * --------------------------------------------------------------------------------------- */
+typedef void (*bh_irq_handler_t)(unsigned intid);
+
+/* Installs fn for intid (< BH_VIRQ_MAX) on every vCPU of the partition; NULL restores the
+ * default. Returns BH_OK or BH_INVALID_PARAM. Defaults: BH_VIRQ_VTIMER disables the timer
+ * and sets this vCPU's "fired" flag; any other INTID prints
+ * "unexpected virtual interrupt <n>" the first time it arrives. */
+long bh_irq_set_handler(unsigned intid, bh_irq_handler_t fn);
+
+/* Returns and clears the calling vCPU's flag set by the default BH_VIRQ_VTIMER handler. */
+int bh_vtimer_take_fired(void);
+
+#define BH_DAIF_I (1ul << 7)  /* PSTATE.I as read through DAIF */
+
+/* The "memory" clobbers keep the compiler from moving accesses to data shared with
+ * handlers across the mask changes. */
+static inline void bh_irq_enable(void)
+{
+	__asm__ volatile("msr daifclr, #2" : : : "memory");
+}
+
+static inline void bh_irq_disable(void)
+{
+	__asm__ volatile("msr daifset, #2" : : : "memory");
+}
+
+/* Masks IRQs; returns the previous DAIF value for bh_irq_restore. */
+static inline unsigned long bh_irq_save(void)
+{
+	unsigned long flags;
+
+	__asm__ volatile("mrs %0, daif\n\tmsr daifset, #2" : "=r"(flags) : : "memory");
+	return flags;
+}
+
+static inline void bh_irq_restore(unsigned long flags)
+{
+	__asm__ volatile("msr daif, %0" : : "r"(flags) : "memory");
+}
+
+static inline int bh_irq_enabled(void)
+{
+	unsigned long flags;
+
+	__asm__ volatile("mrs %0, daif" : "=r"(flags));
+	return !(flags & BH_DAIF_I);
+}
+
+/* Takes every interrupt pending now, then restores the previous mask. The isb makes the
+ * unmasking take effect, so a pending interrupt is taken before IRQs are masked again. */
+static inline void bh_irq_poll(void)
+{
+	unsigned long flags;
+
+	__asm__ volatile("mrs %0, daif\n\tmsr daifclr, #2\n\tisb\n\tmsr daif, %0"
+			 : "=&r"(flags) : : "memory");
+}
+
+/* The calling vCPU's id without a hypercall: crt0 keeps it in TPIDR_EL1. */
+static inline unsigned bh_vcpu_self(void)
+{
+	unsigned long v;
+
+	__asm__ volatile("mrs %0, tpidr_el1" : "=r"(v));
+	return (unsigned)v;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Trace (libbhpart, system partitions): prints the hypervisor's trace rings as the text
+ * form described in bulkhead/trace.h.
+ * --------------------------------------------------------------------------------------- */
+
+/* Prints "BHTRACE-FREQ <CNTFRQ>". */
+void bh_trace_print_freq(void);
+
+/* Reads core's events (BH_HC_TRACE_READ, 32 at a time) and prints one BHTRACE line each,
+ * until a read comes back short or empty; stores the count in *count (may be NULL) and
+ * returns BH_OK or the error a read returned. */
+long bh_trace_drain_rc(unsigned core, unsigned *count);
+
+/* Same, returning only the number of events printed. */
+unsigned bh_trace_drain(unsigned core);
 
 /* ---------------------------------------------------------------------------------------
  * Console formatting (libbhpart). Each call formats into its own stack line buffer and
@@ -161,7 +376,13 @@ static inline unsigned long long bh_counter_freq(void)
 	return v;
 }
 
+unsigned long long bh_ticks_to_ns(unsigned long long ticks);
+unsigned long long bh_ns_to_ticks(unsigned long long ns); /* rounds up */
 unsigned long long bh_now_ns(void);              /* no hypercall */
+
+/* Sleeps on the EL1 virtual timer (so they must not be used by a partition that installs
+ * its own BH_VIRQ_VTIMER handler). Interrupts that arrive meanwhile are taken and handled;
+ * the caller's IRQ mask is restored on return. */
 void bh_sleep_until_ns(unsigned long long deadline_ns); /* absolute, bh_now_ns time base */
 void bh_sleep_ns(unsigned long long ns);
 void bh_sleep_ms(unsigned ms);

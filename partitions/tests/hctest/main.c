@@ -1,7 +1,7 @@
 /* hctest: checks the hypercall API's argument validation and results.
  *
  * Expected configuration: partition id 0, one vCPU, memory at IPA 0x40000000 (4 MiB),
- * not a system partition, partition_error mapped to "ignore".
+ * not a system partition, partition_error and deadline_miss mapped to "ignore".
  */
 #include "bhtest.h"
 
@@ -10,6 +10,19 @@
 #define HCTEST_MEM_END  (HCTEST_MEM_BASE + HCTEST_MEM_SIZE)
 
 #define UART_IPA        0x09000000ul   /* the hypervisor's UART, never partition memory */
+
+#define SELF_ID          0u
+#define OTHER_PARTITION  1u
+#define BAD_CLOCK        7u
+#define BAD_IRQ_OP       5u
+#define BAD_VCPU         8u
+#define FAR_FUTURE_NS    3600000000000ull  /* 1 h: a timer armed by mistake never fires */
+#define TIMER_DELAY_NS   1000000ull        /* 1 ms */
+#define ONE_SHOT_WAIT_MS 5u
+#define PERIODIC_WAIT_NS 5500000ull        /* 5.5 ms: about five 1 ms periods */
+#define PERIODIC_MIN     4u
+#define PERIODIC_MAX     6u
+#define DISARMED_WAIT_MS 3u
 
 static const char hello_line[] = "hctest: console write check\n";
 
@@ -126,11 +139,129 @@ BH_TEST(raise_event_ignored)
 	BH_EXPECT_EQ(bh_raise_event(0x1234), BH_OK);
 }
 
+BH_TEST(set_timer_bad_clock)
+{
+	unsigned long long now = 0;
+
+	BH_EXPECT_EQ(bh_get_time(&now), BH_OK);
+	BH_EXPECT_EQ(bh_set_timer(BAD_CLOCK, now + FAR_FUTURE_NS, 0), BH_INVALID_PARAM);
+}
+
+BH_TEST(irq_ctl_bad_arguments)
+{
+	BH_EXPECT_EQ(bh_irq_ctl(BAD_IRQ_OP, BH_VIRQ_TIMER), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_irq_ctl(BH_IRQ_ENABLE, BH_VIRQ_MAX), BH_INVALID_PARAM);
+}
+
+BH_TEST(vcpu_ctl_bad_vcpu)
+{
+	BH_EXPECT_EQ(bh_vcpu_ctl(BH_VCPU_START, BAD_VCPU, 0), BH_INVALID_PARAM);
+}
+
+/* Arguments that would be harmless should the permission check be missing. */
+BH_TEST(system_calls_not_permitted)
+{
+	struct bh_trace_event ev;
+
+	BH_EXPECT_EQ(bh_partition_ctl(BH_PARTITION_RESUME, SELF_ID, 0), BH_PERM_ERROR);
+	BH_EXPECT_EQ(bh_plan_switch(0, BH_PLAN_AT_MAJOR_FRAME_END), BH_PERM_ERROR);
+	BH_EXPECT_EQ(bh_trace_read(0, &ev, 1), BH_PERM_ERROR);
+}
+
+BH_TEST(partition_status_self)
+{
+	struct bh_partition_status st = { .state = ~0u, .vcpu_count = ~0u };
+
+	BH_EXPECT_EQ(bh_partition_status(SELF_ID, &st), BH_OK);
+	BH_EXPECT_EQ(st.state, BH_PARTITION_STATE_RUNNING);
+	BH_EXPECT_EQ(st.vcpu_count, 1);
+}
+
+BH_TEST(partition_status_other_not_permitted)
+{
+	struct bh_partition_status st;
+
+	BH_EXPECT_EQ(bh_partition_status(OTHER_PARTITION, &st), BH_PERM_ERROR);
+}
+
+static long status_at(unsigned long addr)
+{
+	return bh_partition_status(SELF_ID, (struct bh_partition_status *)addr);
+}
+
+BH_TEST(partition_status_bad_buffer)
+{
+	BH_EXPECT_EQ(status_at(0), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(status_at(UART_IPA), BH_INVALID_PARAM);
+	/* Starts in the last 16 bytes and runs past the end. */
+	BH_EXPECT_EQ(status_at(HCTEST_MEM_END - 16), BH_INVALID_PARAM);
+}
+
+BH_TEST(exec_clock)
+{
+	unsigned long long exec = 0, hw = 0;
+
+	BH_EXPECT_EQ(bh_get_exec_time(&exec), BH_OK);
+	BH_EXPECT_EQ(bh_get_time(&hw), BH_OK);
+	BH_EXPECT(exec > 0);
+	BH_EXPECT(exec <= hw);
+}
+
+static volatile unsigned timer_irqs;
+
+static void on_timer(unsigned intid)
+{
+	(void)intid;
+	timer_irqs = timer_irqs + 1;
+}
+
+/* Arms the BH_VIRQ_TIMER timer TIMER_DELAY_NS from now. */
+static long arm_timer(unsigned long long interval_ns)
+{
+	unsigned long long now = 0;
+
+	BH_EXPECT_EQ(bh_get_time(&now), BH_OK);
+	return bh_set_timer(BH_CLOCK_HW, now + TIMER_DELAY_NS, interval_ns);
+}
+
+/* bh_sleep_* wait with the lost-wake-up-safe pattern and take pending interrupts. */
+BH_TEST(set_timer_one_shot)
+{
+	timer_irqs = 0;
+	BH_EXPECT_EQ(arm_timer(0), BH_OK);
+	bh_sleep_ms(ONE_SHOT_WAIT_MS);
+	BH_EXPECT_EQ(timer_irqs, 1);
+}
+
+BH_TEST(set_timer_periodic)
+{
+	timer_irqs = 0;
+	BH_EXPECT_EQ(arm_timer(TIMER_DELAY_NS), BH_OK);
+	bh_sleep_ns(PERIODIC_WAIT_NS);
+	unsigned fired = timer_irqs;
+
+	if (fired < PERIODIC_MIN || fired > PERIODIC_MAX)
+		bh_printf("hctest: periodic timer fired %u times\n", fired);
+	BH_EXPECT(fired >= PERIODIC_MIN && fired <= PERIODIC_MAX);
+	BH_EXPECT_EQ(bh_set_timer(BH_CLOCK_HW, 0, 0), BH_OK);
+	/* An expiry that was already pending when the timer was disarmed is not a late one. */
+	bh_irq_poll();
+	fired = timer_irqs;
+	bh_sleep_ms(DISARMED_WAIT_MS);
+	BH_EXPECT_EQ(timer_irqs, fired);
+}
+
+BH_TEST(deadline_miss_ignored)
+{
+	BH_EXPECT_EQ(bh_deadline_miss(0), BH_OK);
+}
+
 int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
 	(void)vcpu;
 	(void)boot_kind;
 	(void)restarts;
+	bh_irq_set_handler(BH_VIRQ_TIMER, on_timer);
 	bh_test_run_all();
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* hello: every vCPU greets and reports; checks multi-vCPU start-up and the entry
- * arguments. vCPU 0 halts the partition after 20 ms, other vCPUs park. */
+ * arguments. vCPU 0 starts the others, then halts the partition after 20 ms; other vCPUs
+ * park. */
 #include "bhtest.h"
 
 static unsigned greet(unsigned vcpu, unsigned boot_kind)
@@ -15,12 +16,30 @@ static unsigned greet(unsigned vcpu, unsigned boot_kind)
 	return part;
 }
 
+/* Only vCPU 0 runs at boot. The first id the hypervisor rejects as invalid is the first
+ * the partition does not have. */
+static void start_secondaries(void)
+{
+	for (unsigned v = 1; v < BH_PART_MAX_VCPUS; v++) {
+		long rc = bh_vcpu_start(v);
+
+		if (rc == BH_INVALID_PARAM)
+			return;
+		if (rc != BH_OK && rc != BH_NO_ACTION) {
+			bh_printf("hello: vcpu_start(%u) failed: %ld\n", v, rc);
+			return;
+		}
+	}
+}
+
 int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
 	char name[32];
 
 	(void)restarts;
 	unsigned part = greet(vcpu, boot_kind);
+
+	start_secondaries();
 
 	bh_sleep_ms(20);
 	bh_snprintf(name, sizeof(name), "hello_p%u", part);

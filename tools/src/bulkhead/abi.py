@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+CONFIG_VERSION = 2   # BH_CONFIG_VERSION
 MAX_PARTITIONS = 16  # BH_MAX_PARTITIONS
-MAX_VCPUS = 8        # BH_MAX_CORES: a partition cannot have more vCPUs than there are cores
+MAX_CORES = 8        # BH_MAX_CORES
+MAX_VCPUS = 8        # per partition (BH_MAX_CORES)
+MAX_SYSTEM_VCPUS = 32  # BH_MAX_VCPUS: all partitions together
+MAX_PLANS = 8        # BH_MAX_PLANS
+MAX_PRIORITY = 255   # bh_vcpu_cfg.priority: 0..255, higher runs first
 
 SYSTEM_NAME_MAX = 31
 PARTITION_NAME_MAX = 15
@@ -15,6 +20,8 @@ HM_EVENTS: tuple[tuple[str, str], ...] = (
     ("smc", "BH_HM_SMC"),
     ("partition_error", "BH_HM_PARTITION_ERROR"),
     ("internal_error", "BH_HM_INTERNAL_ERROR"),
+    ("budget_overrun", "BH_HM_BUDGET_OVERRUN"),
+    ("deadline_miss", "BH_HM_DEADLINE_MISS"),
 )
 
 # enum bh_hm_action, in value order: (YAML name, C enumerator)
@@ -35,7 +42,21 @@ DEFAULT_HEALTH: dict[str, str] = {
     "smc": "halt_partition",
     "partition_error": "ignore",
     "internal_error": "halt_system",
+    "budget_overrun": "ignore",
+    "deadline_miss": "ignore",
 }
+
+# enum bh_policy, in value order: (YAML name, C enumerator)
+POLICIES: tuple[tuple[str, str], ...] = (
+    ("dedicated", "BH_POLICY_DEDICATED"),
+    ("cyclic", "BH_POLICY_CYCLIC"),
+    ("fixed_priority", "BH_POLICY_FIXED_PRIORITY"),
+    ("edf", "BH_POLICY_EDF"),
+)
+POLICY_NAMES = tuple(name for name, _ in POLICIES)
+POLICY_ENUM = dict(POLICIES)
+DEFAULT_POLICY = "dedicated"
+SLOT_NOTIFY_FLAG = "BH_SLOT_NOTIFY"
 
 # Area rights letters -> flag macros; device areas add BH_AREA_DEVICE.
 RIGHT_FLAGS = {"r": "BH_AREA_READ", "w": "BH_AREA_WRITE", "x": "BH_AREA_EXEC"}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from bulkhead.abi import PARTITION_NAME_MAX, SYSTEM_NAME_MAX, TESTS_SECTION
+from bulkhead import scheduling
+from bulkhead.abi import DEFAULT_POLICY, MAX_SYSTEM_VCPUS, PARTITION_NAME_MAX, SYSTEM_NAME_MAX, TESTS_SECTION
 from bulkhead.diagnostics import Diagnostics
-from bulkhead.model import Area, Partition, System
+from bulkhead.model import Area, Interrupt, Partition, System
 from bulkhead.platforms import Platform
 from bulkhead.units import align_down, align_up, hexa, size_text, span
 
@@ -27,6 +28,8 @@ def check_system(system: System, diags: Diagnostics) -> None:
         _check_guest_overlaps(part, diags)
     _check_physical_overlaps(system, diags)
     _check_cores(system, diags)
+    _check_interrupts(system, diags)
+    scheduling.check_schedule(system, system.cores if _cores_known(system) else None, diags)
 
 
 def ram_range(system: System) -> tuple[int, int] | None:
@@ -147,21 +150,72 @@ def _check_partition_ids(system: System, diags: Diagnostics) -> None:
 
 
 def _check_cores(system: System, diags: Diagnostics) -> None:
+    """vCPU cores exist; a dedicated core has one vCPU; the system has at most MAX_SYSTEM_VCPUS."""
     owners: dict[int, str] = {}
+    vcpus = [(part, vcpu) for part in system.partitions for vcpu in part.vcpus]
+    if len(vcpus) > MAX_SYSTEM_VCPUS:
+        part, vcpu = vcpus[MAX_SYSTEM_VCPUS]
+        diags.error(vcpu.pos, f"{part.title} vCPU {vcpu.index} is vCPU number {MAX_SYSTEM_VCPUS + 1} of the system, "
+                    f"but at most {MAX_SYSTEM_VCPUS} vCPUs are supported in all partitions together; remove "
+                    f"{len(vcpus) - MAX_SYSTEM_VCPUS}")
+    for part, vcpu in vcpus:
+        if vcpu.core is None:
+            continue
+        who = f"{part.title} vCPU {vcpu.index}"
+        pos = vcpu.at("core")
+        if _cores_known(system) and vcpu.core >= system.cores:
+            diags.error(pos, f"{who}: core {vcpu.core} does not exist (system.cores is {system.cores}, so the "
+                        f"cores are 0 to {system.cores - 1}); use one of those or raise system.cores")
+        elif system.policy_of(vcpu.core) != DEFAULT_POLICY:
+            continue  # shared by policy, or the policy is in error
+        elif vcpu.core in owners:
+            entry = system.policy_entry(vcpu.core)
+            why = f"schedule.cores at line {entry.at('policy').line}" if entry else "the default policy"
+            diags.error(pos, f"{who}: core {vcpu.core} is already used by {owners[vcpu.core]} and is dedicated "
+                        f"({why}), which allows one vCPU; give each vCPU its own core, or set the policy of core "
+                        f"{vcpu.core} to cyclic, fixed_priority or edf under schedule.cores")
+        else:
+            owners[vcpu.core] = f"{who} (line {pos.line})"
+
+
+def _check_interrupts(system: System, diags: Diagnostics) -> None:
+    """Assigned INTIDs are SPIs the board has, not the hypervisor's, each in one partition only."""
+    owners: dict[int, tuple[Partition, Interrupt]] = {}
     for part in system.partitions:
-        for vcpu in part.vcpus:
-            if vcpu.core is None:
+        for irq in part.interrupts:
+            if irq.intid is None:
                 continue
-            who = f"{part.title} vCPU {vcpu.index}"
-            pos = vcpu.at("core")
-            if _cores_known(system) and vcpu.core >= system.cores:
-                diags.error(pos, f"{who}: core {vcpu.core} does not exist (system.cores is {system.cores}, so the "
-                            f"cores are 0 to {system.cores - 1}); use one of those or raise system.cores")
-            elif vcpu.core in owners:
-                diags.error(pos, f"{who}: core {vcpu.core} is already used by {owners[vcpu.core]}; "
-                            f"give each vCPU its own core")
+            if system.platform and not _interrupt_assignable(system.platform, part, irq, diags):
+                continue
+            if irq.intid not in owners:
+                owners[irq.intid] = (part, irq)
+                continue
+            other, first = owners[irq.intid]
+            if other is part:
+                diags.error(irq.pos, f"{part.title}: interrupt {irq.intid} is listed twice (also at line "
+                            f"{first.pos.line}); remove one")
             else:
-                owners[vcpu.core] = f"{who} (line {pos.line})"
+                diags.error(irq.pos, f"{part.title}: interrupt {irq.intid} is already assigned to {other.title} "
+                            f"(line {first.pos.line}); an interrupt goes to one partition only, remove it from one "
+                            f"of them")
+
+
+def _interrupt_assignable(platform: Platform, part: Partition, irq: Interrupt, diags: Diagnostics) -> bool:
+    intid, who = irq.intid, f"{part.title}: interrupt {irq.intid}"
+    spis = f"{platform.first_spi} to {platform.intid_limit - 1}"
+    if intid < platform.first_spi:
+        diags.error(irq.pos, f"{who} is an SGI or PPI (INTIDs 0 to {platform.first_spi - 1} are private to each "
+                    f"core) and cannot be assigned; use a shared peripheral interrupt (SPI), {spis}")
+        return False
+    if intid >= platform.intid_limit:
+        diags.error(irq.pos, f"{who} does not exist on {platform.name} (its GIC has INTIDs 0 to "
+                    f"{platform.intid_limit - 1}); use an SPI from {spis}")
+        return False
+    device = platform.interrupt_owner(intid)
+    if device is not None and not device.assignable:
+        diags.error(irq.pos, f"{who} is the interrupt of {device.name}, which is {device.note}; remove it")
+        return False
+    return True
 
 
 # --- memory areas ----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Command line: bulkhead check | build | qemu."""
+"""Command line: bulkhead check | build | qemu | plan | trace."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bulkhead import config
+from bulkhead import chrome, config, plan, timeline, trace
 from bulkhead.build import BuildOptions, build
 from bulkhead.diagnostics import ConfigError
 from bulkhead.qemu import qemu_command
@@ -34,12 +34,29 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--image", required=True, metavar="IMG", help="the packed image (bulkhead.img)")
     run.add_argument("--icount", action="store_true", help="deterministic run (instruction counting)")
     run.add_argument("--print", action="store_true", help="print the command instead of running it")
+    show = commands.add_parser("plan", help="show a cyclic plan as text, a picture or trace JSON")
+    show.add_argument("config", metavar="CONFIG")
+    show.add_argument("--plan", metavar="NAME", help="the plan to show (default: the initial plan)")
+    show.add_argument("--png", type=Path, metavar="OUT.png", help="draw the plan into a PNG picture")
+    show.add_argument("--json", type=Path, metavar="OUT.json", help="write the plan as Chrome/Perfetto trace JSON")
+    show.add_argument("--frames", type=_positive, default=1, metavar="N", help="major frames to show (default 1)")
+    events = commands.add_parser("trace", help="turn BHTRACE lines of a console log into trace JSON or a picture")
+    events.add_argument("log", metavar="LOG", help="console log file, or - for standard input")
+    events.add_argument("--config", metavar="CONFIG", help="the system's configuration, for partition and plan names")
+    events.add_argument("--json", type=Path, metavar="OUT.json", help="write Chrome/Perfetto trace JSON")
+    events.add_argument("--png", type=Path, metavar="OUT.png", help="draw a timeline into a PNG picture")
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer")
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"check": _check, "build": _build, "qemu": _qemu}[args.command]
+    handler = {"check": _check, "build": _build, "qemu": _qemu, "plan": _plan, "trace": _trace}[args.command]
     try:
         return handler(args)
     except ConfigError as exc:
@@ -77,3 +94,32 @@ def _qemu(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ToolError(f"cannot run {argv[0]}: {exc.strerror}") from exc
     return 1
+
+
+def _plan(args: argparse.Namespace) -> int:
+    system = config.load(args.config, images=False)
+    chosen = plan.choose_plan(system, args.plan)
+    what = f"plan '{chosen.name}'" if chosen else "cores (no plans)"
+    if args.png:
+        timeline.save(plan.timeline(system, chosen, args.frames), args.png)
+        print(f"bulkhead: {args.png}: {what}")
+    if args.json:
+        chrome.write(args.json, plan.trace_events(system, chosen, args.frames))
+        print(f"bulkhead: {args.json}: {what}")
+    if not (args.png or args.json):
+        print("\n".join(plan.describe(system, chosen)))
+    return 0
+
+
+def _trace(args: argparse.Namespace) -> int:
+    system = config.load(args.config, images=False) if args.config else None
+    data = trace.read(args.log)
+    if args.json:
+        trace.write_json(data, system, args.json)
+        print(f"bulkhead: {args.json}: {data.count} events")
+    if args.png:
+        timeline.save(trace.timeline(data, system), args.png)
+        print(f"bulkhead: {args.png}: {data.count} events")
+    if not (args.json or args.png):
+        print("\n".join(trace.summary(data, system)))
+    return 0

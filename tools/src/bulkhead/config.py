@@ -12,8 +12,9 @@ from bulkhead.reader import read_system
 from bulkhead.yamlsrc import YamlSyntaxError, compose
 
 
-def check(path: str | Path) -> tuple[System | None, list[Diagnostic]]:
-    """The model (None if the YAML cannot be parsed) and the sorted errors (empty when valid)."""
+def check(path: str | Path, images: bool = True) -> tuple[System | None, list[Diagnostic]]:
+    """The model (None if the YAML cannot be parsed) and the sorted errors (empty when valid).
+    images=False skips reading and checking the partition images (for plan and trace views)."""
     source = Path(path)
     try:
         text = source.read_text(encoding="utf-8")
@@ -26,15 +27,16 @@ def check(path: str | Path) -> tuple[System | None, list[Diagnostic]]:
     diags = Diagnostics()
     system = read_system(root, source, diags)
     checks.check_system(system, diags)
-    for part in system.partitions:
+    for part in system.partitions if images else ():
         _load_image(part, diags)
         checks.check_image(system, part, diags)
     return system, diags.sorted()
 
 
-def load(path: str | Path) -> System:
-    """The checked model; raises ConfigError (with .messages, one line per error) if invalid."""
-    system, errors = check(path)
+def load(path: str | Path, images: bool = True) -> System:
+    """The checked model; raises ConfigError (with .messages, one line per error) if invalid.
+    With images=False the partition images are not read (part.elf stays None)."""
+    system, errors = check(path, images)
     if errors:
         raise ConfigError(str(path), errors)
     return system

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -22,6 +23,12 @@ class Diagnostic:
         if self.pos is None:
             return f"{path}: error: {self.message}"
         return f"{path}:{self.pos.line}:{self.pos.col}: error: {self.message}"
+
+
+def suggest(word: str, choices) -> str:
+    """'did you mean 'x'? ' when one of choices is close to word, else ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'? " if close else ""
 
 
 class Diagnostics:

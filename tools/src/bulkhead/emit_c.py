@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from bulkhead.abi import ACTION_ENUM, AREA_DEVICE_FLAG, HM_EVENTS, PART_SYSTEM_FLAG, RIGHT_FLAGS
-from bulkhead.model import Area, Partition, System
+from bulkhead.abi import (ACTION_ENUM, AREA_DEVICE_FLAG, HM_EVENTS, PART_SYSTEM_FLAG, POLICY_ENUM, RIGHT_FLAGS,
+                          SLOT_NOTIFY_FLAG)
+from bulkhead.model import Area, Partition, Plan, System
 
 
 def segment_symbol(part_id: int, index: int) -> str:
@@ -16,6 +17,11 @@ def c_comment(text: str) -> str:
 
 def u64(value: int) -> str:
     return f"UINT64_C({value:#x})"
+
+
+def ns(value: int) -> str:
+    """A duration in nanoseconds, decimal."""
+    return f"UINT64_C({value})"
 
 
 def area_flags(area: Area) -> str:
@@ -31,8 +37,11 @@ def render_config(system: System, source_name: str) -> str:
     for part in parts:
         chunks.append(_areas(part))
         chunks.append(_segments(part))
-        chunks.append(_vcpus(part))
+        chunks.append(_vcpus(system, part))
+        chunks.append(_irqs(part))
     chunks.append(_partitions(parts))
+    chunks += [_slots(system, plan) for plan in system.schedule.plans]
+    chunks.append(_plans(system))
     chunks.append(_system(system))
     return "\n".join(chunk for chunk in chunks if chunk)
 
@@ -66,9 +75,63 @@ def _segments(part: Partition) -> str:
     return _array("struct bh_segment_cfg", f"bh_segments_{part.id}", rows)
 
 
-def _vcpus(part: Partition) -> str:
-    rows = [f"\t{{ .core = {vcpu.core}u }}," for vcpu in part.vcpus]
+def _vcpus(system: System, part: Partition) -> str:
+    rows = []
+    for vcpu in part.vcpus:
+        fields = [f".core = {vcpu.core}u"]
+        policy = system.policy_of(vcpu.core)
+        if policy == "fixed_priority":
+            fields.append(f".priority = {vcpu.priority}u")
+        elif policy == "edf":
+            fields += [f".period_ns = {ns(vcpu.period)}", f".budget_ns = {ns(vcpu.budget)}",
+                       f".deadline_ns = {ns(vcpu.effective_deadline)}"]
+        rows.append(f"\t{{ {', '.join(fields)} }}, /* {c_comment(part.vcpu_label(vcpu.index))}: {policy} */")
     return _array("struct bh_vcpu_cfg", f"bh_vcpus_{part.id}", rows)
+
+
+def _irqs(part: Partition) -> str:
+    if not part.interrupts:
+        return ""
+    values = ", ".join(f"{irq.intid}u" for irq in part.interrupts)
+    return f"static const uint32_t bh_irqs_{part.id}[] = {{ {values} }};\n"
+
+
+def slots_symbol(plan: Plan, core: int) -> str:
+    return f"bh_slots_{plan.index}_{core}"
+
+
+def _slots(system: System, plan: Plan) -> str:
+    chunks = []
+    for core in range(system.cores):
+        rows = []
+        for slot in plan.core_slots(core):
+            part, _ = system.resolve(slot)
+            flags = SLOT_NOTIFY_FLAG if slot.notify else "0u"
+            rows.append(f"\t{{ .start_ns = {ns(slot.start)}, .duration_ns = {ns(slot.duration)}, "
+                        f".partition = {part.id}u, .vcpu = {slot.vcpu}u, .flags = {flags} }}, "
+                        f"/* {c_comment(slot.ref)} */")
+        chunks.append(_array("struct bh_slot_cfg", slots_symbol(plan, core), rows))
+    return "".join(chunks)
+
+
+def _plans(system: System) -> str:
+    plans = system.schedule.plans
+    if not plans:
+        return ""
+    text = "static const struct bh_plan_cfg bh_plans[] = {\n"
+    for plan in plans:
+        cores = ""
+        for core in range(system.cores):
+            count = len(plan.core_slots(core))
+            if count:
+                cores += f"\t\t\t[{core}] = {{ .slot_count = {count}u, .slots = {slots_symbol(plan, core)} }},\n"
+        cores = f"\t\t.cores = {{\n{cores}\t\t}},\n" if cores else ""  # no slots: all cores idle
+        text += (f"\t{{ /* plan {plan.index} */\n"
+                 f"\t\t.name = \"{plan.name}\",\n"
+                 f"\t\t.major_frame_ns = {ns(plan.major_frame)},\n"
+                 f"{cores}"
+                 f"\t}},\n")
+    return text + "};\n"
 
 
 def _array(ctype: str, name: str, rows: list[str]) -> str:
@@ -93,15 +156,21 @@ def _partition(part: Partition) -> str:
             f"\t\t.area_count = {len(part.areas)}u,\n"
             f"\t\t.segment_count = {len(part.elf.segments)}u,\n"
             f"\t\t.vcpu_count = {len(part.vcpus)}u,\n"
+            f"\t\t.irq_count = {len(part.interrupts)}u,\n"
             f"\t\t.hm_actions = {{\n{actions}\t\t}},\n"
             f"\t\t.areas = bh_areas_{part.id},\n"
             f"\t\t.segments = {segments},\n"
             f"\t\t.vcpus = bh_vcpus_{part.id},\n"
+            f"\t\t.irqs = {f'bh_irqs_{part.id}' if part.interrupts else '0'},\n"
             f"\t}},\n")
 
 
 def _system(system: System) -> str:
     hyp = system.hypervisor
+    cores = "".join(f"\t\t[{core}] = {{ .policy = {POLICY_ENUM[system.policy_of(core)]} }},\n"
+                    for core in range(system.cores))
+    plans = system.schedule.plans
+    initial = system.initial_plan.index if plans else 0
     return ("const struct bh_system_cfg bh_system_config = {\n"
             "\t.magic = BH_CONFIG_MAGIC,\n"
             "\t.version = BH_CONFIG_VERSION,\n"
@@ -113,4 +182,8 @@ def _system(system: System) -> str:
             f"\t.core_count = {system.cores}u,\n"
             f"\t.partition_count = {len(system.partitions)}u,\n"
             "\t.partitions = bh_partitions,\n"
+            f"\t.cores = {{\n{cores}\t}},\n"
+            f"\t.plan_count = {len(plans)}u,\n"
+            f"\t.initial_plan = {initial}u,\n"
+            f"\t.plans = {'bh_plans' if plans else '0'},\n"
             "};\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bulkhead.abi import DEFAULT_POLICY
 from bulkhead.diagnostics import Pos
 from bulkhead.elfimage import ElfImage
 from bulkhead.platforms import Platform
@@ -64,6 +65,20 @@ class Area(Located):
 class Vcpu(Located):
     index: int
     core: int | None = None
+    priority: int | None = None  # fixed_priority cores
+    period: int | None = None    # edf cores, ns
+    budget: int | None = None    # edf cores, ns
+    deadline: int | None = None  # edf cores, ns; None = the period
+
+    @property
+    def effective_deadline(self) -> int | None:
+        return self.period if self.deadline is None else self.deadline
+
+
+@dataclass
+class Interrupt(Located):
+    index: int
+    intid: int | None = None
 
 
 @dataclass
@@ -77,6 +92,7 @@ class Partition(Located):
     entry: int | None = None        # explicit entry, None = the ELF's e_entry
     vcpus: list[Vcpu] = field(default_factory=list)
     areas: list[Area] = field(default_factory=list)
+    interrupts: list[Interrupt] = field(default_factory=list)
     health: dict[str, str] = field(default_factory=dict)  # event -> action, defaults filled
     elf: ElfImage | None = None
     areas_ok: bool = True  # the memory list and every area in it were read without error
@@ -90,6 +106,62 @@ class Partition(Located):
         if self.entry is not None:
             return self.entry
         return self.elf.entry if self.elf else None
+
+    def vcpu_label(self, index: int) -> str:
+        return f"{self.name}.{index}"
+
+
+@dataclass
+class CorePolicy(Located):
+    """One entry of schedule.cores."""
+
+    index: int
+    core: int | None = None
+    policy: str | None = None
+
+
+@dataclass
+class Slot(Located):
+    index: int  # position in its plan's list
+    core: int | None = None
+    start: int | None = None     # ns from the start of the major frame
+    duration: int | None = None  # ns
+    partition: str | None = None  # the vCPU reference, split: partition name ...
+    vcpu: int | None = None       # ... and vCPU index (0 when only the partition is named)
+    vcpu_text: str | None = None  # the reference as written
+    notify: bool = False
+
+    @property
+    def ref(self) -> str:
+        return f"{self.partition}.{self.vcpu}"
+
+    @property
+    def end(self) -> int:
+        return self.start + self.duration
+
+
+@dataclass
+class Plan(Located):
+    index: int
+    name: str | None = None
+    major_frame: int | None = None  # ns
+    slots: list[Slot] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return f"plan '{self.name}'" if self.name else f"schedule.plans[{self.index}]"
+
+    def core_slots(self, core: int) -> list[Slot]:
+        """The slots of one core sorted by start: the order of bh_plan_core_cfg.slots (and of the
+        slot indexes in trace events)."""
+        return sorted((s for s in self.slots if s.core == core), key=lambda s: s.start)
+
+
+@dataclass
+class Schedule(Located):
+    cores: list[CorePolicy] = field(default_factory=list)
+    initial_plan: str | None = None  # as written; None = the first plan
+    plans: list[Plan] = field(default_factory=list)
 
 
 @dataclass
@@ -108,6 +180,46 @@ class System(Located):
     test: bool = False
     hypervisor: Hypervisor | None = None
     partitions: list[Partition] = field(default_factory=list)
+    schedule: Schedule = field(default_factory=lambda: Schedule(Pos(1, 1)))
 
     def by_id(self) -> list[Partition]:
         return sorted(self.partitions, key=lambda p: p.id)
+
+    def partition_named(self, name: str) -> Partition | None:
+        return next((p for p in self.partitions if p.name == name), None)
+
+    def policy_entry(self, core: int) -> CorePolicy | None:
+        """The first schedule.cores entry for core, if any."""
+        return next((e for e in self.schedule.cores if e.core == core), None)
+
+    def policy_of(self, core: int) -> str | None:
+        """The core's policy name; None when its entry's policy could not be read."""
+        entry = self.policy_entry(core)
+        return entry.policy if entry else DEFAULT_POLICY
+
+    def vcpus_on(self, core: int) -> list[tuple[Partition, Vcpu]]:
+        return [(p, v) for p in self.by_id_or_file() for v in p.vcpus if v.core == core]
+
+    def by_id_or_file(self) -> list[Partition]:
+        """Partitions by id when every id is known (a checked model), else in file order."""
+        if all(p.id is not None for p in self.partitions):
+            return self.by_id()
+        return list(self.partitions)
+
+    def plan_named(self, name: str) -> Plan | None:
+        return next((p for p in self.schedule.plans if p.name == name), None)
+
+    @property
+    def initial_plan(self) -> Plan | None:
+        """The plan the system starts with (None without plans)."""
+        plans = self.schedule.plans
+        if self.schedule.initial_plan is None:
+            return plans[0] if plans else None
+        return self.plan_named(self.schedule.initial_plan)
+
+    def resolve(self, slot: Slot) -> tuple[Partition, Vcpu] | None:
+        """The partition and vCPU a slot names, if both exist."""
+        part = self.partition_named(slot.partition) if slot.partition else None
+        if part is None or slot.vcpu is None or slot.vcpu >= len(part.vcpus):
+            return None
+        return part, part.vcpus[slot.vcpu]

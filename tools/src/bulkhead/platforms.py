@@ -14,6 +14,7 @@ class Device:
     size: int
     assignable: bool
     note: str  # what it is, or why it cannot be assigned
+    intids: tuple[int, ...] = ()  # its interrupts (GIC INTIDs)
 
     @property
     def end(self) -> int:
@@ -31,6 +32,8 @@ class Platform:
     hyp_align: int     # alignment of the hypervisor memory base and size
     ram_granule: int   # the RAM size must be a multiple of this (QEMU -m takes MiB)
     ipa_bits: int      # guest (intermediate physical) address width
+    first_spi: int     # INTIDs below are SGIs and PPIs (private to a core): never assignable
+    intid_limit: int   # INTIDs at or above do not exist on the board's GIC
     devices: tuple[Device, ...]
     qemu_binary: str
     qemu_machine: str
@@ -38,6 +41,10 @@ class Platform:
 
     def device(self, name: str) -> Device:
         return next(d for d in self.devices if d.name == name)
+
+    def interrupt_owner(self, intid: int) -> Device | None:
+        """The device that raises intid, if the platform lists one."""
+        return next((d for d in self.devices if intid in d.intids), None)
 
 
 QEMU_VIRT = Platform(
@@ -50,13 +57,16 @@ QEMU_VIRT = Platform(
     hyp_align=2 * M,
     ram_granule=1 * M,
     ipa_bits=40,
+    first_spi=32,
+    intid_limit=288,  # QEMU's virt GICv3: 256 SPIs
     devices=(
         Device("gic", 0x0800_0000, 0x0100_0000, False, "owned by the hypervisor"),
-        Device("uart0", 0x0900_0000, 0x1000, False, "owned by the hypervisor"),
-        Device("rtc", 0x0901_0000, 0x1000, True, "PL031 real-time clock"),
+        Device("uart0", 0x0900_0000, 0x1000, False, "owned by the hypervisor", intids=(33,)),
+        Device("rtc", 0x0901_0000, 0x1000, True, "PL031 real-time clock", intids=(34,)),
         Device("fw_cfg", 0x0902_0000, 0x1000, False, "QEMU's firmware configuration interface and cannot be assigned"),
-        Device("gpio", 0x0903_0000, 0x1000, True, "PL061 GPIO controller"),
-        Device("virtio", 0x0A00_0000, 0x4000, True, "virtio-mmio slots 0..31 (0x200 bytes each)"),
+        Device("gpio", 0x0903_0000, 0x1000, True, "PL061 GPIO controller", intids=(39,)),
+        Device("virtio", 0x0A00_0000, 0x4000, True, "virtio-mmio slots 0..31 (0x200 bytes each)",
+               intids=tuple(range(48, 80))),
     ),
     qemu_binary="qemu-system-aarch64",
     qemu_machine="virt,virtualization=on,gic-version=3",

@@ -6,15 +6,17 @@ wrong type is reported and left as None.
 
 from __future__ import annotations
 
-import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead.abi import ACTION_NAMES, DEFAULT_HEALTH, EVENT_NAMES, MAX_PARTITIONS, MAX_VCPUS
-from bulkhead.diagnostics import Diagnostics, Pos
-from bulkhead.model import Area, Hypervisor, Partition, System, Vcpu
+from bulkhead.abi import (ACTION_NAMES, DEFAULT_HEALTH, EVENT_NAMES, MAX_PARTITIONS, MAX_PLANS, MAX_VCPUS,
+                          POLICY_NAMES)
+from bulkhead.diagnostics import Diagnostics, Pos, suggest
+from bulkhead.model import (Area, CorePolicy, Hypervisor, Interrupt, Partition, Plan, Schedule, Slot, System,
+                            Vcpu)
 from bulkhead.platforms import PLATFORMS
-from bulkhead.units import U64_MAX, parse_int
+from bulkhead.units import DURATION_UNITS, U64_MAX, parse_duration, parse_int
 from bulkhead.yamlsrc import (TAG_BOOL, TAG_NULL, MappingNode, Node, ScalarNode, SequenceNode,
                               describe, pos_of)
 
@@ -29,6 +31,7 @@ TOP_KEYS = {
     "system": Key(True, "a 'system:' mapping with name, platform, cores and memory"),
     "hypervisor": Key(True, "'hypervisor:' with 'memory: {base: 0x40000000, size: 32M}'"),
     "partitions": Key(True, "'partitions:' with a list of partitions"),
+    "schedule": Key(False, ""),
 }
 SYSTEM_KEYS = {
     "name": Key(True, "'name: demo' (1 to 31 characters from A-Z a-z 0-9 _ -)"),
@@ -50,9 +53,17 @@ PARTITION_KEYS = {
     "entry": Key(False, ""),
     "vcpus": Key(True, "'vcpus:' with a list such as '- core: 1'"),
     "memory": Key(True, "'memory:' with a list of areas such as '- {phys: 0x42000000, size: 2M, rights: rwx}'"),
+    "interrupts": Key(False, ""),
     "health": Key(False, ""),
 }
-VCPU_KEYS = {"core": Key(True, "'core: 1' (the physical core this vCPU runs on)")}
+VCPU_KEYS = {
+    "core": Key(True, "'core: 1' (the physical core this vCPU runs on)"),
+    "priority": Key(False, ""),
+    "period": Key(False, ""),
+    "budget": Key(False, ""),
+    "deadline": Key(False, ""),
+}
+VCPU_DURATIONS = {"period": "10ms", "budget": "2ms", "deadline": "10ms"}
 AREA_KEYS = {
     "name": Key(False, ""),
     "phys": Key(True, "'phys: 0x42000000' (the physical base address)"),
@@ -62,6 +73,29 @@ AREA_KEYS = {
     "type": Key(False, ""),
 }
 AREA_TYPES = ("normal", "device")
+SCHEDULE_KEYS = {
+    "cores": Key(False, ""),
+    "initial_plan": Key(False, ""),
+    "plans": Key(False, ""),
+}
+CORE_POLICY_KEYS = {
+    "core": Key(True, "'core: 0' (the physical core)"),
+    "policy": Key(True, f"'policy: cyclic' (one of: {', '.join(POLICY_NAMES)})"),
+}
+PLAN_KEYS = {
+    "name": Key(True, "'name: normal' (1 to 15 characters from A-Z a-z 0-9 _ -)"),
+    "major_frame": Key(True, "'major_frame: 1ms' (the length of one cycle of the plan)"),
+    "slots": Key(True, "'slots:' with a list such as '- {core: 0, start: 0us, duration: 200us, vcpu: app}'"),
+}
+SLOT_KEYS = {
+    "core": Key(True, "'core: 0' (a cyclic core)"),
+    "start": Key(True, "'start: 0us' (offset from the start of the major frame)"),
+    "duration": Key(True, "'duration: 200us'"),
+    "vcpu": Key(True, "'vcpu: app' (a partition's vCPU 0) or 'vcpu: app.1'"),
+    "notify": Key(False, ""),
+}
+VCPU_REF = re.compile(r"([^.\s]+)(?:\.([0-9]+))?")
+UNITS_TEXT = ", ".join(DURATION_UNITS)
 
 TYPE_HINTS = {
     "a mapping": "write 'key: value' lines indented below it",
@@ -69,12 +103,8 @@ TYPE_HINTS = {
     "an integer": "write a number such as 4, 0x40000000 or 2M",
     "a string": "write a plain text value",
     "a boolean": "write true or false",
+    "a duration": f"write an integer followed by one of the units {UNITS_TEXT} (e.g. 200us)",
 }
-
-
-def _suggest(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'? " if close else ""
 
 
 class Reader:
@@ -124,7 +154,7 @@ class Reader:
 
     def unknown_key(self, key_node: Node, where: str, spec) -> None:
         key = key_node.value
-        action = _suggest(key, spec) or "remove it "
+        action = suggest(key, spec) or "remove it "
         allowed = ", ".join(spec)
         self.diags.error(pos_of(key_node), f"unknown key '{key}' in {where}; {action}(allowed keys: {allowed})")
 
@@ -134,10 +164,11 @@ class Reader:
             return None
         return list(node.value)
 
-    def counted(self, node: Node, where: str, limit: int, empty: str, noun: str) -> list[Node] | None:
-        """A list of 1..limit entries; empty completes "... is empty; ", noun names an entry."""
+    def counted(self, node: Node, where: str, limit: int, empty: str | None, noun: str) -> list[Node] | None:
+        """A list of 1..limit entries (0..limit when empty is None); empty completes "... is empty; ",
+        noun names an entry."""
         entries = self.sequence(node, where)
-        if entries == []:
+        if entries == [] and empty is not None:
             self.diags.error(pos_of(node), f"{where} is empty; {empty}")
         elif entries and len(entries) > limit:
             extra = len(entries) - limit
@@ -155,6 +186,21 @@ class Reader:
                              f"number, optionally followed by K, M or G (e.g. {example})")
         elif value > U64_MAX:
             self.diags.error(pos_of(node), f"{where} '{node.value}' does not fit in 64 bits; write a smaller number")
+            value = None
+        return value
+
+    def duration(self, node: Node, where: str, example: str) -> int | None:
+        """A duration with a unit (ns, us, ms, s), in nanoseconds."""
+        if not isinstance(node, ScalarNode) or node.tag in (TAG_NULL, TAG_BOOL):
+            self.type_error(node, where, "a duration")
+            return None
+        value = parse_duration(node.value)
+        if value is None:
+            self.diags.error(pos_of(node), f"{where} '{node.value}' is not a valid duration; write an integer "
+                             f"followed by one of the units {UNITS_TEXT} (e.g. {example})")
+        elif value > U64_MAX:
+            self.diags.error(pos_of(node), f"{where} '{node.value}' does not fit in 64 bits of nanoseconds; "
+                             f"write a shorter duration")
             value = None
         return value
 
@@ -177,7 +223,7 @@ class Reader:
         text = self.string(node, where)
         if text is None or text in choices:
             return text
-        self.diags.error(pos_of(node), f"unknown {what} '{text}' in {where}; {_suggest(text, choices)}"
+        self.diags.error(pos_of(node), f"unknown {what} '{text}' in {where}; {suggest(text, choices)}"
                          f"use one of: {', '.join(choices)}")
         return None
 
@@ -200,6 +246,9 @@ def read_system(root: Node | None, source: Path, diags: Diagnostics) -> System:
     if "partitions" in top:
         system.marks["partitions"] = pos_of(top["partitions"])
         system.partitions = _read_partitions(reader, top["partitions"], source.parent)
+    if "schedule" in top:
+        system.marks["schedule"] = pos_of(top["schedule"])
+        system.schedule = _read_schedule(reader, top["schedule"])
     return system
 
 
@@ -255,6 +304,8 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
     if "vcpus" in fields:
         part.vcpus = _read_vcpus(reader, fields["vcpus"], where)
     part.areas_ok = "memory" in fields and _read_areas(reader, fields["memory"], where, part)
+    if "interrupts" in fields:
+        part.interrupts = _read_interrupts(reader, fields["interrupts"], where)
     if "health" in fields:
         _read_health(reader, fields["health"], where, part.health)
     return part
@@ -282,12 +333,26 @@ def _read_vcpus(reader: Reader, node: Node, where: str) -> list[Vcpu]:
     for index, entry in enumerate(entries or []):
         vcpu_where = f"{where}.vcpus[{index}]"
         vcpu = Vcpu(pos_of(entry), index=index)
-        fields = reader.fields(entry, vcpu_where, VCPU_KEYS)
-        if fields and "core" in fields:
-            vcpu.marks["core"] = pos_of(fields["core"])
+        fields = reader.fields(entry, vcpu_where, VCPU_KEYS) or {}
+        vcpu.marks.update({key: pos_of(value) for key, value in fields.items()})
+        if "core" in fields:
             vcpu.core = reader.integer(fields["core"], f"{vcpu_where}.core", "1")
+        if "priority" in fields:
+            vcpu.priority = reader.integer(fields["priority"], f"{vcpu_where}.priority", "5")
+        for key, example in VCPU_DURATIONS.items():
+            if key in fields:
+                setattr(vcpu, key, reader.duration(fields[key], f"{vcpu_where}.{key}", example))
         vcpus.append(vcpu)
     return vcpus
+
+
+def _read_interrupts(reader: Reader, node: Node, where: str) -> list[Interrupt]:
+    irqs = []
+    for index, entry in enumerate(reader.sequence(node, f"{where}.interrupts") or []):
+        irq = Interrupt(pos_of(entry), index=index)
+        irq.intid = reader.integer(entry, f"{where}.interrupts[{index}]", "48")
+        irqs.append(irq)
+    return irqs
 
 
 def _read_areas(reader: Reader, node: Node, where: str, part: Partition) -> bool:
@@ -326,8 +391,84 @@ def _read_health(reader: Reader, node: Node, where: str, health: dict[str, str])
     for event, key_node, value_node in reader.pairs(node, health_where) or []:
         if event not in EVENT_NAMES:
             reader.diags.error(pos_of(key_node), f"unknown health event '{event}' in {health_where}; "
-                               f"{_suggest(event, EVENT_NAMES)}use one of: {', '.join(EVENT_NAMES)}")
+                               f"{suggest(event, EVENT_NAMES)}use one of: {', '.join(EVENT_NAMES)}")
             continue
         action = reader.choice(value_node, f"{health_where}.{event}", ACTION_NAMES, "health action")
         if action is not None:
             health[event] = action
+
+
+def _read_schedule(reader: Reader, node: Node) -> Schedule:
+    schedule = Schedule(pos_of(node))
+    fields = reader.fields(node, "schedule", SCHEDULE_KEYS)
+    if fields is None:
+        return schedule
+    schedule.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "cores" in fields:
+        schedule.cores = [_read_core_policy(reader, entry, index)
+                          for index, entry in enumerate(reader.sequence(fields["cores"], "schedule.cores") or [])]
+    if "initial_plan" in fields:
+        schedule.initial_plan = reader.string(fields["initial_plan"], "schedule.initial_plan")
+    if "plans" in fields:
+        entries = reader.counted(fields["plans"], "schedule.plans", MAX_PLANS, None, "plan")
+        schedule.plans = [_read_plan(reader, entry, index) for index, entry in enumerate(entries or [])]
+    return schedule
+
+
+def _read_core_policy(reader: Reader, node: Node, index: int) -> CorePolicy:
+    where = f"schedule.cores[{index}]"
+    entry = CorePolicy(pos_of(node), index=index)
+    fields = reader.fields(node, where, CORE_POLICY_KEYS) or {}
+    entry.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "core" in fields:
+        entry.core = reader.integer(fields["core"], f"{where}.core", "0")
+    if "policy" in fields:
+        entry.policy = reader.choice(fields["policy"], f"{where}.policy", POLICY_NAMES, "policy")
+    return entry
+
+
+def _read_plan(reader: Reader, node: Node, index: int) -> Plan:
+    where = f"schedule.plans[{index}]"
+    plan = Plan(pos_of(node), index=index)
+    fields = reader.fields(node, where, PLAN_KEYS) or {}
+    plan.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "name" in fields:
+        plan.name = reader.string(fields["name"], f"{where}.name")
+    if "major_frame" in fields:
+        plan.major_frame = reader.duration(fields["major_frame"], f"{where}.major_frame", "1ms")
+    if "slots" in fields:
+        entries = reader.sequence(fields["slots"], f"{where}.slots") or []
+        plan.slots = [_read_slot(reader, entry, n, f"{where}.slots[{n}]") for n, entry in enumerate(entries)]
+    return plan
+
+
+def _read_slot(reader: Reader, node: Node, index: int, where: str) -> Slot:
+    slot = Slot(pos_of(node), index=index)
+    fields = reader.fields(node, where, SLOT_KEYS) or {}
+    slot.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "core" in fields:
+        slot.core = reader.integer(fields["core"], f"{where}.core", "0")
+    if "start" in fields:
+        slot.start = reader.duration(fields["start"], f"{where}.start", "0us")
+    if "duration" in fields:
+        slot.duration = reader.duration(fields["duration"], f"{where}.duration", "200us")
+    if "vcpu" in fields:
+        slot.vcpu_text = _read_vcpu_ref(reader, fields["vcpu"], f"{where}.vcpu", slot)
+    if "notify" in fields:
+        slot.notify = bool(reader.boolean(fields["notify"], f"{where}.notify"))
+    return slot
+
+
+def _read_vcpu_ref(reader: Reader, node: Node, where: str, slot: Slot) -> str | None:
+    """Split 'name' or 'name.N' into slot.partition and slot.vcpu; returns the text as written."""
+    text = reader.string(node, where)
+    if text is None:
+        return None
+    match = VCPU_REF.fullmatch(text)
+    if match is None:
+        reader.diags.error(pos_of(node), f"{where} '{text}' is not a vCPU reference; write a partition name for its "
+                           f"vCPU 0, or 'name.N' for its vCPU N (e.g. control or control.1)")
+        return text
+    slot.partition = match.group(1)
+    slot.vcpu = int(match.group(2) or 0)
+    return text

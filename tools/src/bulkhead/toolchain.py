@@ -9,7 +9,8 @@ from pathlib import Path
 
 
 class ToolError(Exception):
-    """An external command failed or could not be started."""
+    """A command cannot do its work: an external command failed or could not be started, or an input other
+    than the configuration is unusable (printed as "bulkhead: error: ...")."""
 
 
 @dataclass(frozen=True)

@@ -12,20 +12,42 @@ void aarch64_mmu_enable(uint64_t ttbr, uint64_t tcr, uint64_t mair); /* start.S 
 
 /* GICv3 physical interface as the hypervisor uses it. */
 #define SGI_KICK 1u
+#define PPI_MAINTENANCE 25u
+#define PPI_HYP_TIMER 26u
 #define PPI_VTIMER 27u
 void gic_init_distributor(void);
 void gic_init_this_core(unsigned core);
 void gic_send_sgi(unsigned core, unsigned intid);
 void gic_set_ppi_enabled(unsigned intid, int enabled);
-/* Acknowledge and end every pending interrupt; returns how many there were. */
-unsigned gic_drain(void);
+void gic_set_spi_enabled(unsigned intid, int enabled);
+void gic_route_spi(unsigned intid, uint64_t affinity);
+/* Acknowledge the highest pending interrupt: its INTID, or >= 1020 if none. */
+unsigned gic_ack(void);
+void gic_end(unsigned intid);
+/* Handle every pending physical interrupt (at EL2, with interrupts masked). */
+void aarch64_handle_irqs(void);
+
+/* Virtual CPU interface (vgic.c). */
+struct arch_vcpu_ctx;
+struct vcpu;
+void vgic_init_core(void);
+void vgic_save(struct arch_vcpu_ctx *a);
+void vgic_load(const struct arch_vcpu_ctx *a);
+void vgic_reset(struct arch_vcpu_ctx *a);
+void vgic_maintenance(struct vcpu *v);
+
+/* FP/SIMD registers (fpsimd.S). */
+void fpsimd_save(__uint128_t *regs, uint64_t *fpcr, uint64_t *fpsr);
+void fpsimd_load(const __uint128_t *regs, uint64_t fpcr, uint64_t fpsr);
 
 /* PSCI through SMC to the firmware (QEMU's built-in PSCI). */
 int64_t psci_cpu_on(uint64_t affinity, uint64_t entry, uint64_t context);
 _Noreturn void psci_system_off(void);
 
-/* Configure EL2 traps and stage 2 for the vCPU about to run on this core. */
-void aarch64_vcpu_configure_el2(uint64_t stage2_root, unsigned vmid, unsigned vcpu_id);
+/* EL2 controls shared by every vCPU, once per core. */
+void aarch64_el2_init_core(void);
+/* VTTBR_EL2 value for a partition. */
+uint64_t aarch64_vttbr(uint64_t stage2_root, unsigned vmid);
 
 _Noreturn void aarch64_resume_fresh_stack(void); /* vectors.S */
 extern char aarch64_secondary_entry[];             /* start.S */

@@ -3,11 +3,13 @@
 #define AARCH64_ASM_OFFSETS_H
 
 #define STACK_SIZE     0x4000
-#define PERCPU_SIZE    0x400
+#define PERCPU_SIZE    0x800
 #define PERCPU_REGS    0     /* struct percpu: pointer to the running vCPU's register save area */
 #define PERCPU_STACK   8     /* struct percpu: top of this core's stack */
-#define PERCPU_VCPU    24    /* struct percpu: the vCPU this core runs */
+#define PERCPU_EXIT_WORK 20  /* struct percpu: work before returning to a guest */
+#define PERCPU_VCPU    24    /* struct percpu: the vCPU running on this core */
 #define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
+#define REGS_SPSR      256
 #define REGS_SIZE      264
 #define EC_HVC64       0x16  /* ESR_EL2 exception class of HVC from AArch64 */
 

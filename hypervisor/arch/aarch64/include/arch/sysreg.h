@@ -29,7 +29,13 @@ SYSREG(cntv_ctl_el0) SYSREG(cntv_cval_el0) SYSREG(cntpct_el0) SYSREG(cntfrq_el0)
 SYSREG(pmcr_el0) SYSREG(ctr_el0)
 SYSREG(icc_sre_el2) SYSREG(icc_pmr_el1) SYSREG(icc_bpr1_el1) SYSREG(icc_ctlr_el1)
 SYSREG(icc_igrpen1_el1) SYSREG(icc_iar1_el1) SYSREG(icc_eoir1_el1) SYSREG(icc_sgi1r_el1)
-SYSREG(ich_hcr_el2)
+SYSREG(ich_hcr_el2) SYSREG(ich_vmcr_el2) SYSREG(ich_ap1r0_el2) SYSREG(ich_vtr_el2)
+SYSREG(ich_elrsr_el2) SYSREG(ich_eisr_el2)
+SYSREG(ich_lr0_el2) SYSREG(ich_lr1_el2) SYSREG(ich_lr2_el2) SYSREG(ich_lr3_el2)
+SYSREG(ich_lr4_el2) SYSREG(ich_lr5_el2) SYSREG(ich_lr6_el2) SYSREG(ich_lr7_el2)
+SYSREG(ich_lr8_el2) SYSREG(ich_lr9_el2) SYSREG(ich_lr10_el2) SYSREG(ich_lr11_el2)
+SYSREG(ich_lr12_el2) SYSREG(ich_lr13_el2) SYSREG(ich_lr14_el2) SYSREG(ich_lr15_el2)
+SYSREG(cnthp_ctl_el2) SYSREG(cnthp_cval_el2) SYSREG(csselr_el1) SYSREG(mdscr_el1)
 
 static inline void isb(void) { __asm__ volatile("isb" ::: "memory"); }
 static inline void dsb_ish(void) { __asm__ volatile("dsb ish" ::: "memory"); }

@@ -17,7 +17,11 @@ struct fake_state {
 	unsigned core;               /* the core this test runs on */
 	uint64_t counter;
 	bool guest_mmu_fault;        /* va -> ipa translation fails */
-	bool vtimer_fired;
+	bool vtimer_fired;           /* the loaded vCPU's virtual timer condition holds */
+	uint64_t vtimer_deadline;    /* what switched-out vCPUs' virtual timers say */
+	uint64_t timer;              /* the hypervisor timer deadline last programmed */
+	unsigned saves, loads, flushes;
+	void (*relax_hook)(void);    /* runs in cross-core wait loops: plays the other cores */
 	char uart[65536];
 	unsigned uart_len;
 	unsigned kicks[8];

@@ -1,0 +1,23 @@
+/* EL1 state of a switched-out vCPU on AArch64. */
+#ifndef AARCH64_VCPU_CTX_H
+#define AARCH64_VCPU_CTX_H
+
+#include <stdint.h>
+
+#define VGIC_MAX_LRS 16
+
+struct arch_vcpu_ctx {
+	uint64_t sctlr, ttbr0, ttbr1, tcr, mair, amair, vbar, cpacr, contextidr;
+	uint64_t esr, far, par, afsr0, afsr1, tpidr_el1, tpidr_el0, tpidrro, sp_el0, sp_el1;
+	uint64_t elr_el1, spsr_el1, cntkctl, csselr, mdscr;
+	uint64_t cntv_ctl, cntv_cval;
+	uint64_t vmpidr, vttbr;
+	uint64_t lr[VGIC_MAX_LRS];  /* GICv3 list registers */
+	uint64_t vmcr, ap1r0, ich_hcr;
+	uint32_t vtimer_masked;     /* the physical virtual-timer PPI is masked until guest EOI */
+	uint32_t reserved;
+	__uint128_t fp[32];
+	uint64_t fpcr, fpsr;
+} __attribute__((aligned(16)));
+
+#endif

@@ -1,0 +1,70 @@
+/* Physical interrupts at EL2: the hypervisor timer, kicks from other cores, the virtual timer
+ * and assigned device interrupts (forwarded to their partition), and vGIC maintenance. */
+#include "arch/aarch64.h"
+#include "arch/sysreg.h"
+#include "partition.h"
+#include "percpu.h"
+#include "platform.h"
+#include "sched.h"
+
+#define INTID_SPURIOUS 1020u
+#define IRQS_PER_EXIT 64u /* bounds one pass; anything left fires again at once */
+
+/* The loaded vCPU's virtual timer fired: mask it until the guest ends the virtual one. */
+static void vtimer_fired(struct vcpu *v)
+{
+	gic_set_ppi_enabled(PPI_VTIMER, 0);
+	if (!v)
+		return;
+	v->arch.vtimer_masked = 1;
+	virq_inject(v, PPI_VTIMER, true);
+}
+
+static void dispatch(struct percpu *c, unsigned intid)
+{
+	switch (intid) {
+	case PPI_HYP_TIMER:
+		write_cnthp_ctl_el2(0);
+		sched_timer_event();
+		break;
+	case PPI_VTIMER:
+		vtimer_fired(c->loaded);
+		break;
+	case PPI_MAINTENANCE:
+		vgic_maintenance(c->loaded);
+		break;
+	case SGI_KICK:
+		exit_work_set(EXIT_RESCHED);
+		break;
+	default:
+		if (intid >= 32) {
+			gic_set_spi_enabled(intid, 0);
+			virq_forward_physical(intid);
+		}
+	}
+}
+
+void aarch64_handle_irqs(void)
+{
+	struct percpu *c = this_cpu();
+
+	for (unsigned n = 0; n < IRQS_PER_EXIT; n++) {
+		unsigned intid = gic_ack();
+		if (intid >= INTID_SPURIOUS)
+			break;
+		dispatch(c, intid);
+		gic_end(intid);
+	}
+}
+
+void arch_irq_route(unsigned intid, unsigned core)
+{
+	gic_route_spi(intid, plat_core_affinity(core));
+	gic_set_spi_enabled(intid, 1);
+}
+
+void arch_irq_unmask(unsigned intid)
+{
+	if (intid >= 32)
+		gic_set_spi_enabled(intid, 1);
+}

@@ -1,0 +1,158 @@
+/* GICv3 virtual CPU interface: pending virtual interrupts go into the list registers of the
+ * loaded vCPU; the list registers travel with the vCPU at every switch.
+ *
+ * Forwarded physical interrupts (the virtual timer, assigned SPIs) are masked at the GIC when
+ * they fire and carry the EOI bit in their list register: the maintenance interrupt at the
+ * guest's EOI unmasks them, so a level interrupt never storms the hypervisor. */
+#include "arch/aarch64.h"
+#include "arch/sysreg.h"
+#include "panic.h"
+#include "partition.h"
+#include "percpu.h"
+
+#define LR_PENDING (1ul << 62)
+#define LR_ACTIVE (1ul << 63)
+#define LR_GROUP1 (1ul << 60)
+#define LR_PRIORITY(p) ((uint64_t)(p) << 48)
+#define LR_EOI (1ul << 41)
+#define LR_INTID(lr) ((unsigned)((lr) & 0xffffffffu))
+#define VIRQ_PRIORITY 0xa0
+#define ICH_HCR_EN (1ul << 0)
+#define ICH_HCR_UIE (1ul << 1)
+
+static unsigned lr_count;
+
+#define LR_CASE(n) case n: return read_ich_lr##n##_el2();
+static uint64_t lr_read(unsigned n)
+{
+	switch (n) {
+	LR_CASE(0) LR_CASE(1) LR_CASE(2) LR_CASE(3) LR_CASE(4) LR_CASE(5) LR_CASE(6) LR_CASE(7)
+	LR_CASE(8) LR_CASE(9) LR_CASE(10) LR_CASE(11) LR_CASE(12) LR_CASE(13) LR_CASE(14)
+	LR_CASE(15)
+	}
+	return 0;
+}
+#undef LR_CASE
+
+#define LR_CASE(n) case n: write_ich_lr##n##_el2(v); return;
+static void lr_write(unsigned n, uint64_t v)
+{
+	switch (n) {
+	LR_CASE(0) LR_CASE(1) LR_CASE(2) LR_CASE(3) LR_CASE(4) LR_CASE(5) LR_CASE(6) LR_CASE(7)
+	LR_CASE(8) LR_CASE(9) LR_CASE(10) LR_CASE(11) LR_CASE(12) LR_CASE(13) LR_CASE(14)
+	LR_CASE(15)
+	}
+}
+#undef LR_CASE
+
+void vgic_init_core(void)
+{
+	lr_count = (unsigned)(read_ich_vtr_el2() & 0x1f) + 1;
+	if (lr_count > VGIC_MAX_LRS)
+		lr_count = VGIC_MAX_LRS;
+}
+
+void vgic_save(struct arch_vcpu_ctx *a)
+{
+	for (unsigned n = 0; n < lr_count; n++)
+		a->lr[n] = lr_read(n);
+	a->vmcr = read_ich_vmcr_el2();
+	a->ap1r0 = read_ich_ap1r0_el2();
+	a->ich_hcr = read_ich_hcr_el2();
+}
+
+void vgic_load(const struct arch_vcpu_ctx *a)
+{
+	for (unsigned n = 0; n < lr_count; n++)
+		lr_write(n, a->lr[n]);
+	write_ich_vmcr_el2(a->vmcr);
+	write_ich_ap1r0_el2(a->ap1r0);
+	write_ich_hcr_el2(a->ich_hcr | ICH_HCR_EN);
+}
+
+void vgic_reset(struct arch_vcpu_ctx *a)
+{
+	for (unsigned n = 0; n < VGIC_MAX_LRS; n++)
+		a->lr[n] = 0;
+	a->vmcr = (0xfful << 24) | (1ul << 1); /* VPMR 0xff, group 1 enabled */
+	a->ap1r0 = 0;
+	a->ich_hcr = ICH_HCR_EN;
+}
+
+static int lr_holding(unsigned intid)
+{
+	for (unsigned n = 0; n < lr_count; n++) {
+		uint64_t lr = lr_read(n);
+		if ((lr & (LR_PENDING | LR_ACTIVE)) && LR_INTID(lr) == intid)
+			return (int)n;
+	}
+	return -1;
+}
+
+/* Place one interrupt; false if every list register is taken. */
+static bool place(unsigned intid, bool forwarded, uint64_t *empty)
+{
+	int held = lr_holding(intid);
+
+	if (held >= 0) { /* already there: active becomes active and pending */
+		lr_write((unsigned)held, lr_read((unsigned)held) | LR_PENDING);
+		return true;
+	}
+	if (!*empty)
+		return false;
+	unsigned n = (unsigned)__builtin_ctzll(*empty);
+	*empty &= *empty - 1;
+	lr_write(n, LR_PENDING | LR_GROUP1 | LR_PRIORITY(VIRQ_PRIORITY) |
+			    (forwarded ? LR_EOI : 0) | intid);
+	return true;
+}
+
+void arch_vgic_flush(struct vcpu *v)
+{
+	bool forwarded;
+	int intid;
+
+	if (!v || !virq_has_pending(v))
+		return;
+	uint64_t empty = read_ich_elrsr_el2() & ((1ul << lr_count) - 1);
+	while ((intid = virq_take(v, &forwarded)) >= 0) {
+		if (!place((unsigned)intid, forwarded, &empty)) {
+			virq_put_back(v, (unsigned)intid, forwarded);
+			/* Overflow: the underflow maintenance interrupt asks again. */
+			write_ich_hcr_el2(read_ich_hcr_el2() | ICH_HCR_UIE);
+			break;
+		}
+	}
+	isb();
+}
+
+bool arch_vgic_pending(void)
+{
+	for (unsigned n = 0; n < lr_count; n++)
+		if (lr_read(n) & LR_PENDING)
+			return true;
+	return false;
+}
+
+/* Maintenance interrupt: the guest ended forwarded interrupts, or list registers drained. */
+void vgic_maintenance(struct vcpu *v)
+{
+	uint64_t eisr = read_ich_eisr_el2();
+
+	while (eisr) {
+		unsigned n = (unsigned)__builtin_ctzll(eisr);
+		unsigned intid = LR_INTID(lr_read(n));
+		eisr &= eisr - 1;
+		lr_write(n, 0);
+		if (intid == PPI_VTIMER) {
+			if (v)
+				v->arch.vtimer_masked = 0;
+			gic_set_ppi_enabled(PPI_VTIMER, 1);
+		} else {
+			arch_irq_unmask(intid);
+		}
+	}
+	write_ich_hcr_el2(read_ich_hcr_el2() & ~ICH_HCR_UIE);
+	isb();
+	exit_work_set(EXIT_FLUSH);
+}

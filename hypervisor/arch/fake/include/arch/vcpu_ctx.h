@@ -1,0 +1,12 @@
+/* The fake architecture keeps no EL1 state. */
+#ifndef FAKE_VCPU_CTX_H
+#define FAKE_VCPU_CTX_H
+
+#include <stdint.h>
+
+struct arch_vcpu_ctx {
+	uint64_t entry;
+	uint32_t loaded;
+};
+
+#endif

@@ -1,0 +1,343 @@
+/* Per-core scheduling. At every event the core's policy picks the vCPU to run and the next
+ * instant it must look again; the hypervisor timer is armed for the earliest of that instant,
+ * the wake-up of a blocked vCPU and a BH_HC_SET_TIMER deadline. Nothing runs in between: a
+ * vCPU that never yields still loses the core exactly at its slot end or budget end. */
+#include "bulkhead/abi.h"
+#include "hm.h"
+#include "panic.h"
+#include "partition.h"
+#include "percpu.h"
+#include "plan.h"
+#include "sched.h"
+#include "trace.h"
+
+struct decision {
+	struct vcpu *vcpu; /* NULL: idle */
+	uint64_t until;    /* the policy's next event */
+};
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+void sched_add_vcpu(unsigned core, struct vcpu *v)
+{
+	struct sched_core *s = &percpu[core].sched;
+
+	BH_CHECK(s->count < BH_MAX_VCPUS);
+	s->vcpus[s->count++] = v;
+	s->slot = -1;
+}
+
+bool vcpu_runnable(const struct vcpu *v)
+{
+	return v->state == VCPU_READY && v->partition->state == PARTITION_RUNNING;
+}
+
+void sched_core_changed(unsigned core)
+{
+	if (core == this_cpu()->core)
+		exit_work_set(EXIT_RESCHED);
+	else
+		arch_kick_core(core);
+}
+
+void sched_vcpu_changed(struct vcpu *v)
+{
+	sched_core_changed(v->core);
+}
+
+uint64_t sched_exec_ticks(const struct vcpu *v)
+{
+	const struct percpu *c = &percpu[v->core];
+	uint64_t t = v->exec_ticks;
+
+	uint64_t now = arch_counter_read(), start = v->run_start;
+
+	if (c->vcpu == v && now > start) /* another core's view may lag one event */
+		t += now - start;
+	return t;
+}
+
+/* --- Policies ------------------------------------------------------------------------- */
+
+static struct decision pick_dedicated(struct sched_core *s)
+{
+	struct vcpu *v = s->count ? s->vcpus[0] : NULL;
+	return (struct decision){ v && vcpu_runnable(v) ? v : NULL, TIME_NEVER };
+}
+
+static struct decision pick_fixed_priority(struct sched_core *s)
+{
+	struct vcpu *best = NULL;
+
+	for (unsigned i = 0; i < s->count; i++) {
+		struct vcpu *v = s->vcpus[i];
+		if (vcpu_runnable(v) && (!best || v->cfg->priority > best->cfg->priority))
+			best = v;
+	}
+	return (struct decision){ best, TIME_NEVER };
+}
+
+static void notify_plan_switch(unsigned core, uint32_t plan)
+{
+	unsigned n;
+	const struct slot_rt *slots = plan_slots(plan, core, &n);
+
+	for (unsigned i = 0; i < n; i++)
+		if (slots[i].flags & BH_SLOT_NOTIFY)
+			virq_inject(slots[i].vcpu, BH_VIRQ_PLAN_SWITCH, false);
+}
+
+/* Record slot changes in the trace and raise the slot-start interrupt where configured. */
+static void enter_slot(struct percpu *c, const struct plan_position *pos, int slot,
+		       const struct slot_rt *slots)
+{
+	struct sched_core *s = &c->sched;
+
+	if (s->slot == slot && s->slot_plan == pos->plan && s->slot_frame == pos->frame)
+		return;
+	if (s->slot >= 0)
+		trace_emit(BH_TRACE_SLOT_END, NULL, (uint64_t)s->slot | (uint64_t)s->slot_plan << 16);
+	if (s->slot_plan != pos->plan) {
+		trace_emit(BH_TRACE_PLAN_SWITCH, NULL, pos->plan);
+		notify_plan_switch(c->core, pos->plan);
+	}
+	s->slot = slot;
+	s->slot_plan = pos->plan;
+	s->slot_frame = pos->frame;
+	if (slot < 0)
+		return;
+	trace_emit(BH_TRACE_SLOT_START, slots[slot].vcpu, (uint64_t)slot | (uint64_t)pos->plan << 16);
+	if (slots[slot].flags & BH_SLOT_NOTIFY)
+		virq_inject(slots[slot].vcpu, BH_VIRQ_SLOT_START, false);
+}
+
+static struct decision pick_cyclic(struct percpu *c, uint64_t now)
+{
+	struct plan_position pos;
+	unsigned n;
+
+	plan_locate(now, &pos);
+	const struct slot_rt *slots = plan_slots(pos.plan, c->core, &n);
+	uint64_t offset = now - pos.frame_start;
+	for (unsigned i = 0; i < n; i++) {
+		if (slots[i].end <= offset)
+			continue;
+		if (slots[i].start > offset)
+			break;
+		enter_slot(c, &pos, (int)i, slots);
+		struct vcpu *v = slots[i].vcpu;
+		return (struct decision){ vcpu_runnable(v) ? v : NULL,
+					  min_u64(pos.frame_start + slots[i].end, pos.frame_end) };
+	}
+	enter_slot(c, &pos, -1, slots);
+	for (unsigned i = 0; i < n; i++)
+		if (slots[i].start > offset)
+			return (struct decision){ NULL, min_u64(pos.frame_start + slots[i].start,
+								pos.frame_end) };
+	return (struct decision){ NULL, pos.frame_end };
+}
+
+/* EDF: refill budgets at each release; a late release is caught up in one step. */
+static void edf_release(struct vcpu *v, uint64_t now)
+{
+	uint64_t period = ns_to_ticks(v->cfg->period_ns);
+
+	if (now < v->next_release || !period) /* no period: never released (the tool forbids it) */
+		return;
+	uint64_t missed = (now - v->next_release) / period;
+	uint64_t release = v->next_release + missed * period;
+	v->budget_left = ns_to_ticks(v->cfg->budget_ns);
+	v->abs_deadline = release + ns_to_ticks(v->cfg->deadline_ns);
+	v->next_release = release + period;
+}
+
+static void edf_budget_exhausted(struct vcpu *v)
+{
+	struct hm_event ev = {
+		.kind = BH_HM_BUDGET_OVERRUN, .address = v->cfg->budget_ns, .pc = v->regs.elr,
+		.detail = "EDF budget used up",
+	};
+	trace_emit(BH_TRACE_BUDGET_EXHAUSTED, v, v->abs_deadline);
+	hm_raise(v, &ev);
+}
+
+static struct decision pick_edf(struct sched_core *s, uint64_t now)
+{
+	struct vcpu *best = NULL;
+	uint64_t until = TIME_NEVER;
+
+	for (unsigned i = 0; i < s->count; i++) {
+		struct vcpu *v = s->vcpus[i];
+		if (!v->cfg->period_ns)
+			continue;
+		edf_release(v, now);
+		until = min_u64(until, v->next_release);
+		if (vcpu_runnable(v) && v->budget_left &&
+		    (!best || v->abs_deadline < best->abs_deadline))
+			best = v;
+	}
+	if (best)
+		until = min_u64(until, now + best->budget_left);
+	return (struct decision){ best, until };
+}
+
+static struct decision pick(struct percpu *c, uint64_t now)
+{
+	switch (c->sched.policy) {
+	case BH_POLICY_CYCLIC:
+		return pick_cyclic(c, now);
+	case BH_POLICY_FIXED_PRIORITY:
+		return pick_fixed_priority(&c->sched);
+	case BH_POLICY_EDF:
+		return pick_edf(&c->sched, now);
+	default:
+		return pick_dedicated(&c->sched);
+	}
+}
+
+/* --- Time keeping ---------------------------------------------------------------------- */
+
+/* Charge the running vCPU for the time since it was last charged. */
+static void account(struct percpu *c, uint64_t now)
+{
+	struct vcpu *v = c->vcpu;
+
+	if (!v)
+		return;
+	v->exec_ticks += now - v->run_start;
+	v->run_start = now;
+	if (c->sched.policy != BH_POLICY_EDF)
+		return;
+	uint64_t used = now - v->charged_at;
+	v->charged_at = now;
+	if (!v->budget_left)
+		return;
+	v->budget_left -= min_u64(used, v->budget_left);
+	if (!v->budget_left && vcpu_runnable(v))
+		edf_budget_exhausted(v);
+}
+
+static uint64_t clock_now(const struct vcpu *v, uint64_t now)
+{
+	return v->timer_clock == BH_CLOCK_EXEC ? sched_exec_ticks(v) : now;
+}
+
+/* BH_HC_SET_TIMER deadlines; returns the next one in wall-clock ticks. */
+static uint64_t service_set_timer(struct percpu *c, struct vcpu *v, uint64_t now)
+{
+	if (v->timer_deadline == TIME_NEVER)
+		return TIME_NEVER;
+	uint64_t t = clock_now(v, now);
+	if (t >= v->timer_deadline) {
+		virq_inject(v, BH_VIRQ_TIMER, false);
+		if (v->timer_interval)
+			v->timer_deadline += ((t - v->timer_deadline) / v->timer_interval + 1) *
+					     v->timer_interval;
+		else
+			v->timer_deadline = TIME_NEVER;
+	}
+	if (v->timer_deadline == TIME_NEVER)
+		return TIME_NEVER;
+	if (v->timer_clock == BH_CLOCK_EXEC)
+		return c->vcpu == v ? now + (v->timer_deadline - t) : TIME_NEVER;
+	return v->timer_deadline;
+}
+
+/* Wake idle vCPUs whose interrupt came; returns the next wake-up to watch for. */
+static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
+{
+	if (v->state != VCPU_IDLE)
+		return TIME_NEVER;
+	if (virq_has_pending(v)) {
+		vcpu_set_state(v, VCPU_READY);
+		return TIME_NEVER;
+	}
+	if (v == c->loaded)
+		return TIME_NEVER; /* its virtual timer is live: the hardware interrupt wakes it */
+	uint64_t at = arch_vtimer_deadline(v);
+	if (at > now)
+		return at;
+	vcpu_set_state(v, VCPU_READY); /* its timer interrupt is raised when it is loaded */
+	return TIME_NEVER;
+}
+
+static uint64_t service_timers(struct percpu *c, uint64_t now)
+{
+	uint64_t next = TIME_NEVER;
+
+	for (unsigned i = 0; i < c->sched.count; i++) {
+		struct vcpu *v = c->sched.vcpus[i];
+		next = min_u64(next, service_set_timer(c, v, now));
+		next = min_u64(next, service_idle(c, v, now));
+	}
+	return next;
+}
+
+static void program_timer(struct percpu *c, uint64_t at)
+{
+	if (c->sched.timer_at == at)
+		return;
+	c->sched.timer_at = at;
+	arch_timer_program(at);
+}
+
+static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)
+{
+	if (next == c->vcpu)
+		return;
+	if (next) {
+		if (c->loaded != next) {
+			if (c->loaded)
+				arch_vcpu_save(c->loaded);
+			arch_vcpu_load(next);
+			c->loaded = next;
+		}
+		next->run_start = next->charged_at = now;
+		c->regs = &next->regs;
+	} else {
+		c->regs = &c->idle_regs;
+	}
+	c->vcpu = next;
+	trace_emit(BH_TRACE_VCPU_SWITCH, next, 0);
+}
+
+void sched_reschedule(void)
+{
+	struct percpu *c = this_cpu();
+
+	for (;;) {
+		core_process_requests();
+		__atomic_fetch_and(&c->exit_work, ~EXIT_RESCHED, __ATOMIC_RELAXED);
+		uint64_t now = arch_counter_read();
+		account(c, now);
+		service_timers(c, now);
+		struct decision d = pick(c, now);
+		switch_to(c, d.vcpu, now);
+		/* Wake-ups depend on which vCPU is loaded now: count them after the switch. */
+		uint64_t wake = service_timers(c, now);
+		if (c->exit_work & EXIT_RESCHED)
+			continue; /* a vCPU woke meanwhile */
+		program_timer(c, min_u64(d.until, wake));
+		if (d.vcpu)
+			return;
+		arch_wait_for_interrupt();
+	}
+}
+
+void sched_timer_event(void)
+{
+	this_cpu()->sched.timer_at = 0; /* it fired and is off: program it again */
+	exit_work_set(EXIT_RESCHED);
+}
+
+int sched_current_slot_of(unsigned pid)
+{
+	for (unsigned core = 0; core < BH_MAX_CORES; core++) {
+		const struct sched_core *s = &percpu[core].sched;
+		const struct vcpu *v = percpu[core].vcpu;
+		if (s->policy == BH_POLICY_CYCLIC && s->slot >= 0 && v &&
+		    v->partition->cfg->id == pid)
+			return s->slot;
+	}
+	return -1;
+}

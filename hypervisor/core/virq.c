@@ -1,0 +1,114 @@
+/* Virtual interrupts: a pending set per vCPU, filled from any core, drained into the GIC list
+ * registers by the vCPU's own core before it enters the guest. */
+#include "partition.h"
+#include "percpu.h"
+#include "sched.h"
+#include "virq.h"
+
+static uint32_t bit(unsigned intid) { return 1u << (intid % 32); }
+
+/* Owner of each forwarded physical interrupt (SPIs from the description). */
+static struct vcpu *owners[BH_VIRQ_MAX];
+
+void virq_set_owner(unsigned intid, struct vcpu *v)
+{
+	if (intid < BH_VIRQ_MAX)
+		owners[intid] = v;
+}
+
+bool virq_forward_physical(unsigned intid)
+{
+	struct vcpu *v = intid < BH_VIRQ_MAX ? owners[intid] : NULL;
+
+	if (v)
+		virq_inject(v, intid, true);
+	return v != NULL;
+}
+
+void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)
+{
+	struct virq_state *q = &v->virq;
+	unsigned w = intid / 32;
+
+	if (intid >= BH_VIRQ_MAX)
+		return;
+	if (forwarded)
+		__atomic_fetch_or(&q->forwarded[w], bit(intid), __ATOMIC_RELAXED);
+	uint32_t old = __atomic_fetch_or(&q->pending[w], bit(intid), __ATOMIC_SEQ_CST);
+	if (!(old & bit(intid)))
+		__atomic_fetch_add(&q->count, 1u, __ATOMIC_SEQ_CST);
+	if (v->state == VCPU_IDLE && !(q->disabled[w] & bit(intid)))
+		vcpu_set_state(v, VCPU_READY);
+	else if (v == this_cpu()->vcpu)
+		exit_work_set(EXIT_FLUSH);
+	else
+		sched_vcpu_changed(v);
+}
+
+int virq_take(struct vcpu *v, bool *forwarded)
+{
+	struct virq_state *q = &v->virq;
+
+	if (!q->count)
+		return -1;
+	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
+		uint32_t ready = q->pending[w] & ~q->disabled[w];
+		if (!ready)
+			continue;
+		unsigned intid = w * 32 + (unsigned)__builtin_ctz(ready);
+		__atomic_fetch_and(&q->pending[w], ~bit(intid), __ATOMIC_SEQ_CST);
+		__atomic_fetch_sub(&q->count, 1u, __ATOMIC_SEQ_CST);
+		*forwarded = q->forwarded[w] & bit(intid);
+		__atomic_fetch_and(&q->forwarded[w], ~bit(intid), __ATOMIC_RELAXED);
+		return (int)intid;
+	}
+	return -1;
+}
+
+void virq_put_back(struct vcpu *v, unsigned intid, bool forwarded)
+{
+	struct virq_state *q = &v->virq;
+	unsigned w = intid / 32;
+
+	if (forwarded)
+		__atomic_fetch_or(&q->forwarded[w], bit(intid), __ATOMIC_RELAXED);
+	if (!(__atomic_fetch_or(&q->pending[w], bit(intid), __ATOMIC_SEQ_CST) & bit(intid)))
+		__atomic_fetch_add(&q->count, 1u, __ATOMIC_SEQ_CST);
+}
+
+bool virq_has_pending(const struct vcpu *v)
+{
+	const struct virq_state *q = &v->virq;
+
+	if (!q->count)
+		return false;
+	for (unsigned w = 0; w < VIRQ_WORDS; w++)
+		if (q->pending[w] & ~q->disabled[w])
+			return true;
+	return false;
+}
+
+int virq_set_enabled(struct vcpu *v, unsigned intid, bool enabled)
+{
+	if (intid >= BH_VIRQ_MAX)
+		return BH_INVALID_PARAM;
+	if (enabled)
+		v->virq.disabled[intid / 32] &= ~bit(intid);
+	else
+		v->virq.disabled[intid / 32] |= bit(intid);
+	if (enabled && (v->virq.pending[intid / 32] & bit(intid)))
+		exit_work_set(EXIT_FLUSH);
+	return BH_OK;
+}
+
+void virq_reset(struct vcpu *v)
+{
+	struct virq_state *q = &v->virq;
+
+	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
+		q->pending[w] = 0;
+		q->disabled[w] = 0;
+		q->forwarded[w] = 0;
+	}
+	q->count = 0;
+}

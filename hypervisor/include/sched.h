@@ -1,0 +1,46 @@
+/* Per-core scheduling: each physical core follows one policy from the description.
+ *
+ * The scheduler runs only at events: the core's hypervisor timer (slot boundary, budget end,
+ * a blocked vCPU's wake-up time), a vCPU blocking in BH_HC_IDLE, or a kick from another core
+ * after it changed the state of one of this core's vCPUs. */
+#ifndef BULKHEAD_SCHED_H
+#define BULKHEAD_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "config_tables.h"
+
+#define TIME_NEVER UINT64_MAX
+
+struct vcpu;
+
+struct sched_core {
+	uint32_t policy;                   /* enum bh_policy */
+	unsigned count;                    /* vCPUs assigned to this core */
+	struct vcpu *vcpus[BH_MAX_VCPUS];
+	int slot;                          /* cyclic: slot running now, or -1 */
+	uint32_t slot_plan;                /* cyclic: the plan `slot` belongs to */
+	uint64_t slot_frame;               /* cyclic: the major frame `slot` belongs to */
+	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */
+};
+
+/* Boot: bind vCPUs to their cores' schedulers (before any core runs). */
+void sched_add_vcpu(unsigned core, struct vcpu *v);
+
+/* Choose what this core runs now and switch to it; idles the core if nothing is ready.
+ * Returns only when a vCPU is loaded and about to be entered. */
+void sched_reschedule(void);
+/* This core's hypervisor timer fired. */
+void sched_timer_event(void);
+
+/* State changes of a vCPU, from any core: the vCPU's core is told to reconsider. */
+void sched_vcpu_changed(struct vcpu *v);
+void sched_core_changed(unsigned core);
+
+/* Execution time of v in counter ticks, including its current run. */
+uint64_t sched_exec_ticks(const struct vcpu *v);
+
+/* The cyclic slot index of core `core` that runs one of partition `pid`'s vCPUs, or -1. */
+int sched_current_slot_of(unsigned pid);
+
+#endif

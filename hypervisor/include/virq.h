@@ -1,0 +1,36 @@
+/* Virtual interrupts of a vCPU: pending and enabled sets, independent of the GIC model. */
+#ifndef BULKHEAD_VIRQ_H
+#define BULKHEAD_VIRQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "bulkhead/abi.h"
+
+#define VIRQ_WORDS ((BH_VIRQ_MAX + 31) / 32)
+
+struct vcpu;
+
+struct virq_state {
+	volatile uint32_t pending[VIRQ_WORDS]; /* waiting for a list register */
+	uint32_t disabled[VIRQ_WORDS];         /* BH_HC_IRQ_CTL: not delivered while set */
+	uint32_t forwarded[VIRQ_WORDS];        /* physical interrupts to unmask at guest EOI */
+	volatile uint32_t count;               /* bits set in pending */
+};
+
+/* Make intid pending in v (any core). forwarded: a physical interrupt masked until the guest
+ * ends it. Wakes v if it idles. */
+void virq_inject(struct vcpu *v, unsigned intid, bool forwarded);
+/* Take the next deliverable pending interrupt, or -1. */
+int virq_take(struct vcpu *v, bool *forwarded);
+/* Put back an interrupt that found no free list register. */
+void virq_put_back(struct vcpu *v, unsigned intid, bool forwarded);
+bool virq_has_pending(const struct vcpu *v);
+int virq_set_enabled(struct vcpu *v, unsigned intid, bool enabled);
+void virq_reset(struct vcpu *v);
+/* Boot: physical interrupt intid belongs to v. */
+void virq_set_owner(unsigned intid, struct vcpu *v);
+/* A forwarded physical interrupt fired (and is masked): make it pending in its owner.
+ * Returns false if nobody owns it. */
+bool virq_forward_physical(unsigned intid);
+
+#endif

@@ -1,0 +1,155 @@
+/* Scheduling policies on one core, driven by the fake counter (62.5 MHz: 62.5 ticks/us). */
+#include <string.h>
+#include "arch/fake.h"
+#include "bulkhead/abi.h"
+#include "main.h"
+#include "partition.h"
+#include "percpu.h"
+#include "plan.h"
+#include "sched.h"
+#include "stage2.h"
+#include "unit.h"
+
+#define US(n) ((uint64_t)(n) * 125 / 2)
+#define T0 1000u
+
+static const uint8_t image[16];
+static const struct bh_segment_cfg seg = { .ipa = 0x40000000, .data = image, .file_size = 16,
+					   .mem_size = 16 };
+static const struct bh_area_cfg areas[3] = {
+	{ .phys = 0x42000000, .ipa = 0x40000000, .size = 0x100000, .flags = 7 },
+	{ .phys = 0x42100000, .ipa = 0x40000000, .size = 0x100000, .flags = 7 },
+	{ .phys = 0x42200000, .ipa = 0x40000000, .size = 0x100000, .flags = 7 },
+};
+static struct bh_vcpu_cfg vcpus[3];
+static struct bh_partition_cfg parts[3];
+static const struct bh_slot_cfg plan0[] = {
+	{ .start_ns = 0, .duration_ns = 200000, .partition = 0 },
+	{ .start_ns = 300000, .duration_ns = 300000, .partition = 1, .flags = BH_SLOT_NOTIFY },
+	{ .start_ns = 600000, .duration_ns = 400000, .partition = 2 },
+};
+static const struct bh_slot_cfg plan1[] = {
+	{ .start_ns = 0, .duration_ns = 1000000, .partition = 2 },
+};
+static struct bh_plan_cfg plans[2] = {
+	{ .name = "normal", .major_frame_ns = 1000000 },
+	{ .name = "solo", .major_frame_ns = 1000000 },
+};
+static struct bh_system_cfg sys = {
+	.magic = BH_CONFIG_MAGIC, .version = BH_CONFIG_VERSION, .name = "sched", .core_count = 1,
+	.partition_count = 3, .partitions = parts, .plans = plans,
+};
+
+static void boot(enum bh_policy policy)
+{
+	static const char *const names[] = { "a", "b", "c" };
+	for (unsigned i = 0; i < 3; i++)
+		parts[i] = (struct bh_partition_cfg){
+			.name = names[i], .id = i, .entry = 0x40000000, .area_count = 1,
+			.segment_count = 1, .vcpu_count = 1, .areas = &areas[i], .segments = &seg,
+			.vcpus = &vcpus[i],
+		};
+	sys.cores[0].policy = policy;
+	sys.plan_count = policy == BH_POLICY_CYCLIC ? 2 : 0;
+	plans[0].cores[0] = (struct bh_plan_core_cfg){ .slot_count = 3, .slots = plan0 };
+	plans[1].cores[0] = (struct bh_plan_core_cfg){ .slot_count = 1, .slots = plan1 };
+	stage2_pool_reset();
+	partition_init_all(&sys);
+	plan_init(&sys, T0);
+}
+
+static struct vcpu *vcpu_of(unsigned p) { return &partitions[p].vcpus[0]; }
+
+/* Run the core's exit work at `now`; returns the vCPU it runs, or NULL if it idles. */
+static struct vcpu *at(uint64_t now)
+{
+	fake.counter = now;
+	exit_work_set(EXIT_RESCHED);
+	FAKE_RUN(core_exit_work());
+	return fake.exit == FAKE_IDLED ? NULL : percpu[0].vcpu;
+}
+
+TEST(cyclic_follows_the_slots_and_idles_between_them)
+{
+	boot(BH_POLICY_CYCLIC);
+	EXPECT(at(T0) == vcpu_of(0));
+	EXPECT_EQ(fake.timer, T0 + US(200));
+	EXPECT(at(T0 + US(200)) == NULL);
+	EXPECT_EQ(fake.timer, T0 + US(300));
+	EXPECT(at(T0 + US(300)) == vcpu_of(1));
+	EXPECT(vcpu_of(1)->virq.pending[0] & (1u << BH_VIRQ_SLOT_START));
+	EXPECT(at(T0 + US(999)) == vcpu_of(2));
+	EXPECT_EQ(fake.timer, T0 + US(1000));
+	EXPECT(at(T0 + US(1000)) == vcpu_of(0)); /* next major frame */
+	EXPECT(at(T0 + US(5000) + US(450)) == vcpu_of(1));
+	EXPECT_EQ(fake.timer, T0 + US(5600));
+}
+
+TEST(cyclic_slot_owner_idling_leaves_its_slot_empty)
+{
+	boot(BH_POLICY_CYCLIC);
+	EXPECT(at(T0) == vcpu_of(0));
+	vcpu_of(0)->state = VCPU_IDLE;
+	EXPECT(at(T0 + US(50)) == NULL);
+	EXPECT_EQ(fake.timer, T0 + US(200));
+}
+
+TEST(plan_switch_at_major_frame_end_and_at_once)
+{
+	uint32_t cur, next;
+	uint64_t frames;
+	boot(BH_POLICY_CYCLIC);
+	EXPECT(at(T0 + US(100)) == vcpu_of(0));
+	EXPECT_EQ(plan_request(1, BH_PLAN_AT_MAJOR_FRAME_END, T0 + US(100)), BH_OK);
+	plan_status(T0 + US(150), &cur, &next, &frames);
+	EXPECT_EQ(cur, 0);
+	EXPECT_EQ(next, 1);
+	EXPECT(at(T0 + US(650)) == vcpu_of(2));
+	EXPECT_EQ(fake.timer, T0 + US(1000));
+	EXPECT(at(T0 + US(1000)) == vcpu_of(2)); /* plan 1: c owns the whole frame */
+	plan_status(T0 + US(1001), &cur, &next, &frames);
+	EXPECT_EQ(cur, 1);
+	EXPECT_EQ(frames, 1);
+	EXPECT_EQ(plan_request(0, BH_PLAN_NOW, T0 + US(1500)), BH_OK);
+	EXPECT(at(T0 + US(1500)) == vcpu_of(0)); /* a new frame starts at the switch */
+	EXPECT_EQ(plan_request(5, BH_PLAN_NOW, T0), BH_INVALID_PARAM);
+	EXPECT_EQ(plan_request(0, 9, T0), BH_INVALID_PARAM);
+}
+
+TEST(fixed_priority_runs_the_highest_ready_vcpu)
+{
+	vcpus[0].priority = 1;
+	vcpus[1].priority = 5;
+	vcpus[2].priority = 3;
+	boot(BH_POLICY_FIXED_PRIORITY);
+	EXPECT(at(10) == vcpu_of(1));
+	EXPECT_EQ(fake.timer, UINT64_MAX); /* no tick */
+	vcpu_of(1)->state = VCPU_IDLE;
+	EXPECT(at(20) == vcpu_of(2));
+	vcpu_of(2)->state = VCPU_SUSPENDED;
+	EXPECT(at(30) == vcpu_of(0));
+	virq_inject(vcpu_of(1), BH_VIRQ_TIMER, false); /* wakes the highest: it preempts */
+	EXPECT(at(40) == vcpu_of(1));
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+TEST(edf_runs_earliest_deadline_and_enforces_budgets)
+{
+	vcpus[0] = (struct bh_vcpu_cfg){ .period_ns = 10000000, .budget_ns = 2000000,
+					 .deadline_ns = 10000000 };
+	vcpus[1] = (struct bh_vcpu_cfg){ .period_ns = 5000000, .budget_ns = 1000000,
+					 .deadline_ns = 5000000 };
+	boot(BH_POLICY_EDF);
+	vcpu_of(2)->state = VCPU_HALTED;
+	EXPECT(at(0) == vcpu_of(1));                /* deadline 5 ms before 10 ms */
+	EXPECT_EQ(fake.timer, US(1000));            /* its budget ends */
+	EXPECT(at(US(1000)) == vcpu_of(0));         /* b used it all up: an overrun */
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "HM: partition b (id 1) vcpu 0: budget_overrun") != NULL);
+	EXPECT_EQ(fake.timer, US(3000));
+	EXPECT(at(US(3000)) == NULL);               /* both out of budget until b's release */
+	EXPECT_EQ(fake.timer, US(5000));
+	EXPECT(at(US(5000)) == vcpu_of(1));         /* released again */
+	EXPECT_EQ(vcpu_of(1)->abs_deadline, US(10000));
+	memset(vcpus, 0, sizeof(vcpus));
+}
