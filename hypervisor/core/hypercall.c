@@ -71,13 +71,7 @@ static int64_t hc_halt_self(struct vcpu *v, struct arch_regs *r)
 static int64_t hc_idle(struct vcpu *v, struct arch_regs *r)
 {
 	(void)r;
-	/* Mark it idle before looking for work, so an interrupt another core injects now
-	 * either is seen here or finds the vCPU idle and wakes it. */
-	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
-	if (virq_has_pending(v) || arch_vgic_pending() || arch_vtimer_due())
-		v->state = VCPU_READY;
-	else
-		exit_work_set(EXIT_RESCHED);
+	sched_vcpu_idle(v);
 	return BH_OK;
 }
 
@@ -233,16 +227,19 @@ static int64_t hc_plan_switch(struct vcpu *v, struct arch_regs *r)
 
 static int64_t hc_plan_status(struct vcpu *v, struct arch_regs *r)
 {
+	uint64_t now = arch_counter_read(), frames;
+	struct plan_position pos;
 	uint32_t current, next;
-	uint64_t frames;
 
 	(void)v;
 	if (!plan_count())
 		return BH_NOT_AVAILABLE;
-	plan_status(arch_counter_read(), &current, &next, &frames);
+	plan_status(now, &current, &next, &frames);
+	plan_locate(now, &pos);
 	arch_regs_set(r, 1, current);
 	arch_regs_set(r, 2, next);
 	arch_regs_set(r, 3, frames);
+	arch_regs_set(r, 4, ticks_to_ns(pos.frame_start));
 	return BH_OK;
 }
 

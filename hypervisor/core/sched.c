@@ -324,6 +324,17 @@ void sched_reschedule(void)
 	}
 }
 
+void sched_vcpu_idle(struct vcpu *v)
+{
+	/* Mark it idle before looking for work, so an interrupt another core injects now
+	 * either is seen here or finds the vCPU idle and wakes it. */
+	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
+	if (virq_has_pending(v) || arch_vgic_pending() || arch_vtimer_due())
+		v->state = VCPU_READY;
+	else
+		exit_work_set(EXIT_RESCHED);
+}
+
 void sched_timer_event(void)
 {
 	this_cpu()->sched.timer_at = 0; /* it fired and is off: program it again */

@@ -11,6 +11,7 @@ struct ring {
 	volatile uint32_t tail; /* next slot a reader takes */
 	uint64_t lost;
 	struct bh_trace_event events[TRACE_RING_EVENTS];
+	struct bh_trace_event scratch; /* where an event goes when the ring is full */
 };
 
 static struct ring rings[BH_MAX_CORES];
@@ -20,12 +21,10 @@ void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg)
 	unsigned core = this_cpu()->core;
 	struct ring *r = &rings[core];
 	uint32_t head = r->head;
+	bool full = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS;
 
-	if (head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS) {
-		r->lost++;
-		return;
-	}
-	r->events[head % TRACE_RING_EVENTS] = (struct bh_trace_event){
+	/* The same work whether the ring is full or not: tracing must not change timing. */
+	*(full ? &r->scratch : &r->events[head % TRACE_RING_EVENTS]) = (struct bh_trace_event){
 		.time = arch_counter_read(),
 		.type = (unsigned short)type,
 		.core = (unsigned char)core,
@@ -33,7 +32,8 @@ void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg)
 		.vcpu = v ? (unsigned short)v->id : BH_TRACE_IDLE_VCPU,
 		.arg = arg,
 	};
-	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+	r->lost += full;
+	__atomic_store_n(&r->head, head + !full, __ATOMIC_RELEASE);
 }
 
 unsigned trace_read(unsigned core, struct bh_trace_event *out, unsigned max)

@@ -3,6 +3,7 @@
 #include "partition.h"
 #include "percpu.h"
 #include "sched.h"
+#include "trace.h"
 #include "virq.h"
 
 static uint32_t bit(unsigned intid) { return 1u << (intid % 32); }
@@ -37,6 +38,7 @@ void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)
 	uint32_t old = __atomic_fetch_or(&q->pending[w], bit(intid), __ATOMIC_SEQ_CST);
 	if (!(old & bit(intid)))
 		__atomic_fetch_add(&q->count, 1u, __ATOMIC_SEQ_CST);
+	trace_emit(BH_TRACE_VIRQ, v, intid);
 	if (v->state == VCPU_IDLE && !(q->disabled[w] & bit(intid)))
 		vcpu_set_state(v, VCPU_READY);
 	else if (v == this_cpu()->vcpu)

@@ -30,6 +30,8 @@ void sched_add_vcpu(unsigned core, struct vcpu *v);
 /* Choose what this core runs now and switch to it; idles the core if nothing is ready.
  * Returns only when a vCPU is loaded and about to be entered. */
 void sched_reschedule(void);
+/* The running vCPU waits for a virtual interrupt (BH_HC_IDLE, WFI): its core goes to others. */
+void sched_vcpu_idle(struct vcpu *v);
 /* This core's hypervisor timer fired. */
 void sched_timer_event(void);
 

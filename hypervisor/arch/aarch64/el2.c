@@ -9,6 +9,7 @@
 #define HCR_AMO (1ul << 5)
 #define HCR_FB (1ul << 9)
 #define HCR_BSU_INNER (1ul << 10)
+#define HCR_TWI (1ul << 13)   /* WFI traps: a waiting vCPU gives its core away */
 #define HCR_TSC (1ul << 19)   /* SMC traps: guests never reach the firmware */
 #define HCR_TIDCP (1ul << 20) /* implementation-defined registers */
 #define HCR_TACR (1ul << 21)  /* ACTLR_EL1 */
@@ -33,7 +34,7 @@ void aarch64_el2_init_core(void)
 	uint64_t pmcr_n = (read_pmcr_el0() >> 11) & 0x1f;
 
 	write_hcr_el2(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_INNER |
-		      HCR_TSC | HCR_TIDCP | HCR_TACR | HCR_TSW | HCR_RW);
+		      HCR_TWI | HCR_TSC | HCR_TIDCP | HCR_TACR | HCR_TSW | HCR_RW);
 	write_mdcr_el2(pmcr_n | MDCR_TPMCR | MDCR_TPM | MDCR_TDA | MDCR_TDOSA | MDCR_TDRA);
 	write_cptr_el2(CPTR_EL2_RES1);
 	write_cnthctl_el2(CNTHCTL_EL1PCTEN);

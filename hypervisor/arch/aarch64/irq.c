@@ -6,6 +6,7 @@
 #include "percpu.h"
 #include "platform.h"
 #include "sched.h"
+#include "trace.h"
 
 #define INTID_SPURIOUS 1020u
 #define IRQS_PER_EXIT 64u /* bounds one pass; anything left fires again at once */
@@ -25,6 +26,7 @@ static void dispatch(struct percpu *c, unsigned intid)
 	switch (intid) {
 	case PPI_HYP_TIMER:
 		write_cnthp_ctl_el2(0);
+		trace_emit(BH_TRACE_HYP_TIMER, c->vcpu, 0);
 		sched_timer_event();
 		break;
 	case PPI_VTIMER:

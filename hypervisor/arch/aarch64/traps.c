@@ -10,7 +10,9 @@
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
+#include "sched.h"
 
+#define EC_WFX 0x01
 #define EC_SMC64 0x17
 #define EC_SYSREG 0x18
 #define EC_IABT_LOW 0x20
@@ -115,6 +117,12 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 	struct vcpu *v = current_vcpu();
 
 	switch (esr >> 26) {
+	case EC_WFX:
+		/* WFI waits like BH_HC_IDLE, so a shared core goes to others; WFE is a hint. */
+		if (!(esr & 1))
+			sched_vcpu_idle(v);
+		arch_skip_instruction(r);
+		break;
 	case EC_SMC64:
 		smc_trap(v, r);
 		break;

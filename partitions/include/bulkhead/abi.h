@@ -38,7 +38,8 @@
 #define BH_HC_PARTITION_CTL  BH_HC(0x0d) /* (op, partition, mode) -> OK */
 #define BH_HC_PARTITION_STATUS BH_HC(0x0e) /* (partition, buf) -> OK, fills bh_partition_status */
 #define BH_HC_PLAN_SWITCH    BH_HC(0x0f) /* (plan, when) -> OK */
-#define BH_HC_PLAN_STATUS    BH_HC(0x10) /* () -> OK, x1 = current, x2 = next, x3 = major frames done */
+#define BH_HC_PLAN_STATUS    BH_HC(0x10) /* () -> OK, x1 = current, x2 = next, x3 = major frames
+					  * done, x4 = start of the current major frame (ns) */
 #define BH_HC_TRACE_READ     BH_HC(0x11) /* (core, buf, max) -> events copied (oldest first) */
 #define BH_HC_COUNT          0x12
 

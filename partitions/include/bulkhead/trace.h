@@ -11,6 +11,7 @@
 #define BH_TRACE_HM_EVENT     6 /* arg = event | action << 8 */
 #define BH_TRACE_PLAN_SWITCH  7 /* arg = new plan index */
 #define BH_TRACE_BUDGET_EXHAUSTED 8 /* an EDF vCPU ran out of budget */
+#define BH_TRACE_HYP_TIMER    9 /* the core's hypervisor timer interrupt (a scheduling tick) */
 
 #define BH_TRACE_IDLE_PARTITION 0xffu
 #define BH_TRACE_IDLE_VCPU      0xffffu

@@ -35,8 +35,10 @@ VIRQ = 5              # arg = virtual INTID injected
 HM_EVENT = 6          # arg = event | action << 8
 PLAN_SWITCH = 7       # arg = new plan index
 BUDGET_EXHAUSTED = 8  # an EDF vCPU ran out of budget
+HYP_TIMER = 9         # the core's hypervisor timer interrupt (a scheduling tick)
 TYPE_NAMES = {SLOT_START: "slot_start", SLOT_END: "slot_end", VCPU_SWITCH: "vcpu_switch", HYPERCALL: "hypercall",
-              VIRQ: "virq", HM_EVENT: "hm_event", PLAN_SWITCH: "plan_switch", BUDGET_EXHAUSTED: "budget_exhausted"}
+              VIRQ: "virq", HM_EVENT: "hm_event", PLAN_SWITCH: "plan_switch", BUDGET_EXHAUSTED: "budget_exhausted",
+              HYP_TIMER: "hyp_timer"}
 
 IDLE_PARTITION = 0xFF
 IDLE_VCPU = 0xFFFF
@@ -224,6 +226,8 @@ def _instant(data: TraceData, names: Names, event: TraceEvent) -> chrome.Event |
     if event.type == HYPERCALL:
         return chrome.instant(f"hypercall {event.arg:#x}", "hypercall", ns, event.core,
                               {"vcpu": who, "call": event.arg})
+    if event.type == HYP_TIMER:
+        return chrome.instant("hypervisor tick", "tick", ns, event.core, {"vcpu": who})
     if event.type in (SLOT_START, SLOT_END, VCPU_SWITCH):
         return None
     return chrome.instant(f"event {event.type}", "unknown", ns, event.core,
