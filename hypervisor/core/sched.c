@@ -11,6 +11,11 @@
 #include "sched.h"
 #include "trace.h"
 
+/* Cyclic cores: the hypervisor timer fires this long before each slot boundary; the core
+ * decides, switches, then waits for the boundary itself, so the next vCPU starts on the
+ * boundary whatever the decision cost. The outgoing vCPU gives up this much of its slot. */
+#define SLOT_LEAD_TICKS 80u
+
 struct decision {
 	struct vcpu *vcpu; /* NULL: idle */
 	uint64_t until;    /* the policy's next event */
@@ -87,6 +92,19 @@ static void notify_plan_switch(unsigned core, uint32_t plan)
 			virq_inject(slots[i].vcpu, BH_VIRQ_PLAN_SWITCH, false);
 }
 
+static void defer_trace(struct sched_core *s, uint32_t type, const struct vcpu *v, uint64_t arg)
+{
+	if (s->deferred_count < SCHED_DEFERRED_MAX)
+		s->deferred[s->deferred_count++] = (struct deferred_trace){ type, v, arg };
+}
+
+static void flush_trace(struct sched_core *s, uint64_t time)
+{
+	for (unsigned i = 0; i < s->deferred_count; i++)
+		trace_emit_at(s->deferred[i].type, s->deferred[i].vcpu, s->deferred[i].arg, time);
+	s->deferred_count = 0;
+}
+
 /* Record slot changes in the trace and raise the slot-start interrupt where configured. */
 static void enter_slot(struct percpu *c, const struct plan_position *pos, int slot,
 		       const struct slot_rt *slots)
@@ -96,9 +114,9 @@ static void enter_slot(struct percpu *c, const struct plan_position *pos, int sl
 	if (s->slot == slot && s->slot_plan == pos->plan && s->slot_frame == pos->frame)
 		return;
 	if (s->slot >= 0)
-		trace_emit(BH_TRACE_SLOT_END, NULL, (uint64_t)s->slot | (uint64_t)s->slot_plan << 16);
+		defer_trace(s, BH_TRACE_SLOT_END, NULL, (uint64_t)s->slot | (uint64_t)s->slot_plan << 16);
 	if (s->slot_plan != pos->plan) {
-		trace_emit(BH_TRACE_PLAN_SWITCH, NULL, pos->plan);
+		defer_trace(s, BH_TRACE_PLAN_SWITCH, NULL, pos->plan);
 		notify_plan_switch(c->core, pos->plan);
 	}
 	s->slot = slot;
@@ -106,7 +124,8 @@ static void enter_slot(struct percpu *c, const struct plan_position *pos, int sl
 	s->slot_frame = pos->frame;
 	if (slot < 0)
 		return;
-	trace_emit(BH_TRACE_SLOT_START, slots[slot].vcpu, (uint64_t)slot | (uint64_t)pos->plan << 16);
+	defer_trace(s, BH_TRACE_SLOT_START, slots[slot].vcpu,
+		    (uint64_t)slot | (uint64_t)pos->plan << 16);
 	if (slots[slot].flags & BH_SLOT_NOTIFY)
 		virq_inject(slots[slot].vcpu, BH_VIRQ_SLOT_START, false);
 }
@@ -298,26 +317,56 @@ static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)
 		c->regs = &c->idle_regs;
 	}
 	c->vcpu = next;
-	trace_emit(BH_TRACE_VCPU_SWITCH, next, 0);
+	defer_trace(&c->sched, BH_TRACE_VCPU_SWITCH, next, 0);
+}
+
+/* The instant a decision made now stands for: a cyclic boundary within the lead. */
+static uint64_t decision_time(const struct sched_core *s, uint64_t now)
+{
+	if (s->policy == BH_POLICY_CYCLIC && now < s->boundary && now + SLOT_LEAD_TICKS >= s->boundary)
+		return s->boundary;
+	return now;
+}
+
+/* Wait, with the decision made, until the instant it stands for; returns the time reached. */
+static uint64_t wait_until(uint64_t at)
+{
+	uint64_t t = arch_counter_read();
+
+	while (t < at) /* at most SLOT_LEAD_TICKS */
+		t = arch_counter_read();
+	return t;
+}
+
+static uint64_t timer_for(const struct sched_core *s, struct decision d, uint64_t wake)
+{
+	uint64_t policy_at = d.until;
+
+	if (s->policy == BH_POLICY_CYCLIC && policy_at != TIME_NEVER)
+		policy_at = policy_at > SLOT_LEAD_TICKS ? policy_at - SLOT_LEAD_TICKS : 0;
+	return min_u64(policy_at, wake);
 }
 
 void sched_reschedule(void)
 {
 	struct percpu *c = this_cpu();
+	struct sched_core *s = &c->sched;
 
 	for (;;) {
 		core_process_requests();
 		__atomic_fetch_and(&c->exit_work, ~EXIT_RESCHED, __ATOMIC_RELAXED);
-		uint64_t now = arch_counter_read();
-		account(c, now);
-		service_timers(c, now);
-		struct decision d = pick(c, now);
-		switch_to(c, d.vcpu, now);
+		uint64_t at = decision_time(s, arch_counter_read());
+		account(c, at);
+		service_timers(c, at);
+		struct decision d = pick(c, at);
+		switch_to(c, d.vcpu, at);
 		/* Wake-ups depend on which vCPU is loaded now: count them after the switch. */
-		uint64_t wake = service_timers(c, now);
+		uint64_t wake = service_timers(c, at);
 		if (c->exit_work & EXIT_RESCHED)
 			continue; /* a vCPU woke meanwhile */
-		program_timer(c, min_u64(d.until, wake));
+		s->boundary = s->policy == BH_POLICY_CYCLIC ? d.until : TIME_NEVER;
+		program_timer(c, timer_for(s, d, wake));
+		flush_trace(s, wait_until(at));
 		if (d.vcpu)
 			return;
 		arch_wait_for_interrupt();

@@ -18,6 +18,11 @@ static struct ring rings[BH_MAX_CORES];
 
 void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg)
 {
+	trace_emit_at(type, v, arg, arch_counter_read());
+}
+
+void trace_emit_at(unsigned type, const struct vcpu *v, uint64_t arg, uint64_t time)
+{
 	unsigned core = this_cpu()->core;
 	struct ring *r = &rings[core];
 	uint32_t head = r->head;
@@ -25,7 +30,7 @@ void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg)
 
 	/* The same work whether the ring is full or not: tracing must not change timing. */
 	*(full ? &r->scratch : &r->events[head % TRACE_RING_EVENTS]) = (struct bh_trace_event){
-		.time = arch_counter_read(),
+		.time = time,
 		.type = (unsigned short)type,
 		.core = (unsigned char)core,
 		.partition = v ? (unsigned char)v->partition->cfg->id : BH_TRACE_IDLE_PARTITION,

@@ -14,6 +14,15 @@
 
 struct vcpu;
 
+/* A trace event held back until the instant it describes (after the lead spin). */
+struct deferred_trace {
+	uint32_t type;
+	const struct vcpu *vcpu;
+	uint64_t arg;
+};
+
+#define SCHED_DEFERRED_MAX 4
+
 struct sched_core {
 	uint32_t policy;                   /* enum bh_policy */
 	unsigned count;                    /* vCPUs assigned to this core */
@@ -22,6 +31,9 @@ struct sched_core {
 	uint32_t slot_plan;                /* cyclic: the plan `slot` belongs to */
 	uint64_t slot_frame;               /* cyclic: the major frame `slot` belongs to */
 	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */
+	uint64_t boundary;                 /* cyclic: the slot boundary the timer leads, or NEVER */
+	unsigned deferred_count;
+	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
 };
 
 /* Boot: bind vCPUs to their cores' schedulers (before any core runs). */

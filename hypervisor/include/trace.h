@@ -12,6 +12,8 @@
 struct vcpu;
 
 void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg);
+/* The same with an explicit time (counter ticks). */
+void trace_emit_at(unsigned type, const struct vcpu *v, uint64_t arg, uint64_t time);
 /* Copy up to max events of `core` into out, oldest first; returns how many. */
 unsigned trace_read(unsigned core, struct bh_trace_event *out, unsigned max);
 uint64_t trace_lost(unsigned core);

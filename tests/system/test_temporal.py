@@ -13,8 +13,9 @@ from harness import BUILD, ROOT, run_system
 TICKS_PER_US = 62.5
 MAJOR_FRAME = 62500  # 1 ms in ticks
 # Tolerances proven by these tests (see docs/performance.md): a slot's start varies by at most
-# this many counter ticks (16 ns each) from one major frame to the next.
-SLOT_JITTER_TICKS = 3
+# this many counter ticks (16 ns each) from one major frame to the next. The hypervisor decides
+# ahead of each cyclic boundary and waits for it, so the measured jitter is 0.
+SLOT_JITTER_TICKS = 0
 # The longest console write the tracer makes (32 trace lines) takes about 36 us under QEMU.
 CONSOLE_WRITE_TICKS = 2500
 
@@ -60,7 +61,7 @@ def test_cyclic_slots_start_on_time_for_1000_major_frames():
         mine = [d for d, s in zip(dev, starts) if s[1] == slot]
         print(f"BHSTAT slot {slot} start latency ticks min {min(mine)} max {max(mine)}")
         assert max(mine) - min(mine) <= SLOT_JITTER_TICKS, slot
-    assert max(dev) - min(dev) <= 2 * SLOT_JITTER_TICKS
+    assert max(dev) - min(dev) <= SLOT_JITTER_TICKS
     # No vCPU runs past its slot, spinning, flooding or with interrupts masked: each run
     # interval (switch in to switch out, both stamped by the same hypervisor path) is no longer
     # than its slot. The hypervisor is not preemptible, so a hypercall in progress at the slot
@@ -94,7 +95,7 @@ def test_virtual_timer_keeps_its_period_for_10000_ticks():
     # Within one counter tick (16 ns; 0 measured), and no drift: activation 10 000 is as late as
     # the first.
     assert s["lateness_max_ns"] - s["lateness_min_ns"] <= 16, s
-    assert abs(s["interval_err_max_ns"]) <= 32 and abs(s["interval_err_min_ns"]) <= 16, s
+    assert abs(s["interval_err_max_ns"]) <= 16 and abs(s["interval_err_min_ns"]) <= 16, s
     assert abs(s["drift_ns"] - s["lateness_min_ns"]) <= 16, s
 
 

@@ -12,6 +12,7 @@
 
 #define US(n) ((uint64_t)(n) * 125 / 2)
 #define T0 1000u
+#define LEAD 80u /* SLOT_LEAD_TICKS: the timer fires this long before a cyclic boundary */
 
 static const uint8_t image[16];
 static const struct bh_segment_cfg seg = { .ipa = 0x40000000, .data = image, .file_size = 16,
@@ -73,16 +74,29 @@ TEST(cyclic_follows_the_slots_and_idles_between_them)
 {
 	boot(BH_POLICY_CYCLIC);
 	EXPECT(at(T0) == vcpu_of(0));
-	EXPECT_EQ(fake.timer, T0 + US(200));
+	EXPECT_EQ(fake.timer, T0 + US(200) - LEAD);
 	EXPECT(at(T0 + US(200)) == NULL);
-	EXPECT_EQ(fake.timer, T0 + US(300));
+	EXPECT_EQ(fake.timer, T0 + US(300) - LEAD);
 	EXPECT(at(T0 + US(300)) == vcpu_of(1));
 	EXPECT(vcpu_of(1)->virq.pending[0] & (1u << BH_VIRQ_SLOT_START));
 	EXPECT(at(T0 + US(999)) == vcpu_of(2));
-	EXPECT_EQ(fake.timer, T0 + US(1000));
+	EXPECT_EQ(fake.timer, T0 + US(1000) - LEAD);
 	EXPECT(at(T0 + US(1000)) == vcpu_of(0)); /* next major frame */
 	EXPECT(at(T0 + US(5000) + US(450)) == vcpu_of(1));
-	EXPECT_EQ(fake.timer, T0 + US(5600));
+	EXPECT_EQ(fake.timer, T0 + US(5600) - LEAD);
+}
+
+TEST(cyclic_decides_early_and_starts_the_slot_on_its_boundary)
+{
+	boot(BH_POLICY_CYCLIC);
+	EXPECT(at(T0) == vcpu_of(0));
+	fake.counter_step = 1; /* the core waits for the boundary by reading the counter */
+	EXPECT(at(T0 + US(200) - LEAD) == NULL);
+	EXPECT(fake.counter >= T0 + US(200));
+	EXPECT(at(T0 + US(300) - LEAD) == vcpu_of(1));
+	EXPECT(fake.counter >= T0 + US(300));
+	EXPECT(fake.counter <= T0 + US(300) + 1);
+	EXPECT_EQ(fake.timer, T0 + US(600) - LEAD);
 }
 
 TEST(cyclic_slot_owner_idling_leaves_its_slot_empty)
@@ -91,7 +105,7 @@ TEST(cyclic_slot_owner_idling_leaves_its_slot_empty)
 	EXPECT(at(T0) == vcpu_of(0));
 	vcpu_of(0)->state = VCPU_IDLE;
 	EXPECT(at(T0 + US(50)) == NULL);
-	EXPECT_EQ(fake.timer, T0 + US(200));
+	EXPECT_EQ(fake.timer, T0 + US(200) - LEAD);
 }
 
 TEST(plan_switch_at_major_frame_end_and_at_once)
@@ -105,7 +119,7 @@ TEST(plan_switch_at_major_frame_end_and_at_once)
 	EXPECT_EQ(cur, 0);
 	EXPECT_EQ(next, 1);
 	EXPECT(at(T0 + US(650)) == vcpu_of(2));
-	EXPECT_EQ(fake.timer, T0 + US(1000));
+	EXPECT_EQ(fake.timer, T0 + US(1000) - LEAD);
 	EXPECT(at(T0 + US(1000)) == vcpu_of(2)); /* plan 1: c owns the whole frame */
 	plan_status(T0 + US(1001), &cur, &next, &frames);
 	EXPECT_EQ(cur, 1);

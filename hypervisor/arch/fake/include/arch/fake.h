@@ -16,6 +16,7 @@ enum fake_exit { FAKE_NONE, FAKE_RESUMED, FAKE_IDLED, FAKE_SYSTEM_OFF };
 struct fake_state {
 	unsigned core;               /* the core this test runs on */
 	uint64_t counter;
+	uint64_t counter_step;       /* added at every read: time passes while a core waits */
 	bool guest_mmu_fault;        /* va -> ipa translation fails */
 	bool vtimer_fired;           /* the loaded vCPU's virtual timer condition holds */
 	uint64_t vtimer_deadline;    /* what switched-out vCPUs' virtual timers say */
