@@ -23,7 +23,14 @@ static struct vcpu vcpu_pool[BH_MAX_VCPUS];
 static void post_request(struct vcpu *v, uint32_t req)
 {
 	__atomic_fetch_or(&v->request, req, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&percpu[v->core].requests, 1u, __ATOMIC_SEQ_CST);
 	sched_vcpu_changed(v);
+}
+
+static void post_boot_request(struct vcpu *v)
+{
+	v->request = VCPU_REQ_RESET;
+	percpu[v->core].requests = 1;
 }
 
 static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_system_cfg *sys)
@@ -70,7 +77,7 @@ void partition_init_all(const struct bh_system_cfg *sys)
 		partition_load_image(p);
 		route_interrupts(p);
 		p->state = PARTITION_RUNNING;
-		p->vcpus[0].request = VCPU_REQ_RESET; /* started by its core when it comes up */
+		post_boot_request(&p->vcpus[0]); /* started by its core when it comes up */
 	}
 }
 
@@ -231,6 +238,8 @@ void core_process_requests(void)
 {
 	struct sched_core *s = &this_cpu()->sched;
 
+	if (!__atomic_exchange_n(&this_cpu()->requests, 0u, __ATOMIC_SEQ_CST))
+		return;
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];
 		uint32_t req = __atomic_exchange_n(&v->request, 0u, __ATOMIC_SEQ_CST);

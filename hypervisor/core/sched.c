@@ -357,11 +357,12 @@ void sched_reschedule(void)
 		__atomic_fetch_and(&c->exit_work, ~EXIT_RESCHED, __ATOMIC_RELAXED);
 		uint64_t at = decision_time(s, arch_counter_read());
 		account(c, at);
-		service_timers(c, at);
+		if (at >= s->next_wake)
+			service_timers(c, at);
 		struct decision d = pick(c, at);
 		switch_to(c, d.vcpu, at);
 		/* Wake-ups depend on which vCPU is loaded now: count them after the switch. */
-		uint64_t wake = service_timers(c, at);
+		uint64_t wake = s->next_wake = service_timers(c, at);
 		if (c->exit_work & EXIT_RESCHED)
 			continue; /* a vCPU woke meanwhile */
 		s->boundary = s->policy == BH_POLICY_CYCLIC ? d.until : TIME_NEVER;

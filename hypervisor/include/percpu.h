@@ -20,6 +20,7 @@ struct percpu {
 	volatile uint32_t exit_work; /* EXIT_* */
 	struct vcpu *vcpu;          /* the vCPU running on this core, or NULL while idle */
 	struct vcpu *loaded;        /* the vCPU whose EL1 state is in the registers */
+	volatile uint32_t requests; /* nonzero: some vCPU of this core has a request posted */
 	struct sched_core sched;
 	struct arch_regs idle_regs;
 } __attribute__((aligned(PERCPU_ALIGN)));

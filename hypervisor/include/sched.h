@@ -32,6 +32,7 @@ struct sched_core {
 	uint64_t slot_frame;               /* cyclic: the major frame `slot` belongs to */
 	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */
 	uint64_t boundary;                 /* cyclic: the slot boundary the timer leads, or NEVER */
+	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
 };

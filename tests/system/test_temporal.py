@@ -155,3 +155,11 @@ def test_dedicated_core_takes_no_hypervisor_tick():
     assert ticks[0] >= 1000, "the cyclic core ticks at every slot boundary"
     assert ticks[1] == 0, "the dedicated core must never take a hypervisor timer interrupt"
     assert len(timer_irqs) >= 900, "the ticker's own timer interrupts still arrive"
+
+
+def test_fpsimd_registers_follow_their_vcpu():
+    wanted = [("fp0", "fp_kept_p0"), ("fp1", "fp_kept_p1")]
+    run = run_system("fpsimd.yaml", timeout=60,
+                     until=lambda r: all(w in r.verdicts() for w in wanted))
+    for part, name in wanted:
+        passed(run, part, name)

@@ -12,6 +12,12 @@
 
 #define SPSR_EL1H_MASKED 0x3c5ul       /* EL1h, D A I F masked */
 #define SCTLR_EL1_RESET 0x30D00800ul   /* RES1 bits; MMU and caches off */
+#define CPTR_EL2_RES1 0x33fful
+#define CPTR_TFP (1ul << 10)
+
+/* The vCPU whose FP/SIMD state is in each core's registers. */
+static struct vcpu *fp_owner[BH_MAX_CORES];
+
 #define CNTV_CTL_ENABLE (1ul << 0)
 #define CNTV_CTL_IMASK (1ul << 1)
 #define CNTV_CTL_ISTATUS (1ul << 2)
@@ -124,6 +130,8 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	v->regs.elr = entry;
 	v->regs.spsr = SPSR_EL1H_MASKED;
 	memset(a, 0, sizeof(*a));
+	if (fp_owner[v->core] == v)
+		fp_owner[v->core] = NULL; /* the registers no longer hold its (now zero) state */
 	a->sctlr = SCTLR_EL1_RESET;
 	a->vmpidr = (1ul << 31) | v->id;
 	a->vttbr = aarch64_vttbr(p->stage2_root, p->cfg->id + 1);
@@ -162,7 +170,6 @@ void arch_vcpu_save(struct vcpu *v)
 	a->cntv_cval = read_cntv_cval_el0();
 	write_cntv_ctl_el0(0); /* its timer must not fire for the next vCPU */
 	vgic_save(a);
-	fpsimd_save(a->fp, &a->fpcr, &a->fpsr);
 }
 
 void arch_vcpu_load(struct vcpu *v)
@@ -198,9 +205,24 @@ void arch_vcpu_load(struct vcpu *v)
 	write_cntv_cval_el0(a->cntv_cval);
 	write_cntv_ctl_el0(a->cntv_ctl);
 	vgic_load(a);
-	fpsimd_load(a->fp, a->fpcr, a->fpsr);
+	/* FP/SIMD moves lazily: trap the first use unless the registers already hold v's. */
+	write_cptr_el2(fp_owner[this_cpu()->core] == v ? CPTR_EL2_RES1 : CPTR_EL2_RES1 | CPTR_TFP);
 	gic_set_ppi_enabled(PPI_VTIMER, !a->vtimer_masked);
 	isb();
+}
+
+void aarch64_fp_trap(struct vcpu *v)
+{
+	struct vcpu **owner = &fp_owner[this_cpu()->core];
+
+	write_cptr_el2(CPTR_EL2_RES1);
+	isb();
+	if (*owner == v)
+		return;
+	if (*owner)
+		fpsimd_save((*owner)->arch.fp, &(*owner)->arch.fpcr, &(*owner)->arch.fpsr);
+	fpsimd_load(v->arch.fp, v->arch.fpcr, v->arch.fpsr);
+	*owner = v;
 }
 
 void arch_vcpu_resume(void)

@@ -22,7 +22,7 @@
 #define MDCR_TDOSA (1ul << 10)
 #define MDCR_TDRA (1ul << 11)
 
-#define CPTR_EL2_RES1 0x33fful /* nothing trapped: the partition may use FP/SIMD */
+#define CPTR_EL2_RES1 0x33fful /* FP/SIMD not trapped here; arch_vcpu_load sets TFP lazily */
 #define CNTHCTL_EL1PCTEN (1ul << 0) /* EL1 may read the physical counter, not its timer */
 
 /* VTCR_EL2: 4 GiB IPA (T0SZ 32), level-1 start, inner-shareable write-back walks,

@@ -13,6 +13,7 @@
 #include "sched.h"
 
 #define EC_WFX 0x01
+#define EC_FP 0x07
 #define EC_SMC64 0x17
 #define EC_SYSREG 0x18
 #define EC_IABT_LOW 0x20
@@ -122,6 +123,9 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 		if (!(esr & 1))
 			sched_vcpu_idle(v);
 		arch_skip_instruction(r);
+		break;
+	case EC_FP:
+		aarch64_fp_trap(v); /* the instruction runs again, with its registers */
 		break;
 	case EC_SMC64:
 		smc_trap(v, r);

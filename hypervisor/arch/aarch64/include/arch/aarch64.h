@@ -36,6 +36,8 @@ void vgic_load(const struct arch_vcpu_ctx *a);
 void vgic_reset(struct arch_vcpu_ctx *a);
 void vgic_maintenance(struct vcpu *v);
 
+/* The guest touched FP/SIMD while its state was not loaded: load it (lazy switch). */
+void aarch64_fp_trap(struct vcpu *v);
 /* FP/SIMD registers (fpsimd.S). */
 void fpsimd_save(__uint128_t *regs, uint64_t *fpcr, uint64_t *fpsr);
 void fpsimd_load(const __uint128_t *regs, uint64_t fpcr, uint64_t fpsr);
