@@ -1,41 +1,241 @@
 """`make bench`: deterministic benchmarks under `-icount shift=0`.
 
-One instruction is one nanosecond of virtual time there, so the bench partition's counter
-differences are path lengths in instructions ("cycles" below), identical on every run and every
-host. Results go to bench/results.json as {"name": {"value": N, "unit": "..."}}.
+One instruction is one nanosecond of virtual time there, so counter differences are path lengths
+in instructions ("cycles" below), identical on every run and every host. The counter ticks every
+16 ns; the bench programs recover exact instruction times from 16 back-to-back reads (a "stamp",
+partitions/bench/common/bench.h) where a figure needs better than 16.
+
+Systems, each booted in its own QEMU (several at a time, one per host CPU):
+  bench/bench.yaml         hypercall, trap and restart paths (partitions/apps/bench)
+  bench/switch.yaml        partition_switch: two spinning partitions on one cyclic core
+  bench/irqlat.yaml        timer_irq_latency_partition (+ build/bare/irqlat.elf without Bulkhead)
+  bench/cpu.yaml           cpu_<kernel>_partition_ns  (+ build/bare/cpu.elf without Bulkhead)
+  build/bench/perfloss_<d>ms.yaml  perf_loss_<d>ms, generated here, with a patched copy of the
+                           counting partition (build/bench/perfloss_<d>ms.elf)
+Results go to bench/results.json as {"name": {"value": N, "unit": "..."}} and, with one line of
+method each, to bench/results.md.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import selectors
+import struct
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+
+from elftools.elf.elffile import ELFFile
 
 ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build"
+OUT = BUILD / "bench"
 sys.path.insert(0, str(ROOT / "tests" / "system"))
 
-from harness import run_system  # noqa: E402
+from harness import run_image  # noqa: E402
 
-BENCH = re.compile(r"^\[bench\] BENCH (?P<name>\w+) (?P<value>\d+) (?P<unit>\w+)$")
+from bulkhead.qemu import BATCH_ARGS, ICOUNT_ARGS, ICOUNT_MACHINE_OPTION, NO_NIC_ARGS  # noqa: E402
+
+BENCH = re.compile(r"^(?:\[[^\]]+\] )?BENCH (?P<name>\w+) (?P<value>\d+) (?P<unit>\w+)$")
+CHECK = re.compile(r"^(?:\[[^\]]+\] )?BENCH-CHECK (?P<kernel>\w+) (?P<value>\d+)$")
+COUNT = re.compile(r"^\[[^\]]+\] BENCH-COUNT (?P<role>\d) (?P<count>\d+) (?P<start>\d+) (?P<end>\d+) "
+                   r"(?P<loop>\d+)$")
+DONE = re.compile(r"^(?:\[[^\]]+\] )?BENCH-DONE$")
+
+# perf_loss: slot length d (ms) -> measured major frames (2d each): 4 frames from 100 ms up,
+# about 200 ms of virtual time below.
+PERF_LOSS_FRAMES = {1000: 4, 500: 4, 100: 4, 50: 2, 10: 10, 5: 20, 1: 100}
+PERF_LOSS_SWITCHES_PER_FRAME = 2
+COUNT_PARAMS_SYMBOL = "bench_count_params"
+COUNT_PARAMS_MAGIC = 0x424E4348504152
+CPU_KERNELS = ("nqueens", "arraysum", "matmul")
+BARE_MEMORY = "1024M"
+RUN_TIMEOUT = 600.0
 
 
-def partition_figures() -> dict[str, dict]:
-    run = run_system(ROOT / "bench" / "bench.yaml", icount=True, timeout=120)
-    if run.index(r"BENCH-DONE") < 0:
-        raise SystemExit("bench partition did not finish; console:\n" + run.log)
-    figures = {}
-    for line in run.lines:
+# --- Building and running ---------------------------------------------------------------------
+
+def build_programs() -> None:
+    """Hypervisor library, partitions, bench partitions and bare programs (make bench-programs)."""
+    cmd = ["make", "-C", str(ROOT), "--no-print-directory"]
+    if "partitions/bench.mk" not in (ROOT / "Makefile").read_text():
+        cmd += ["-f", "Makefile", "-f", "partitions/bench.mk"]  # not included (yet)
+    subprocess.run(cmd + ["hyp", "partitions", "bench-programs"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def build_system(config: Path) -> Path:
+    """Packs config with the bulkhead tool into build/bench/images/<stem>; returns the image."""
+    out = OUT / "images" / config.stem
+    cmd = [
+        str(ROOT / ".venv" / "bin" / "bulkhead"), "build", str(config), "--out", str(out),
+        "--hyp-lib", str(BUILD / "hyp" / "libbulkhead.a"),
+        "--linker-script", str(ROOT / "hypervisor" / "arch" / "aarch64" / "hyp.ld"),
+        "--include", str(ROOT / "hypervisor" / "include"),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"bulkhead build {config} failed:\n{done.stdout}{done.stderr}")
+    return out / "bulkhead.img"
+
+
+def run_bulkhead(config: Path) -> list[str]:
+    """Boots config under -icount until it halts; returns the console lines."""
+    run = run_image(config, build_system(config), timeout=RUN_TIMEOUT, icount=True)
+    if run.timed_out or not any(DONE.match(line) for line in run.lines):
+        raise SystemExit(f"{config.name}: no BENCH-DONE (timed out: {run.timed_out})")
+    return run.lines
+
+
+def bare_command(elf: Path) -> list[str]:
+    """QEMU without the hypervisor: EL1 at the ELF entry, one core, the same icount options."""
+    return ["qemu-system-aarch64", "-M", f"virt,gic-version=3,{ICOUNT_MACHINE_OPTION}",
+            "-cpu", "cortex-a53", "-smp", "1", "-m", BARE_MEMORY, *NO_NIC_ARGS, *BATCH_ARGS,
+            *ICOUNT_ARGS, "-kernel", str(elf)]
+
+
+def run_bare(elf: Path, timeout: float = RUN_TIMEOUT) -> list[str]:
+    """Runs a bare program until it prints BENCH-DONE (it then parks), then kills QEMU."""
+    proc = subprocess.Popen(bare_command(elf), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+    lines: list[str] = []
+    pending = b""
+    deadline = time.monotonic() + timeout
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while not any(DONE.match(line) for line in lines):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise SystemExit(f"{elf.name}: no BENCH-DONE after {timeout} s:\n" + "\n".join(lines))
+                if not sel.select(timeout=min(left, 0.5)):
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    raise SystemExit(f"{elf.name}: QEMU exited early:\n" + "\n".join(lines))
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                lines += [c.decode(errors="replace").rstrip("\r") for c in complete]
+    finally:
+        proc.kill()
+        proc.wait()
+    print(f"--- console of {elf.name} (bare) ---\n" + "\n".join(lines) + "\n--- end ---")
+    return lines
+
+
+def figures(lines: list[str]) -> dict[str, dict]:
+    found = {}
+    for line in lines:
         m = BENCH.match(line)
         if m:
-            figures[m["name"]] = {"value": int(m["value"]), "unit": m["unit"]}
-    return figures
+            found[m["name"]] = {"value": int(m["value"]), "unit": m["unit"]}
+    return found
 
+
+def checks(lines: list[str]) -> dict[str, int]:
+    return {m["kernel"]: int(m["value"]) for m in map(CHECK.match, lines) if m}
+
+
+def percent(x: float) -> float:
+    return round(100.0 * x, 3)
+
+
+# --- perf_loss configurations -----------------------------------------------------------------
+
+def patch_count_params(src: Path, dst: Path, slot_ns: int, frames: int) -> None:
+    """Copies the counting partition with its parameters (bench_count_params) set."""
+    data = bytearray(src.read_bytes())
+    with src.open("rb") as f:
+        elf = ELFFile(f)
+        symbols = elf.get_section_by_name(".symtab").get_symbol_by_name(COUNT_PARAMS_SYMBOL)
+        if not symbols:
+            raise SystemExit(f"{src}: no symbol {COUNT_PARAMS_SYMBOL}")
+        addr, size = symbols[0]["st_value"], symbols[0]["st_size"]
+        for seg in elf.iter_segments():
+            if (seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] <= addr
+                    and addr + size <= seg["p_vaddr"] + seg["p_filesz"]):
+                offset = seg["p_offset"] + addr - seg["p_vaddr"]
+                break
+        else:
+            raise SystemExit(f"{src}: {COUNT_PARAMS_SYMBOL} is not in a loaded segment")
+    magic, _, _ = struct.unpack_from("<3Q", data, offset)
+    if magic != COUNT_PARAMS_MAGIC:
+        raise SystemExit(f"{src}: {COUNT_PARAMS_SYMBOL} does not start with the magic number")
+    struct.pack_into("<3Q", data, offset, COUNT_PARAMS_MAGIC, slot_ns, frames)
+    dst.write_bytes(data)
+
+
+def perf_loss_config(d_ms: int) -> Path:
+    """Writes build/bench/perfloss_<d>ms.{elf,yaml}: A in [0, d), B in [d, 2d) on core 0."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    stem = f"perfloss_{d_ms}ms"
+    elf, config = OUT / f"{stem}.elf", OUT / f"{stem}.yaml"
+    patch_count_params(BUILD / "partitions" / "bench_count.elf", elf, d_ms * 1_000_000,
+                       PERF_LOSS_FRAMES[d_ms])
+    part = "    image: {elf}\n    vcpus: [{{core: 0}}]\n    memory:\n" \
+           "      - {{name: ram, phys: {phys}, guest: 0x40000000, size: 4M, rights: rwx}}\n"
+    config.write_text(
+        f"# Generated by bench/run.py: perf_loss_{d_ms}ms, two counting partitions alternating\n"
+        f"# on cyclic core 0 in {d_ms} ms slots, for {PERF_LOSS_FRAMES[d_ms]} major frames.\n"
+        f"system: {{name: {stem}, platform: qemu-virt, cores: 4, memory: 1G}}\n"
+        f"hypervisor:\n  memory: {{base: 0x40000000, size: 32M}}\n"
+        f"schedule:\n  cores:\n    - {{core: 0, policy: cyclic}}\n  plans:\n"
+        f"    - name: alternate\n      major_frame: {2 * d_ms}ms\n      slots:\n"
+        f"        - {{core: 0, start: 0ms, duration: {d_ms}ms, vcpu: A}}\n"
+        f"        - {{core: 0, start: {d_ms}ms, duration: {d_ms}ms, vcpu: B}}\n"
+        f"partitions:\n"
+        f"  - name: A\n    id: 0\n" + part.format(elf=elf.name, phys="0x42000000") +
+        f"  - name: B\n    id: 1\n    system: true\n" + part.format(elf=elf.name, phys="0x42400000"))
+    return config
+
+
+@dataclass
+class PerfLoss:
+    d_ms: int
+    frames: int
+    guest: int      # instructions the two counting loops executed
+    window: int     # ns from the common start to the common end
+    predicted: float = 0.0
+
+    @property
+    def loss(self) -> float:
+        return 1.0 - self.guest / self.window
+
+    @property
+    def lost(self) -> int:
+        return self.window - self.guest
+
+    @property
+    def switches(self) -> int:
+        return PERF_LOSS_SWITCHES_PER_FRAME * self.frames
+
+
+def predicted_loss(pcs_ns: float, d_ms: int) -> float:
+    """XtratuM's model: n * PCS / sum of the slot durations (per major frame)."""
+    return PERF_LOSS_SWITCHES_PER_FRAME * pcs_ns / (PERF_LOSS_SWITCHES_PER_FRAME * d_ms * 1_000_000)
+
+
+def perf_loss(d_ms: int) -> PerfLoss:
+    lines = run_bulkhead(perf_loss_config(d_ms))
+    counts = [m for m in map(COUNT.match, lines) if m]
+    if sorted(int(m["role"]) for m in counts) != [0, 1] or len({(m["start"], m["end"]) for m in counts}) != 1:
+        raise SystemExit(f"perf_loss_{d_ms}ms: expected one count from each partition over one window")
+    window = int(counts[0]["end"]) - int(counts[0]["start"])
+    return PerfLoss(d_ms, PERF_LOSS_FRAMES[d_ms], sum(int(m["count"]) * int(m["loop"]) for m in counts),
+                    window)
+
+
+# --- Results ----------------------------------------------------------------------------------
 
 def footprint() -> dict[str, dict]:
     """Sizes of the hypervisor proper (libbulkhead.a), without tables or partition images."""
-    out = subprocess.run(["aarch64-linux-gnu-size", "-t", str(ROOT / "build/hyp/libbulkhead.a")],
+    out = subprocess.run(["aarch64-linux-gnu-size", "-t", str(BUILD / "hyp/libbulkhead.a")],
                          capture_output=True, text=True, check=True).stdout
     text, data, bss = (int(v) for v in out.strip().splitlines()[-1].split()[:3])
     return {
@@ -45,14 +245,144 @@ def footprint() -> dict[str, dict]:
     }
 
 
+def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
+    jobs: dict[str, Callable[[], object]] = {
+        f"perf_loss_{d}ms": (lambda d=d: perf_loss(d))
+        for d in sorted(PERF_LOSS_FRAMES, key=lambda d: -d * PERF_LOSS_FRAMES[d])
+    }
+    jobs |= {
+        "foundation": lambda: run_bulkhead(ROOT / "bench" / "bench.yaml"),
+        "switch": lambda: run_bulkhead(ROOT / "bench" / "switch.yaml"),
+        "irqlat": lambda: run_bulkhead(ROOT / "bench" / "irqlat.yaml"),
+        "irqlat_bare": lambda: run_bare(BUILD / "bare" / "irqlat.elf"),
+        "cpu": lambda: run_bulkhead(ROOT / "bench" / "cpu.yaml"),
+        "cpu_bare": lambda: run_bare(BUILD / "bare" / "cpu.elf"),
+    }
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        futures = {name: pool.submit(job) for name, job in jobs.items()}
+        done = {name: f.result() for name, f in futures.items()}
+
+    results = figures(done["foundation"])
+
+    switch = figures(done["switch"])
+    for name in ("partition_switch", "partition_switch_max", "partition_switch_exact",
+                 "partition_switch_lead"):
+        results[name] = switch[name]
+    results["partition_switch_total"] = {
+        "value": switch["partition_switch_lead"]["value"] + switch["partition_switch_exact"]["value"],
+        "unit": "cycles"}
+
+    irq = figures(done["irqlat"]) | figures(done["irqlat_bare"])
+    for suffix in ("", "_exact"):
+        part = irq[f"timer_irq_latency_partition{suffix}"]["value"]
+        bare = irq[f"timer_irq_latency_bare{suffix}"]["value"]
+        results[f"timer_irq_latency_partition{suffix}"] = {"value": part, "unit": "ns"}
+        results[f"timer_irq_latency_bare{suffix}"] = {"value": bare, "unit": "ns"}
+        results[f"timer_irq_extra{suffix}"] = {"value": part - bare, "unit": "cycles"}
+
+    losses = [done[f"perf_loss_{d}ms"] for d in sorted(PERF_LOSS_FRAMES, reverse=True)]
+    pcs = results["partition_switch_total"]["value"]
+    for pl in losses:
+        pl.predicted = predicted_loss(pcs, pl.d_ms)
+        results[f"perf_loss_{pl.d_ms}ms"] = {"value": percent(pl.loss), "unit": "percent"}
+        results[f"perf_loss_predicted_{pl.d_ms}ms"] = {"value": percent(pl.predicted), "unit": "percent"}
+    one = next(pl for pl in losses if pl.d_ms == 1)
+    results["perf_loss_model_error_1ms"] = {
+        "value": percent(abs(one.loss - one.predicted) / one.loss), "unit": "percent"}
+    results["perf_loss_cost_per_switch_1ms"] = {
+        "value": round(one.lost / one.switches), "unit": "cycles"}
+
+    part, bare = figures(done["cpu"]), figures(done["cpu_bare"])
+    part_checks, bare_checks = checks(done["cpu"]), checks(done["cpu_bare"])
+    for kernel in CPU_KERNELS:
+        if kernel not in part_checks or part_checks[kernel] != bare_checks.get(kernel):
+            raise SystemExit(f"cpu_{kernel}: results differ: partition {part_checks.get(kernel)}, "
+                             f"bare {bare_checks.get(kernel)}")
+        b = bare[f"cpu_{kernel}_bare_ns"]["value"]
+        p = part[f"cpu_{kernel}_partition_ns"]["value"]
+        results[f"cpu_{kernel}_bare_ns"] = {"value": b, "unit": "ns"}
+        results[f"cpu_{kernel}_partition_ns"] = {"value": p, "unit": "ns"}
+        results[f"cpu_{kernel}_loss_percent"] = {"value": percent((p - b) / b), "unit": "percent"}
+
+    results |= footprint()
+    return results, losses
+
+
+METHODS = {
+    "hypercall_roundtrip": "`hvc` (`BH_HC_GET_IDS`) to the next guest instruction, loop overhead removed (1000 calls against the same loop with `nop`)",
+    "hypercall_unknown_roundtrip": "the same with an unknown function ID (dispatch and error only)",
+    "trap_sysreg_to_hm_ignore": "`mrs pmcr_el0` trapped, decoded, health-monitor event logged on the console, skipped, back in the guest",
+    "stage2_violation_to_restarted_entry": "a store outside the partition's memory to the first instruction of `main` in the cold-restarted partition",
+    "partition_switch": "cyclic core, 1 ms frame, A [0, 500us) and B [500us, 1ms) both spinning on the counter: min over 100 frames of (first counter value B reads after resuming x 16 - planned slot start) - 1 (the read); resolution 16 (one counter tick)",
+    "partition_switch_max": "the same, maximum over the 100 frames (B resumes anywhere in its 5-instruction loop, and the 16-cycle quantisation)",
+    "partition_switch_exact": "the same resumes timed to the instruction (stamp of 16 back-to-back reads), B's loop phase shifted one instruction per frame: planned slot start to B's first instruction",
+    "partition_switch_lead": "A's slot end - A's last instruction: the cyclic core's timer fires this long before the boundary, decides and switches, then waits for the boundary (min over 100 frames of the last counter read before the preemption; exact since the timer fires on a tick)",
+    "partition_switch_total": "partition_switch_lead + partition_switch_exact: core time one switch takes from the partitions (PCS of the model below)",
+    "timer_irq_latency_partition": "EL1 virtual timer armed 1 ms ahead in a partition alone on a dedicated core, waiting in the idle hypercall with IRQs unmasked: (first CNTVCT_EL0 value its handler reads - CNTV_CVAL_EL0) x 16, min of 100; resolution 16",
+    "timer_irq_latency_bare": "the same objects (libbhpart vectors and bh_irq_dispatch) at EL1 on QEMU virt without the hypervisor, waiting in `wfi`",
+    "timer_irq_extra": "timer_irq_latency_partition - timer_irq_latency_bare: what the hypervisor adds (goal <= 100; Proteus +149)",
+    "timer_irq_latency_partition_exact": "timer_irq_latency_partition with the handler's first read timed to the instruction (stamp), the read counted",
+    "timer_irq_latency_bare_exact": "timer_irq_latency_bare timed to the instruction",
+    "timer_irq_extra_exact": "timer_irq_latency_partition_exact - timer_irq_latency_bare_exact",
+    "perf_loss_model_error_1ms": "abs(measured - predicted) / measured at d = 1 ms (the prediction is within 10 % if this is <= 10)",
+    "perf_loss_cost_per_switch_1ms": "(elapsed - guest instructions) / switches at d = 1 ms, to compare with partition_switch_total",
+    "footprint_text_rodata": "code and read-only data of `libbulkhead.a` (no configuration tables or partition images)",
+    "footprint_data": "initialised data of `libbulkhead.a`",
+    "footprint_bss": "zeroed data of `libbulkhead.a` (stacks, per-CPU blocks, stage-2 table pool)",
+}
+for _d, _frames in PERF_LOSS_FRAMES.items():
+    METHODS[f"perf_loss_{_d}ms"] = (
+        f"two partitions alternate in {_d} ms slots on one cyclic core, each counting a 4-instruction "
+        f"loop for {_frames} major frames from a common frame start: 1 - guest instructions / elapsed ns")
+    METHODS[f"perf_loss_predicted_{_d}ms"] = (
+        "XtratuM's model n x PCS / sum of the slot durations, n = 2 switches per major frame, "
+        "PCS = partition_switch_total")
+for _k, _what in (("nqueens", "N-queens solutions for N = 9, 20 times"),
+                  ("arraysum", "sum of a 64 KiB array of 32-bit words, 64 times"),
+                  ("matmul", "32 x 32 int matrix product, 20 times")):
+    METHODS[f"cpu_{_k}_bare_ns"] = f"{_what}: bare-metal EL1 without the hypervisor, timed to the instruction"
+    METHODS[f"cpu_{_k}_partition_ns"] = f"{_what}: the same object in a partition alone on a dedicated core"
+    METHODS[f"cpu_{_k}_loss_percent"] = "(partition - bare) / bare; both print the same result"
+
+
+def show(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def write_markdown(results: dict[str, dict], losses: list[PerfLoss]) -> str:
+    rows = ["Generated by `make bench` (bench/run.py) under `-icount shift=0`: 1 instruction = 1 ns, so "
+            "cycles are path lengths in instructions; identical on every run.", "",
+            "| benchmark | value | unit | method |", "|---|---|---|---|"]
+    rows += [f"| `{name}` | {show(r['value'])} | {r['unit']} | {METHODS.get(name, '')} |"
+             for name, r in results.items()]
+    pcs = results["partition_switch_total"]["value"]
+    latency = results["partition_switch_exact"]["value"]
+    rows += ["", f"Performance loss, measured against XtratuM's model n x PCS / sum of slots with "
+             f"PCS = partition_switch_total = {pcs} ns, and with the slot start latency "
+             f"(partition_switch_exact = {latency} ns) alone:", "",
+             "| slot d | major frame | lost per switch | measured | predicted | error | within 10 % "
+             "| predicted from latency alone |", "|---|---|---|---|---|---|---|---|"]
+    for pl in losses:
+        error = abs(pl.loss - pl.predicted) / pl.loss
+        rows.append(f"| {pl.d_ms} ms | {2 * pl.d_ms} ms | {pl.lost / pl.switches:.1f} ns "
+                    f"| {100 * pl.loss:.5f} % | {100 * pl.predicted:.5f} % | {100 * error:.2f} % "
+                    f"| {'yes' if error <= 0.10 else 'no'} | {100 * predicted_loss(latency, pl.d_ms):.5f} % |")
+    return "\n".join(rows) + "\n"
+
+
 def main() -> None:
-    results = partition_figures() | footprint()
+    started = time.monotonic()
+    build_programs()
+    results, losses = collect()
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    markdown = write_markdown(results, losses)
+    (ROOT / "bench" / "results.md").write_text(markdown)
     width = max(len(k) for k in results)
-    print(f"\n{'benchmark':<{width}}  {'value':>10}  unit")
+    print(f"\n{'benchmark':<{width}}  {'value':>12}  unit")
     for name, r in results.items():
-        print(f"{name:<{width}}  {r['value']:>10}  {r['unit']}")
-    print("\nwritten to bench/results.json")
+        print(f"{name:<{width}}  {show(r['value']):>12}  {r['unit']}")
+    print("\n" + markdown.split("\n\n")[-2] + "\n\n" + markdown.split("\n\n")[-1])
+    print(f"written to bench/results.json and bench/results.md ({time.monotonic() - started:.0f} s)")
 
 
 if __name__ == "__main__":

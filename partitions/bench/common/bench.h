@@ -3,8 +3,8 @@
  * Everything is measured under QEMU `-icount shift=0`: one guest instruction advances the
  * virtual clock by 1 ns and the counter (CNTVCT_EL0, 62.5 MHz) ticks every 16 ns, so a
  * counter difference is a path length in instructions with a resolution of 16.
- * bench_stamp() removes that quantisation: from 16 back-to-back counter reads it recovers
- * the exact instruction time of the first one.
+ * A stamp (BENCH_READ16 + bench_stamp_decode) removes that quantisation: from 16
+ * back-to-back counter reads it recovers the exact instruction time of the first one.
  *
  * A program built from one of these directories runs either as a partition (backend
  * plat_part.c, linked into libbhbench.a) or, for irqlat and cpu, as a bare-metal EL1 program
@@ -86,15 +86,10 @@ static inline unsigned long long bench_stamp_decode(const struct bench_reads *s)
 	return s->r[0] * BENCH_NS_PER_TICK;
 }
 
-/* Exact virtual time of the call site, in ns; two stamps differ by exactly the number of
- * instructions between them (the 16 reads and the decoding excluded). */
-static inline unsigned long long bench_stamp(void)
-{
-	struct bench_reads s;
-
-	BENCH_READ16(s);
-	return bench_stamp_decode(&s);
-}
+/* Timing a stretch of code: BENCH_READ16 before and after it, bench_stamp_decode both
+ * afterwards (the decoding loop's length depends on the tick phase, so it must not run
+ * inside the timed stretch); the difference is the exact number of instructions from the
+ * first read to the first read. */
 
 /* --- Output ------------------------------------------------------------------------------- */
 

@@ -5,10 +5,9 @@
  * back to back, with every other core idle. Both spin reading the counter; two consecutive
  * reads further apart than GAP_TICKS mean the partition was preempted and has just resumed.
  * Its planned resume instant is its slot start, k major frames after the frame start that
- * BH_HC_PLAN_STATUS returned; the hypervisor's path from that instant (the slot end of the
- * other partition) to this partition's first instruction is the switch cost.
+ * BH_HC_PLAN_STATUS returned.
  *
- * Two measures of each resume:
+ * Slot start latency (the planned instant -> the resumed partition's first instruction):
  *   tick:  16 * R - planned, R the counter value of the first read after resuming, so a
  *          multiple of 16 (the counter resolution), as a plain counter read sees it;
  *   exact: the instruction time of that read, recovered by a stamp (bench.h) right after it.
@@ -16,13 +15,23 @@
  * executes 1 to 5 instructions up to and including the read. The padding before each spin
  * shifts the loop's phase by one instruction per frame, so over every 5 frames the partition
  * is preempted once just before the read: then the read is its first instruction, and
- * min(exact) - 1 (the read itself) is the switch cost.
- * B reports A -> B (`partition_switch*`), A reports B -> A (`partition_switch_back_exact`).
+ * min(exact) - 1 (the read itself) is the latency.
+ *
+ * Lead (the outgoing partition's slot end - its last instruction): the hypervisor may stop a
+ * partition before its slot ends (a cyclic core decides ahead of the boundary). The last read
+ * before the gap, 16 * L, against the end of the partition's previous slot (the planned
+ * resume - 500 us); its minimum is exact when the preempting timer fires on a tick boundary,
+ * as a timer deadline does, and the read happened to be the last instruction (the padding
+ * makes sure some frame has that phase). Lead + latency = the core time one switch costs.
+ *
+ * B reports the A -> B latency and its own (B -> A) lead, A the B -> A latency and the A -> B
+ * lead; bench/run.py adds A's lead to B's latency.
  */
 #include "bench.h"
 
 #define FRAME_NS   1000000ull   /* bench/switch.yaml: major frame */
 #define SLOT_B_NS  500000ull    /* start of B's slot; A's starts at 0 */
+#define SLOT_NS    500000ull    /* length of either slot */
 #define RESUMES    100u         /* frames measured */
 #define GAP_TICKS  100          /* > 1.6 us between two reads: preempted */
 #define LOOP_LEN   5            /* instructions per spin iteration */
@@ -31,6 +40,7 @@
 
 struct resume {
 	unsigned long long read;       /* the loop read that saw the gap */
+	unsigned long long last;       /* the read before it, the last one before the preemption */
 	struct bench_reads s;          /* the stamp right after it */
 };
 
@@ -71,24 +81,33 @@ static void spin_until_resumed(struct resume *out, unsigned long pad)
 		: [pad] "r"(pad)
 		: "x9", "cc", "memory");
 	out->read = cur;
+	out->last = cur - d;
 	out->s = s;
 }
 
 struct stats {
-	unsigned long long tick_min, tick_max, exact_min, exact_max;
+	unsigned long long tick_min, tick_max, exact_min, exact_max, lead_min;
 	unsigned n, bad;
 };
 
-static void record(struct stats *st, unsigned long long tick, unsigned long long exact)
+static unsigned long long min_u64(unsigned long long a, unsigned long long b)
 {
-	if (!st->n || tick < st->tick_min)
-		st->tick_min = tick;
-	if (!st->n || tick > st->tick_max)
-		st->tick_max = tick;
-	if (!st->n || exact < st->exact_min)
-		st->exact_min = exact;
-	if (!st->n || exact > st->exact_max)
-		st->exact_max = exact;
+	return a < b ? a : b;
+}
+
+static unsigned long long max_u64(unsigned long long a, unsigned long long b)
+{
+	return a > b ? a : b;
+}
+
+static void record(struct stats *st, unsigned long long tick, unsigned long long exact,
+		   unsigned long long lead)
+{
+	st->tick_min = st->n ? min_u64(st->tick_min, tick) : tick;
+	st->tick_max = st->n ? max_u64(st->tick_max, tick) : tick;
+	st->exact_min = st->n ? min_u64(st->exact_min, exact) : exact;
+	st->exact_max = st->n ? max_u64(st->exact_max, exact) : exact;
+	st->lead_min = st->n ? min_u64(st->lead_min, lead) : lead;
 	st->n++;
 }
 
@@ -112,27 +131,32 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 		unsigned long long exact = bench_stamp_decode(&r.s) - READ_TO_STAMP;
 		unsigned long long since = seen - frame_start - slot_start;
 		unsigned long long planned = frame_start + slot_start + since / FRAME_NS * FRAME_NS;
+		unsigned long long own_end = planned - (FRAME_NS - SLOT_NS);
+		unsigned long long last = r.last * BENCH_NS_PER_TICK;
 
-		if (exact / BENCH_NS_PER_TICK != r.read || exact < planned) {
-			st.bad++;	/* the stamp does not match the read: should not happen */
+		if (exact / BENCH_NS_PER_TICK != r.read || exact < planned || last > own_end) {
+			st.bad++;	/* inconsistent: should not happen */
 			continue;
 		}
-		record(&st, seen - planned, exact - planned);
+		record(&st, seen - planned, exact - planned, own_end - last);
 	}
 	if (st.bad || !st.n) {
 		bh_printf("BENCH-ERROR %u inconsistent stamps of %u resumes\n", st.bad, RESUMES);
 		bench_exit();
 	}
-	bh_printf("BENCH-INFO %s resumes %u tick %llu..%llu exact %llu..%llu (ns after the slot start)\n",
-		  role ? "A->B" : "B->A", st.n, st.tick_min, st.tick_max, st.exact_min, st.exact_max);
+	bh_printf("BENCH-INFO %s resumes %u: after the slot start tick %llu..%llu exact %llu..%llu; "
+		  "own slot end - last read >= %llu\n", role ? "A->B" : "B->A", st.n, st.tick_min,
+		  st.tick_max, st.exact_min, st.exact_max, st.lead_min);
 	if (role) {
 		bench_report("partition_switch", st.tick_min - READ_COST, "cycles");
 		bench_report("partition_switch_max", st.tick_max - READ_COST, "cycles");
 		bench_report("partition_switch_exact", st.exact_min - READ_COST, "cycles");
+		bench_report("partition_switch_back_lead", st.lead_min, "cycles");
 		bh_printf("BENCH-DONE\n");
 		bench_exit();
 	}
 	bench_report("partition_switch_back_exact", st.exact_min - READ_COST, "cycles");
+	bench_report("partition_switch_lead", st.lead_min, "cycles");
 	for (;;)	/* A keeps the slot busy until B halts the system */
 		spin_until_resumed(&r, 0);
 }
