@@ -374,13 +374,33 @@ void sched_reschedule(void)
 	}
 }
 
+static bool vcpu_has_work(const struct vcpu *v)
+{
+	return virq_has_pending(v) || arch_vgic_pending() || arch_vtimer_due();
+}
+
+/* A dedicated core has nothing else to run: the vCPU waits in place, still loaded and
+ * current, and goes on as soon as an interrupt is pending for it. Anything else (a request,
+ * a state change by another core, a timer of the scheduler's) leaves through the scheduler. */
+static void idle_in_place(struct percpu *c, struct vcpu *v)
+{
+	while (!vcpu_has_work(v) && !(c->exit_work & EXIT_RESCHED) && !c->requests)
+		arch_wait_for_interrupt();
+	__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
 void sched_vcpu_idle(struct vcpu *v)
 {
+	struct percpu *c = this_cpu();
+
 	/* Mark it idle before looking for work, so an interrupt another core injects now
 	 * either is seen here or finds the vCPU idle and wakes it. */
 	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
-	if (virq_has_pending(v) || arch_vgic_pending() || arch_vtimer_due())
+	if (vcpu_has_work(v))
 		v->state = VCPU_READY;
+	else if (c->sched.policy == BH_POLICY_DEDICATED)
+		idle_in_place(c, v);
 	else
 		exit_work_set(EXIT_RESCHED);
 }

@@ -39,10 +39,10 @@ void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)
 	if (!(old & bit(intid)))
 		__atomic_fetch_add(&q->count, 1u, __ATOMIC_SEQ_CST);
 	trace_emit(BH_TRACE_VIRQ, v, intid);
-	if (v->state == VCPU_IDLE && !(q->disabled[w] & bit(intid)))
+	if (v == this_cpu()->vcpu)
+		exit_work_set(EXIT_FLUSH); /* running here, or idling in place: it sees it */
+	else if (v->state == VCPU_IDLE && !(q->disabled[w] & bit(intid)))
 		vcpu_set_state(v, VCPU_READY);
-	else if (v == this_cpu()->vcpu)
-		exit_work_set(EXIT_FLUSH);
 	else
 		sched_vcpu_changed(v);
 }

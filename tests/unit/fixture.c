@@ -56,4 +56,5 @@ void fixture_run(unsigned core, struct vcpu *v)
 	percpu[core].regs = &v->regs;
 	v->state = VCPU_READY;
 	v->request = 0;
+	percpu[core].requests = 0;
 }

@@ -121,14 +121,30 @@ TEST(idle_returns_at_once_when_the_timer_fired)
 	EXPECT_EQ(percpu[0].exit_work, 0);
 }
 
-TEST(idle_blocks_until_a_virtual_interrupt)
+TEST(idle_on_a_dedicated_core_waits_in_place_for_a_virtual_interrupt)
 {
 	fixture_boot();
+	struct vcpu *v = alpha();
+	call(v, BH_HC_IDLE, 0, 0);
+	EXPECT_EQ(fake.exit, FAKE_IDLED); /* waiting for an interrupt, still current */
+	EXPECT_EQ(v->state, VCPU_IDLE);
+	EXPECT(percpu[0].vcpu == v);
+	virq_inject(v, BH_VIRQ_TIMER, false);
+	EXPECT(percpu[0].exit_work & EXIT_FLUSH);
+	sched_vcpu_idle(v); /* what the waiting loop does next */
+	EXPECT_EQ(v->state, VCPU_READY);
+}
+
+TEST(idle_on_a_shared_core_gives_the_core_away)
+{
+	fixture_boot();
+	percpu[0].sched.policy = BH_POLICY_FIXED_PRIORITY;
 	struct vcpu *v = alpha();
 	EXPECT_EQ(call(v, BH_HC_IDLE, 0, 0), BH_OK);
 	EXPECT_EQ(v->state, VCPU_IDLE);
 	FAKE_RUN(core_exit_work());
 	EXPECT_EQ(fake.exit, FAKE_IDLED);
+	EXPECT(percpu[0].vcpu == NULL);
 	virq_inject(v, BH_VIRQ_TIMER, false);
 	EXPECT_EQ(v->state, VCPU_READY);
 	core_exit_work();

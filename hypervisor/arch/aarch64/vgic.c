@@ -92,7 +92,8 @@ static int lr_holding(unsigned intid)
 /* Place one interrupt; false if every list register is taken. */
 static bool place(unsigned intid, bool forwarded, uint64_t *empty)
 {
-	int held = lr_holding(intid);
+	/* Only an occupied list register can already hold it. */
+	int held = *empty == (1ul << lr_count) - 1 ? -1 : lr_holding(intid);
 
 	if (held >= 0) { /* already there: active becomes active and pending */
 		lr_write((unsigned)held, lr_read((unsigned)held) | LR_PENDING);
