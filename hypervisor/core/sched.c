@@ -388,6 +388,11 @@ static void idle_in_place(struct percpu *c, struct vcpu *v)
 		arch_wait_for_interrupt();
 	__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	/* Deliver what woke it here, so the return to the guest can take the fast path. */
+	if (c->exit_work == EXIT_FLUSH) {
+		c->exit_work = 0;
+		arch_vgic_flush(v);
+	}
 }
 
 void sched_vcpu_idle(struct vcpu *v)
