@@ -86,8 +86,8 @@ static int64_t hc_reset_self(struct vcpu *v, struct arch_regs *r)
 	return BH_OK;
 }
 
-static int64_t raise(struct vcpu *v, struct arch_regs *r, enum bh_hm_event kind,
-		     const char *detail)
+static int64_t raise_hm_event(struct vcpu *v, struct arch_regs *r, enum bh_hm_event kind,
+			      const char *detail)
 {
 	struct hm_event ev = { .kind = kind, .address = arg(r, 1), .pc = arch_regs_pc(r),
 			       .detail = detail };
@@ -97,12 +97,12 @@ static int64_t raise(struct vcpu *v, struct arch_regs *r, enum bh_hm_event kind,
 
 static int64_t hc_raise_event(struct vcpu *v, struct arch_regs *r)
 {
-	return raise(v, r, BH_HM_PARTITION_ERROR, "raised by the partition");
+	return raise_hm_event(v, r, BH_HM_PARTITION_ERROR, "raised by the partition");
 }
 
 static int64_t hc_deadline_miss(struct vcpu *v, struct arch_regs *r)
 {
-	return raise(v, r, BH_HM_DEADLINE_MISS, "reported by the partition");
+	return raise_hm_event(v, r, BH_HM_DEADLINE_MISS, "reported by the partition");
 }
 
 static int64_t hc_halt_system(struct vcpu *v, struct arch_regs *r)
