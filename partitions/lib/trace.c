@@ -14,9 +14,8 @@ void bh_trace_print_freq(void)
 	bh_printf("BHTRACE-FREQ %llu\n", bh_counter_freq());
 }
 
-/* One console write per batch rather than per line: every write is itself a hypercall,
- * which the caller's core traces, so a write per event would refill the ring as fast as
- * it is drained. */
+/* Few console writes per batch rather than one per line: each write is a hypercall, which
+ * costs the caller's core time and trace events of its own. */
 static void print_batch(const struct bh_trace_event *ev, unsigned n)
 {
 	char text[DRAIN_BATCH * TRACE_LINE_MAX];
@@ -27,7 +26,12 @@ static void print_batch(const struct bh_trace_event *ev, unsigned n)
 						  "BHTRACE %u %llu %u %u %u %llu\n",
 						  ev[i].core, ev[i].time, ev[i].type,
 						  ev[i].partition, ev[i].vcpu, ev[i].arg);
-	bh_console_write(text, len);
+	for (unsigned long done = 0; done < len;) { /* in writes the hypervisor accepts */
+		unsigned long n = len - done < BH_CONSOLE_MAX_WRITE ? len - done : BH_CONSOLE_MAX_WRITE;
+		if (bh_console_write(text + done, n) <= 0)
+			break;
+		done += n;
+	}
 }
 
 /* Stops at a short read as well as at an empty one: the caller's own core records this

@@ -96,8 +96,10 @@
 #define BH_RESET_COLD 0 /* reload the image from the boot image, then start at the entry */
 #define BH_RESET_WARM 1 /* keep memory, start again at the entry */
 
-/* Largest buffer one console write accepts; longer writes get BH_INVALID_PARAM. */
-#define BH_CONSOLE_MAX_WRITE 4096u
+/* Largest buffer one console write accepts; longer writes get BH_INVALID_PARAM. Small, because
+ * the hypervisor is not preemptible: it bounds how long a write can hold the caller's core past
+ * the end of its slot. */
+#define BH_CONSOLE_MAX_WRITE 256u
 
 /* Filled by BH_HC_PARTITION_STATUS. */
 #ifndef __ASSEMBLER__
