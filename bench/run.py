@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import selectors
 import struct
 import subprocess
 import sys
@@ -38,7 +37,7 @@ BUILD = ROOT / "build"
 OUT = BUILD / "bench"
 sys.path.insert(0, str(ROOT / "tests" / "system"))
 
-from harness import run_image  # noqa: E402
+from harness import build_image, run_command, run_image  # noqa: E402
 
 from bulkhead.qemu import BATCH_ARGS, ICOUNT_ARGS, ICOUNT_MACHINE_OPTION, NO_NIC_ARGS  # noqa: E402
 
@@ -63,26 +62,13 @@ RUN_TIMEOUT = 600.0
 
 def build_programs() -> None:
     """Hypervisor library, partitions, bench partitions and bare programs (make bench-programs)."""
-    cmd = ["make", "-C", str(ROOT), "--no-print-directory"]
-    if "partitions/bench.mk" not in (ROOT / "Makefile").read_text():
-        cmd += ["-f", "Makefile", "-f", "partitions/bench.mk"]  # not included (yet)
-    subprocess.run(cmd + ["hyp", "partitions", "bench-programs"], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(["make", "-C", str(ROOT), "--no-print-directory", "hyp", "partitions",
+                    "bench-programs"], check=True, stdout=subprocess.DEVNULL)
 
 
 def build_system(config: Path) -> Path:
     """Packs config with the bulkhead tool into build/bench/images/<stem>; returns the image."""
-    out = OUT / "images" / config.stem
-    cmd = [
-        str(ROOT / ".venv" / "bin" / "bulkhead"), "build", str(config), "--out", str(out),
-        "--hyp-lib", str(BUILD / "hyp" / "libbulkhead.a"),
-        "--linker-script", str(ROOT / "hypervisor" / "arch" / "aarch64" / "hyp.ld"),
-        "--include", str(ROOT / "hypervisor" / "include"),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"bulkhead build {config} failed:\n{done.stdout}{done.stderr}")
-    return out / "bulkhead.img"
+    return build_image(config, OUT / "images" / config.stem)
 
 
 def run_bulkhead(config: Path) -> list[str]:
@@ -102,31 +88,11 @@ def bare_command(elf: Path) -> list[str]:
 
 def run_bare(elf: Path, timeout: float = RUN_TIMEOUT) -> list[str]:
     """Runs a bare program until it prints BENCH-DONE (it then parks), then kills QEMU."""
-    proc = subprocess.Popen(bare_command(elf), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
-    lines: list[str] = []
-    pending = b""
-    deadline = time.monotonic() + timeout
-    try:
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            while not any(DONE.match(line) for line in lines):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise SystemExit(f"{elf.name}: no BENCH-DONE after {timeout} s:\n" + "\n".join(lines))
-                if not sel.select(timeout=min(left, 0.5)):
-                    continue
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                if not chunk:
-                    raise SystemExit(f"{elf.name}: QEMU exited early:\n" + "\n".join(lines))
-                pending += chunk
-                *complete, pending = pending.split(b"\n")
-                lines += [c.decode(errors="replace").rstrip("\r") for c in complete]
-    finally:
-        proc.kill()
-        proc.wait()
-    print(f"--- console of {elf.name} (bare) ---\n" + "\n".join(lines) + "\n--- end ---")
-    return lines
+    run = run_command(bare_command(elf), f"{elf.name} (bare)", timeout,
+                      until=lambda r: any(DONE.match(line) for line in r.lines))
+    if not any(DONE.match(line) for line in run.lines):
+        raise SystemExit(f"{elf.name}: no BENCH-DONE (timed out: {run.timed_out})")
+    return run.lines
 
 
 def figures(lines: list[str]) -> dict[str, dict]:

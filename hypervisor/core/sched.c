@@ -52,12 +52,9 @@ void sched_vcpu_changed(struct vcpu *v)
 
 uint64_t sched_exec_ticks(const struct vcpu *v)
 {
-	const struct percpu *c = &percpu[v->core];
-	uint64_t t = v->exec_ticks;
+	uint64_t t = v->exec_ticks, now = arch_counter_read(), start = v->run_start;
 
-	uint64_t now = arch_counter_read(), start = v->run_start;
-
-	if (c->vcpu == v && now > start) /* another core's view may lag one event */
+	if (percpu[v->core].vcpu == v && now > start) /* another core's view may lag one event */
 		t += now - start;
 	return t;
 }

@@ -9,7 +9,6 @@ struct ring {
 	struct spinlock lock;
 	volatile uint32_t head; /* next slot the core writes */
 	volatile uint32_t tail; /* next slot a reader takes */
-	uint64_t lost;
 	struct bh_trace_event events[TRACE_RING_EVENTS];
 	struct bh_trace_event scratch; /* where an event goes when the ring is full */
 };
@@ -37,7 +36,6 @@ void trace_emit_at(unsigned type, const struct vcpu *v, uint64_t arg, uint64_t t
 		.vcpu = v ? (unsigned short)v->id : BH_TRACE_IDLE_VCPU,
 		.arg = arg,
 	};
-	r->lost += full;
 	__atomic_store_n(&r->head, head + !full, __ATOMIC_RELEASE);
 }
 
@@ -53,9 +51,4 @@ unsigned trace_read(unsigned core, struct bh_trace_event *out, unsigned max)
 	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
 	arch_spin_unlock(&r->lock);
 	return n;
-}
-
-uint64_t trace_lost(unsigned core)
-{
-	return rings[core].lost;
 }

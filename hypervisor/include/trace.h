@@ -1,6 +1,6 @@
 /* Per-core trace rings of timestamped events (types in partitions/include/bulkhead/trace.h).
  * Each core writes only its own ring; readers take events oldest first under the ring's lock.
- * A full ring drops new events and counts them. */
+ * A full ring drops new events until a reader makes room. */
 #ifndef BULKHEAD_HYP_TRACE_H
 #define BULKHEAD_HYP_TRACE_H
 
@@ -16,6 +16,5 @@ void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg);
 void trace_emit_at(unsigned type, const struct vcpu *v, uint64_t arg, uint64_t time);
 /* Copy up to max events of `core` into out, oldest first; returns how many. */
 unsigned trace_read(unsigned core, struct bh_trace_event *out, unsigned max);
-uint64_t trace_lost(unsigned core);
 
 #endif

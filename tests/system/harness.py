@@ -54,8 +54,9 @@ class Run:
         return sum(1 for line in self.lines if rx.search(line))
 
 
-def build_image(config: Path) -> Path:
-    out = BUILD / "systest" / config.stem
+def build_image(config: Path, out: Path | None = None) -> Path:
+    """Packs config with the bulkhead tool into out (default build/systest/<stem>)."""
+    out = out or BUILD / "systest" / config.stem
     cmd = [
         str(ROOT / ".venv" / "bin" / "bulkhead"), "build", str(config), "--out", str(out),
         "--hyp-lib", str(BUILD / "hyp" / "libbulkhead.a"),
@@ -79,6 +80,12 @@ def run_image(config: Path, image: Path, timeout: float = 60.0,
               until: Callable[[Run], bool] | None = None, icount: bool = False) -> Run:
     """Boot an already built image of config (see run_system)."""
     argv = qemu_command(load(config), image, icount=icount, interactive=False)
+    return run_command(argv, config.name, timeout, until)
+
+
+def run_command(argv: list[str], name: str, timeout: float = 60.0,
+                until: Callable[[Run], bool] | None = None) -> Run:
+    """Run a QEMU command line; return when it exits, until(run) is true, or timeout passes."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
     run = Run()
@@ -90,7 +97,7 @@ def run_image(config: Path, image: Path, timeout: float = 60.0,
         proc.wait()
         if run.exited:
             run.returncode = proc.returncode
-    print(f"--- console of {config.name} ---\n{run.log}\n--- end ---")
+    print(f"--- console of {name} ---\n{run.log}\n--- end ---")
     return run
 
 

@@ -90,6 +90,15 @@ static inline long bh_get_clock(unsigned clock, unsigned long long *ns)
 	return r.x0;
 }
 
+/* This partition's id (0 should the call ever fail): test partitions pick their role by it. */
+static inline unsigned bh_partition_id(void)
+{
+	unsigned id = 0;
+
+	bh_get_ids(&id, 0);
+	return id;
+}
+
 /* Stores the hypervisor's BH_CLOCK_HW time (ns since power-on). */
 static inline long bh_get_time(unsigned long long *ns)
 {

@@ -105,15 +105,11 @@ _Noreturn static void periodic(unsigned id, const struct task *t)
 
 int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
-	unsigned part = 0;
+	unsigned part = bh_partition_id();
 
 	(void)vcpu;
 	(void)boot_kind;
 	(void)restarts;
-	long rc = bh_get_ids(&part, 0);
-
-	if (rc < 0)
-		bh_printf("edfworker: get_ids failed: %ld\n", rc);
 	unsigned role = part % ROLE_COUNT;
 
 	if (role == ROLE_OVERRUN)

@@ -75,15 +75,11 @@ _Noreturn static void periodic(const struct role *r)
 
 int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
-	unsigned part = 0;
+	unsigned part = bh_partition_id();
 
 	(void)vcpu;
 	(void)boot_kind;
 	(void)restarts;
-	long rc = bh_get_ids(&part, 0);
-
-	if (rc < 0)
-		bh_printf("fpworker: get_ids failed: %ld\n", rc);
 	const struct role *r = &roles[part % ROLE_COUNT];
 
 	bh_printf("fp %s: start\n", r->name);
