@@ -17,6 +17,7 @@ bootstrap:
 include hypervisor/hypervisor.mk
 include partitions/partitions.mk
 include partitions/bench.mk
+include partitions/bench-linux.mk
 include tests/unit/unit.mk
 
 IMAGE_DIR = $(BUILD)/images/$(basename $(notdir $(CONFIG)))

@@ -10,8 +10,10 @@ Systems, each booted in its own QEMU (several at a time, one per host CPU):
   bench/switch.yaml        partition_switch: two spinning partitions on one cyclic core
   bench/irqlat.yaml        timer_irq_latency_partition (+ build/bare/irqlat.elf without Bulkhead)
   bench/cpu.yaml           cpu_<kernel>_partition_ns  (+ build/bare/cpu.elf without Bulkhead)
+  bench/ports.yaml         port_*, sampling_latency_*: ports (partitions/bench/ports)
   build/bench/perfloss_<d>ms.yaml  perf_loss_<d>ms, generated here, with a patched copy of the
                            counting partition (build/bench/perfloss_<d>ms.elf)
+  bench/linux*.yaml        linux_*, vmtrap_*: Linux guests bare vs in a partition (bench/linux.py)
 Results go to bench/results.json as {"name": {"value": N, "unit": "..."}} and, with one line of
 method each, to bench/results.md.
 """
@@ -223,6 +225,7 @@ def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
         "irqlat_bare": lambda: run_bare(BUILD / "bare" / "irqlat.elf"),
         "cpu": lambda: run_bulkhead(ROOT / "bench" / "cpu.yaml"),
         "cpu_bare": lambda: run_bare(BUILD / "bare" / "cpu.elf"),
+        "ports": lambda: run_bulkhead(ROOT / "bench" / "ports.yaml"),
     }
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         futures = {name: pool.submit(job) for name, job in jobs.items()}
@@ -270,6 +273,7 @@ def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
         results[f"cpu_{kernel}_partition_ns"] = {"value": p, "unit": "ns"}
         results[f"cpu_{kernel}_loss_percent"] = {"value": percent((p - b) / b), "unit": "percent"}
 
+    results |= figures(done["ports"])
     results |= footprint()
     return results, losses
 
@@ -303,6 +307,27 @@ for _d, _frames in PERF_LOSS_FRAMES.items():
     METHODS[f"perf_loss_predicted_{_d}ms"] = (
         "XtratuM's model n x PCS / sum of the slot durations, n = 2 switches per major frame, "
         "PCS = partition_switch_total")
+PORT_SIZES = (20, 40, 60, 80, 100)
+M5150_100B = "M5150 (MIPS, instructions) for 100 B: send 1680, receive 1302, delivery 3114"
+for _n in PORT_SIZES:
+    METHODS[f"port_send_{_n}B"] = (
+        f"`bh_queuing_send` of {_n} bytes, stamp to stamp, into an empty queue whose reader gets "
+        f"`BH_VIRQ_PORT` (the sender's own loop-back port: the list register is written on the way out); "
+        f"min of 20" + (f". {M5150_100B}" if _n == 100 else ""))
+    METHODS[f"port_receive_{_n}B"] = f"`bh_queuing_receive` of that {_n}-byte message, stamp to stamp, min of 20"
+    METHODS[f"port_delivery_{_n}B"] = (
+        f"send of {_n} bytes to a higher-priority partition on the same core waiting in the idle hypercall, "
+        f"to that partition holding the data: send, interrupt, switch, return from idle, receive (M5150's "
+        f"message delivery); min of 20")
+    METHODS[f"port_delivery_cross_core_{_n}B"] = (
+        f"the same to a partition waiting in the idle hypercall on its own dedicated core (the sender's core "
+        f"goes idle meanwhile; all cores share -icount's clock, so both cores' instructions count)")
+    METHODS[f"sampling_latency_cross_core_{_n}B"] = (
+        f"`bh_sampling_write` of {_n} bytes to the `bh_sampling_read` that returns it on another core, measured "
+        f"as port_delivery_cross_core")
+METHODS["port_send_queued_100B"] = (
+    "`bh_queuing_send` of 100 bytes when the reader was notified already and has not received since: no "
+    "interrupt, the checked copy alone")
 for _k, _what in (("nqueens", "N-queens solutions for N = 9, 20 times"),
                   ("arraysum", "sum of a 64 KiB array of 32-bit words, 64 times"),
                   ("matmul", "32 x 32 int matrix product, 20 times")):
@@ -340,6 +365,8 @@ def main() -> None:
     started = time.monotonic()
     build_programs()
     results, losses = collect()
+    from bench import linux  # Linux guests (issue 4): boot, CPU and latencies, trapped accesses
+    results |= linux.collect(METHODS)
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     markdown = write_markdown(results, losses)
     (ROOT / "bench" / "results.md").write_text(markdown)

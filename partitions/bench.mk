@@ -2,7 +2,8 @@
 # partitions/partitions.mk, whose variables and part_app rule it reuses.
 #
 # Outputs: $(BUILD)/partitions/bench_<name>.elf  a partition per directory
-#                                                partitions/bench/<name>/ (not common/), built
+#                                                partitions/bench/<name>/ (not common/, nor vmtrap/:
+#                                                partitions/bench-linux.mk), built
 #                                                like the demo apps plus libbhbench.a
 #          $(BUILD)/partitions/lib/libbhbench.a  bench/common: helpers + partition backend
 #          $(BUILD)/bare/<name>.elf              bare-metal EL1 builds (no hypervisor) of the
@@ -21,7 +22,7 @@ BENCH_BARE_SRC := $(PART_SRC)/bare
 BENCH_MK := $(PART_SRC)/bench.mk
 BENCH_BARE_OUT := $(BUILD)/bare
 
-BENCH_APPS := $(sort $(filter-out common,\
+BENCH_APPS := $(sort $(filter-out common vmtrap,\
 	$(notdir $(patsubst %/,%,$(wildcard $(BENCH_SRC)/*/)))))
 BENCH_BARE_PROGRAMS := irqlat cpu
 # QEMU puts the device tree at the start of RAM: keep clear of it.

@@ -12,6 +12,8 @@ have dtc                   || need_apt+=(device-tree-compiler)
 have cpio                  || need_apt+=(cpio)
 have make                  || need_apt+=(make)
 have gcc                   || need_apt+=(gcc libc6-dev)
+# The arm64 C library: static Linux benchmark programs (linux/bench, make bench).
+[ -f /usr/aarch64-linux-gnu/lib/libc.a ] || need_apt+=(libc6-dev-arm64-cross)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -33,4 +35,101 @@ if [ ! -f "$stamp" ] || [ "$top/tools/pyproject.toml" -nt "$stamp" ]; then
   echo "bootstrap: installing the bulkhead tool into $venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -e "$top/tools[test]"
   touch "$stamp"
+fi
+
+# Debian arm64 guest packages for Linux partitions (docs/linux.md): the generic and the PREEMPT_RT
+# kernel (resolved through their meta packages) and a static busybox. Downloads and unpacked trees
+# live in a cache outside the repository, so clean clones on this machine share them; build/debian
+# holds stable links into it:
+#   build/debian/arm64/vmlinuz            the kernel Image; build/debian/arm64/lib/modules/<version>/
+#   build/debian/rt-arm64/vmlinuz         the same for the PREEMPT_RT kernel
+#   build/debian/busybox                  static arm64 busybox
+# BULKHEAD_NO_DEBIAN=1 skips this part.
+deb_cache="${XDG_CACHE_HOME:-$HOME/.cache}/bulkhead/debian"
+deb_links="$top/build/debian"
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_updated=""
+apt_update() {
+  [ -z "$apt_updated" ] || return 0
+  echo "bootstrap: apt-get update (arm64 package lists)"
+  as_root apt-get update -qq
+  apt_updated=1
+}
+# The versioned kernel package a meta package depends on (linux-image-arm64 -> linux-image-6.1.0-56-arm64).
+kernel_of() {
+  { apt-cache depends "$1:arm64" 2>/dev/null || true; } | sed -n 's/^ *Depends: \(linux-image-[^ :<>]*\).*/\1/p' | head -n1
+}
+candidate_of() { apt-cache policy "$1:arm64" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)' || true; }
+# unpack PACKAGE: prints the directory holding the package's unpacked files (downloads it if needed).
+unpack() {
+  local pkg=$1 version root deb tmp
+  version=$(candidate_of "$pkg")
+  [ -n "$version" ] || { echo "bootstrap: no arm64 candidate for $pkg" >&2; return 1; }
+  root="$deb_cache/root/${pkg}_${version//:/_}"
+  if [ ! -f "$root/.complete" ]; then
+    mkdir -p "$deb_cache/debs" "$deb_cache/root"
+    deb="$deb_cache/debs/${pkg}_${version//:/_}_arm64.deb"
+    if [ ! -f "$deb" ]; then
+      echo "bootstrap: downloading $pkg:arm64 $version into $deb_cache" >&2
+      tmp=$(mktemp -d)
+      # apt downloads as user _apt when it can: give it the directory (else a harmless warning).
+      [ "$(id -u)" -ne 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$tmp"
+      if ! (cd "$tmp" && apt-get download -qq "$pkg:arm64=$version" >&2); then
+        rm -rf "$tmp"
+        return 2  # the lists may be stale: the caller updates them and retries
+      fi
+      mv "$tmp"/*.deb "$deb" || { rm -rf "$tmp"; return 1; }
+      rm -rf "$tmp"
+    fi
+    rm -rf "$root.tmp"
+    # (this runs with set -e off: see debian_setup; a damaged download is removed and fetched again)
+    dpkg-deb -x "$deb" "$root.tmp" || { rm -rf "$root.tmp" "$deb"; return 1; }
+    touch "$root.tmp/.complete"
+    rm -rf "$root"
+    mv "$root.tmp" "$root"
+  fi
+  echo "$root"
+}
+# link_kernel META NAME: build/debian/NAME -> the unpacked kernel, with a vmlinuz link inside.
+link_kernel() {
+  local pkg root image
+  pkg=$(kernel_of "$1")
+  [ -n "$pkg" ] || { echo "bootstrap: cannot resolve $1:arm64" >&2; return 1; }
+  root=$(unpack "$pkg") || return $?
+  image=$(cd "$root/boot" && ls vmlinuz-* | head -n1)
+  [ -n "$image" ] || { echo "bootstrap: $pkg has no boot/vmlinuz-*" >&2; return 1; }
+  ln -sfn "boot/$image" "$root/vmlinuz" && ln -sfn "$root" "$deb_links/$2"
+}
+debian_guest() {
+  mkdir -p "$deb_links"
+  link_kernel linux-image-arm64 arm64 || return $?
+  link_kernel linux-image-rt-arm64 rt-arm64 || return $?
+  local root
+  root=$(unpack busybox-static) || return $?
+  ln -sfn "$root/bin/busybox" "$deb_links/busybox"
+}
+# Called as an if condition, so set -e is off inside: every step checks its own status.
+debian_setup() {
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "bootstrap: adding the arm64 architecture to dpkg"
+    as_root dpkg --add-architecture arm64 || return 1
+    apt_update || return 1
+  fi
+  [ -n "$(kernel_of linux-image-arm64)" ] || apt_update || return 1
+  debian_guest || { apt_update && debian_guest; }
+}
+# apt-cache takes about a second per call here: resolve again only when the package lists changed.
+debian_stamp="$deb_links/.resolved"
+debian_current() {
+  [ -f "$debian_stamp" ] && [ "$debian_stamp" -nt /var/lib/apt/lists ] && [ -e "$deb_links/arm64/vmlinuz" ] &&
+    [ -e "$deb_links/rt-arm64/vmlinuz" ] && [ -e "$deb_links/busybox" ]
+}
+if [ "${BULKHEAD_NO_DEBIAN:-}" != 1 ] && ! debian_current; then
+  # Without them only Linux partitions cannot be built: warn, and let everything else go on.
+  if debian_setup; then
+    touch "$debian_stamp"
+  else
+    echo "bootstrap: warning: could not fetch Debian's arm64 kernels and busybox; Linux partitions" \
+      "(docs/linux.md) will not build until a later bootstrap succeeds" >&2
+  fi
 fi

@@ -1,12 +1,22 @@
 /* One physical UART shared by every partition and the hypervisor. Output is collected per vCPU
- * until a newline and then emitted whole, with its prefix, under one lock: lines from different
- * cores never interleave. */
+ * (or per emulated UART) until a newline and then emitted whole, with its prefix, under one
+ * lock: lines from different cores never interleave.
+ *
+ * Input goes to one partition with an emulated UART, the one with focus; Ctrl-A pressed three
+ * times moves the focus to the next such partition. The partition with focus is interactive:
+ * its UART output goes to the wire byte by byte (a shell prompt has no newline), and a line from
+ * anyone else first ends its open line. */
 #include "console.h"
 #include "format.h"
 #include "lib.h"
 #include "partition.h"
 
 static struct spinlock console_lock;
+static const void *open_line;     /* who the wire is in the middle of a line for, or NULL */
+static struct partition *focus;   /* where input goes; NULL when no partition takes input */
+
+#define ESCAPE_CHAR 0x01 /* Ctrl-A */
+#define ESCAPE_COUNT 3u
 
 static void emit_raw(const char *s, size_t len)
 {
@@ -17,9 +27,28 @@ static void emit_raw(const char *s, size_t len)
 	}
 }
 
+/* A line broken for someone else's ends in LF CR, not CR LF: it looks the same on a terminal,
+ * and a program reading the console can join the pieces again. */
+static void end_open_line(void)
+{
+	if (open_line) {
+		arch_console_putc('\n');
+		arch_console_putc('\r');
+	}
+	open_line = NULL;
+}
+
+static void emit_prefix(const char *prefix)
+{
+	emit_raw("[", 1);
+	emit_raw(prefix, strlen(prefix));
+	emit_raw("] ", 2);
+}
+
 static void emit_line(const char *prefix, const char *text, size_t len)
 {
 	arch_spin_lock(&console_lock);
+	end_open_line();
 	emit_raw("[", 1);
 	emit_raw(prefix, strlen(prefix));
 	emit_raw("] ", 2);
@@ -41,22 +70,101 @@ void console_guest_flush(struct vcpu *v)
 	v->line_len = 0;
 }
 
+/* Add c to a line buffer; emit the line at a newline or when the buffer is full. */
+static void buffer_char(const char *name, char *line, unsigned *len, char c)
+{
+	if (c == '\n') {
+		emit_line(name, line, *len);
+		*len = 0;
+		return;
+	}
+	if (c == '\r')
+		return;
+	line[(*len)++] = printable(c);
+	if (*len == CONSOLE_LINE_MAX) {
+		emit_line(name, line, *len);
+		*len = 0;
+	}
+}
+
 void console_guest_write(struct vcpu *v, const char *buf, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		char c = buf[i];
-		if (c == '\n') {
-			if (v->line_len == 0)
-				emit_line(v->partition->cfg->name, "", 0);
-			console_guest_flush(v);
-			continue;
-		}
-		if (c == '\r')
-			continue;
-		v->line[v->line_len++] = printable(c);
-		if (v->line_len == CONSOLE_LINE_MAX)
-			console_guest_flush(v);
+	for (size_t i = 0; i < len; i++)
+		buffer_char(v->partition->cfg->name, v->line, &v->line_len, buf[i]);
+}
+
+static void write_through(struct partition *p, char c)
+{
+	arch_spin_lock(&console_lock);
+	if (open_line != p) {
+		end_open_line();
+		emit_prefix(p->cfg->name);
 	}
+	arch_console_putc(c);
+	open_line = c == '\n' ? NULL : p;
+	arch_spin_unlock(&console_lock);
+}
+
+static void flush_uart_line(struct partition *p)
+{
+	if (p->uart_line_len)
+		emit_line(p->cfg->name, p->uart_line, p->uart_line_len);
+	p->uart_line_len = 0;
+}
+
+/* Called with the emulated UART's lock held, which also guards p->uart_line. */
+void console_vuart_write(struct partition *p, char c)
+{
+	if (p == focus) {
+		flush_uart_line(p); /* what it wrote before it had focus goes first */
+		write_through(p, c);
+	} else
+		buffer_char(p->cfg->name, p->uart_line, &p->uart_line_len, c);
+}
+
+static struct partition *next_input_partition(struct partition *after)
+{
+	unsigned start = after ? after->cfg->id + 1 : 0;
+
+	for (unsigned n = 0; n < partition_count; n++) {
+		struct partition *p = &partitions[(start + n) % partition_count];
+		if (p->cfg->vmachine)
+			return p;
+	}
+	return NULL;
+}
+
+static void set_focus(struct partition *p)
+{
+	focus = p;
+	if (p)
+		bh_log("console input goes to %s (press Ctrl-A three times to switch)",
+		       p->cfg->name);
+}
+
+void console_input_init(void)
+{
+	set_focus(next_input_partition(NULL));
+}
+
+void console_input(char c)
+{
+	static unsigned escapes;
+	struct partition *p = focus;
+
+	if (c == ESCAPE_CHAR && ++escapes == ESCAPE_COUNT) {
+		escapes = 0;
+		set_focus(next_input_partition(focus));
+		return;
+	}
+	if (c == ESCAPE_CHAR)
+		return;
+	/* Fewer Ctrl-A than an escape: they were meant for the partition. */
+	for (; escapes; escapes--)
+		if (p)
+			arch_vuart_receive(p, ESCAPE_CHAR);
+	if (p)
+		arch_vuart_receive(p, c);
 }
 
 void bh_vlog(const char *fmt, va_list ap)

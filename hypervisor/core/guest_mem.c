@@ -66,15 +66,23 @@ bool guest_writable(const struct vcpu *v, uint64_t va, size_t len)
 	return range_ok(v, va, len, BH_AREA_READ | BH_AREA_WRITE);
 }
 
+/* A range within one page is checked and copied in one walk (a failed check copies nothing);
+ * a longer one is checked whole first, so a copy never stops half way. Port messages and most
+ * hypercall buffers take the one-walk path. */
+static bool copy(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights, enum copy mode,
+		 void *buf)
+{
+	if (len <= GUEST_PAGE - (va & (GUEST_PAGE - 1))) /* no overflow, whatever len is */
+		return for_each_piece(v, va, len, rights, mode, buf);
+	return range_ok(v, va, len, rights) && for_each_piece(v, va, len, rights, mode, buf);
+}
+
 bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len)
 {
-	return range_ok(v, va, len, BH_AREA_READ) &&
-	       for_each_piece(v, va, len, BH_AREA_READ, COPY_IN, dst);
+	return copy(v, va, len, BH_AREA_READ, COPY_IN, dst);
 }
 
 bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t len)
 {
-	uint32_t rw = BH_AREA_READ | BH_AREA_WRITE;
-
-	return range_ok(v, va, len, rw) && for_each_piece(v, va, len, rw, COPY_OUT, (void *)src);
+	return copy(v, va, len, BH_AREA_READ | BH_AREA_WRITE, COPY_OUT, (void *)src);
 }

@@ -10,6 +10,7 @@
 #include "partition.h"
 #include "percpu.h"
 #include "plan.h"
+#include "ports.h"
 #include "sched.h"
 #include "trace.h"
 
@@ -283,6 +284,17 @@ static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_PLAN_SWITCH & 0xffff] = hc_plan_switch,
 	[BH_HC_PLAN_STATUS & 0xffff] = hc_plan_status,
 	[BH_HC_TRACE_READ & 0xffff] = hc_trace_read,
+	[BH_HC_SAMPLING_PORT_CREATE & 0xffff] = ports_hc_sampling_create,
+	[BH_HC_SAMPLING_WRITE & 0xffff] = ports_hc_sampling_write,
+	[BH_HC_SAMPLING_READ & 0xffff] = ports_hc_sampling_read,
+	[BH_HC_QUEUING_PORT_CREATE & 0xffff] = ports_hc_queuing_create,
+	[BH_HC_QUEUING_SEND & 0xffff] = ports_hc_queuing_send,
+	[BH_HC_QUEUING_RECEIVE & 0xffff] = ports_hc_queuing_receive,
+	[BH_HC_PORT_STATUS & 0xffff] = ports_hc_status,
+	[BH_HC_PORT_INFO & 0xffff] = ports_hc_info,
+	[BH_HC_PORT_READY & 0xffff] = ports_hc_ready,
+	[BH_HC_SHM_INFO & 0xffff] = ports_hc_shm_info,
+	[BH_HC_SHM_DOORBELL & 0xffff] = ports_hc_shm_doorbell,
 };
 
 int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r)

@@ -5,6 +5,7 @@
 #include "partition.h"
 #include "percpu.h"
 #include "plan.h"
+#include "ports.h"
 #include "sched.h"
 
 struct percpu percpu[BH_MAX_CORES];
@@ -48,9 +49,12 @@ const struct bh_system_cfg *bh_boot_primary(void)
 	bh_log("system '%s': %u partitions on %u cores", sys->name, sys->partition_count,
 	       sys->core_count);
 	partition_init_all(sys);
+	ports_init(sys);
 	plan_init(sys, arch_counter_read() + ns_to_ticks(EPOCH_DELAY_US * 1000ull));
 	for (unsigned i = 0; i < partition_count; i++)
 		log_partition(&partitions[i]);
+	console_input_init();
+	arch_console_input_enable();
 	return sys;
 }
 

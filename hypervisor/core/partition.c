@@ -46,6 +46,7 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 		BH_CHECK(core < sys->core_count);
 		*v = (struct vcpu){ .partition = p, .cfg = &cfg->vcpus[j], .id = j, .core = core,
 				    .state = VCPU_HALTED, .entry = cfg->entry,
+				    .boot_arg = cfg->boot_arg,
 				    .timer_deadline = TIME_NEVER };
 		sched_add_vcpu(core, v);
 	}
@@ -74,6 +75,7 @@ void partition_init_all(const struct bh_system_cfg *sys)
 		BH_CHECK(p->cfg->id == i && p->cfg->vcpu_count > 0);
 		bind_vcpus(p, &next_vcpu, sys);
 		arch_stage2_build(p);
+		arch_partition_reset(p);
 		partition_load_image(p);
 		route_interrupts(p);
 		p->state = PARTITION_RUNNING;
@@ -181,6 +183,7 @@ void partition_restart(struct partition *p, bool cold)
 	}
 	set_partition_state(p, PARTITION_RESTARTING);
 	stop_all_vcpus(p);
+	arch_partition_reset(p);
 	if (cold)
 		partition_load_image(p);
 	p->restarts++;
@@ -188,6 +191,7 @@ void partition_restart(struct partition *p, bool cold)
 	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
 		p->vcpus[j].state = VCPU_HALTED;
 		p->vcpus[j].entry = p->cfg->entry;
+		p->vcpus[j].boot_arg = p->cfg->boot_arg;
 	}
 	p->state = PARTITION_RUNNING;
 	post_request(&p->vcpus[0], VCPU_REQ_RESET);
@@ -207,10 +211,28 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state s)
 	sched_vcpu_changed(v);
 }
 
-void vcpu_start(struct vcpu *v, uint64_t entry)
+void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg)
 {
 	v->entry = entry ? entry : v->partition->cfg->entry;
+	v->boot_arg = boot_arg;
 	post_request(v, VCPU_REQ_RESET);
+}
+
+int vcpu_power_on(struct vcpu *t, uint64_t entry, uint64_t arg)
+{
+	struct partition *p = t->partition;
+	uint64_t pa;
+	int ret = BH_NO_ACTION;
+
+	if (!guest_ipa_to_phys(p, entry, 4, BH_AREA_EXEC, &pa))
+		return BH_INVALID_PARAM;
+	partition_lock(p);
+	if (vcpu_public_state(t) == VCPU_HALTED && p->state == PARTITION_RUNNING) {
+		vcpu_start(t, entry, arg);
+		ret = BH_OK;
+	}
+	partition_unlock(p);
+	return ret;
 }
 
 void vcpu_reset_here(struct vcpu *v)
@@ -224,7 +246,10 @@ void vcpu_reset_here(struct vcpu *v)
 	v->exec_ticks = 0;
 	v->next_release = now;
 	v->budget_left = 0;
-	arch_vcpu_reset(v, v->entry, v->id, p->boot_kind, p->restarts);
+	if (p->cfg->vmachine)
+		arch_vcpu_reset(v, v->entry, v->boot_arg, 0, 0); /* the arm64 Linux boot protocol */
+	else
+		arch_vcpu_reset(v, v->entry, v->id, p->boot_kind, p->restarts);
 	if (this_cpu()->loaded == v)
 		arch_vcpu_load(v);
 	if (v->id == 0)
@@ -260,7 +285,7 @@ static int vcpu_op(struct vcpu *t, unsigned op, uint64_t entry)
 	case BH_VCPU_START:
 		if (vcpu_public_state(t) != VCPU_HALTED)
 			return BH_NO_ACTION;
-		vcpu_start(t, entry);
+		vcpu_start(t, entry, 0);
 		return BH_OK;
 	case BH_VCPU_SUSPEND:
 		if (t->state != VCPU_READY && t->state != VCPU_IDLE)

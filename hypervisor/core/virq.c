@@ -26,6 +26,17 @@ bool virq_forward_physical(unsigned intid)
 	return v != NULL;
 }
 
+/* intid became deliverable in v: make sure v sees it. */
+static void notify(struct vcpu *v, unsigned intid)
+{
+	if (v == this_cpu()->vcpu)
+		exit_work_set(EXIT_FLUSH); /* running here, or idling in place: it sees it */
+	else if (v->state == VCPU_IDLE && !(v->virq.disabled[intid / 32] & bit(intid)))
+		vcpu_set_state(v, VCPU_READY);
+	else
+		sched_vcpu_changed(v);
+}
+
 void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)
 {
 	struct virq_state *q = &v->virq;
@@ -39,12 +50,7 @@ void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)
 	if (!(old & bit(intid)))
 		__atomic_fetch_add(&q->count, 1u, __ATOMIC_SEQ_CST);
 	trace_emit(BH_TRACE_VIRQ, v, intid);
-	if (v == this_cpu()->vcpu)
-		exit_work_set(EXIT_FLUSH); /* running here, or idling in place: it sees it */
-	else if (v->state == VCPU_IDLE && !(q->disabled[w] & bit(intid)))
-		vcpu_set_state(v, VCPU_READY);
-	else
-		sched_vcpu_changed(v);
+	notify(v, intid);
 }
 
 int virq_take(struct vcpu *v, bool *forwarded)
@@ -101,6 +107,35 @@ int virq_set_enabled(struct vcpu *v, unsigned intid, bool enabled)
 	if (enabled && (v->virq.pending[intid / 32] & bit(intid)))
 		exit_work_set(EXIT_FLUSH);
 	return BH_OK;
+}
+
+void virq_enable(struct vcpu *v, unsigned intid, bool enabled)
+{
+	if (intid >= BH_VIRQ_MAX)
+		return;
+	uint32_t *word = &v->virq.disabled[intid / 32];
+	if (!enabled) {
+		__atomic_fetch_or(word, bit(intid), __ATOMIC_SEQ_CST);
+		return;
+	}
+	uint32_t old = __atomic_fetch_and(word, ~bit(intid), __ATOMIC_SEQ_CST);
+	if ((old & bit(intid)) && virq_is_pending(v, intid))
+		notify(v, intid);
+}
+
+bool virq_is_pending(const struct vcpu *v, unsigned intid)
+{
+	return intid < BH_VIRQ_MAX && (v->virq.pending[intid / 32] & bit(intid));
+}
+
+void virq_clear_pending(struct vcpu *v, unsigned intid)
+{
+	struct virq_state *q = &v->virq;
+
+	if (intid >= BH_VIRQ_MAX)
+		return;
+	if (__atomic_fetch_and(&q->pending[intid / 32], ~bit(intid), __ATOMIC_SEQ_CST) & bit(intid))
+		__atomic_fetch_sub(&q->count, 1u, __ATOMIC_SEQ_CST);
 }
 
 void virq_reset(struct vcpu *v)

@@ -17,8 +17,9 @@ struct percpu;
 uint64_t arch_counter_read(void);
 uint64_t arch_counter_freq(void);
 
-/* Console hardware: one character to the physical UART. */
+/* Console hardware: one character to the physical UART; received bytes go to console_input. */
 void arch_console_putc(char c);
+void arch_console_input_enable(void);
 
 /* Ticket locks for data shared between cores: FIFO, so no core waits behind another that
  * takes the lock again and again. Waiting executes WFE so -icount never hangs. */
@@ -36,6 +37,10 @@ void arch_sync_loaded_image(void *p, size_t len); /* clean caches after writing 
 
 /* Stage-2 address space of a partition, built once at boot from its areas. */
 void arch_stage2_build(struct partition *p);
+/* The partition (re)starts: put its emulated machine, if it has one, in its reset state. */
+void arch_partition_reset(struct partition *p);
+/* A byte of console input for the partition's emulated UART. */
+void arch_vuart_receive(struct partition *p, char c);
 
 /* vCPU context, always handled by the core that owns the vCPU. */
 void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2);

@@ -6,10 +6,17 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+struct partition;
 struct vcpu;
 
 /* Feed guest bytes; complete lines are emitted with the partition's prefix. */
 void console_guest_write(struct vcpu *v, const char *buf, size_t len);
+/* A byte the partition's emulated UART transmits. */
+void console_vuart_write(struct partition *p, char c);
+/* A byte received on the physical UART (core 0, interrupt context). */
+void console_input(char c);
+/* Boot: give input focus to the first partition with an emulated UART. */
+void console_input_init(void);
 /* Emit what a vCPU still buffers (before it is reset or halted). */
 void console_guest_flush(struct vcpu *v);
 /* Hypervisor log line, prefixed "[bulkhead] ". A trailing newline is added. */

@@ -40,6 +40,7 @@ struct vcpu {
 	volatile uint32_t request;    /* VCPU_REQ_* */
 	volatile uint32_t stop_ack;   /* set by its core once a STOP request was seen */
 	uint64_t entry;               /* where the next reset starts it */
+	uint64_t boot_arg;            /* x0 at the next reset, for partitions with a vmachine */
 	/* Time, in counter ticks. */
 	uint64_t exec_ticks;          /* run time since its partition last started */
 	uint64_t run_start;           /* when it was last switched in */
@@ -62,6 +63,8 @@ struct partition {
 	uint64_t stage2_root;        /* arch: physical address of the stage-2 root table */
 	struct vcpu *vcpus;          /* cfg->vcpu_count entries */
 	struct spinlock lock;        /* serializes state changes of this partition */
+	unsigned uart_line_len;      /* emulated UART output not yet ending in a newline */
+	char uart_line[CONSOLE_LINE_MAX];
 };
 
 extern struct partition partitions[BH_MAX_PARTITIONS];
@@ -83,7 +86,10 @@ void partition_resume(struct partition *p);
 
 /* BH_HC_VCPU_CTL on vCPU `index` of the caller's partition; returns a BH_* code. */
 int vcpu_control(struct vcpu *caller, unsigned op, uint64_t index, uint64_t entry);
-void vcpu_start(struct vcpu *v, uint64_t entry);
+void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg);
+/* PSCI CPU_ON: start halted vCPU t at entry with x0 = arg. BH_NO_ACTION if it is not halted,
+ * BH_INVALID_PARAM if entry is not executable memory of its partition. */
+int vcpu_power_on(struct vcpu *t, uint64_t entry, uint64_t arg);
 void vcpu_set_state(struct vcpu *v, enum vcpu_state s);
 /* The state a guest sees (BH_VCPU_STATE_*). */
 enum vcpu_state vcpu_public_state(const struct vcpu *v);

@@ -27,6 +27,11 @@ void virq_put_back(struct vcpu *v, unsigned intid, bool forwarded);
 bool virq_has_pending(const struct vcpu *v);
 int virq_set_enabled(struct vcpu *v, unsigned intid, bool enabled);
 void virq_reset(struct vcpu *v);
+/* The same from any core, for an emulated interrupt controller: enabling an interrupt that is
+ * already pending wakes v like an injection. */
+void virq_enable(struct vcpu *v, unsigned intid, bool enabled);
+bool virq_is_pending(const struct vcpu *v, unsigned intid);
+void virq_clear_pending(struct vcpu *v, unsigned intid);
 /* Boot: physical interrupt intid belongs to v. */
 void virq_set_owner(unsigned intid, struct vcpu *v);
 /* A forwarded physical interrupt fired (and is masked): make it pending in its owner.

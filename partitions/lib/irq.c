@@ -69,12 +69,21 @@ static void unexpected_default(unsigned intid)
 	bh_printf("unexpected virtual interrupt %u\n", intid);
 }
 
+/* Port and doorbell interrupts only wake the vCPU: what happened is read with
+ * bh_port_ready(), so by default there is nothing to do. */
+static void wake_only_default(unsigned intid)
+{
+	(void)intid;
+}
+
 static bh_irq_handler_t handler_for(unsigned intid)
 {
 	bh_irq_handler_t fn = intid < BH_VIRQ_MAX ? handlers[intid] : 0;
 
 	if (fn)
 		return fn;
+	if (intid == BH_VIRQ_PORT || intid == BH_VIRQ_DOORBELL)
+		return wake_only_default;
 	return intid == BH_VIRQ_VTIMER ? vtimer_default : unexpected_default;
 }
 

@@ -125,3 +125,109 @@ def _read(proc: subprocess.Popen, run: Run, deadline: float,
         run.lines.extend(c.decode(errors="replace").rstrip("\r") for c in complete)
         if until and until(run):
             return
+
+
+class Console:
+    """An interactive QEMU run: type into the console and wait for what comes back.
+
+    Output is kept whole (partial lines included, since a shell prompt has no newline);
+    expect() searches it from the end of the previous match on."""
+
+    def __init__(self, argv: list[str], name: str):
+        self.name = name
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.PIPE)
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+        self.raw = ""   # as QEMU printed it
+        self.text = ""  # without carriage returns
+        self.pos = 0
+
+    @classmethod
+    def boot(cls, config: Path | str, icount: bool = False) -> "Console":
+        config = CONFIGS / config if isinstance(config, str) else config
+        argv = qemu_command(load(config), build_image(config), icount=icount, interactive=False)
+        return cls(argv, config.name)
+
+    def _pump(self, until: float) -> bool:
+        """Read what QEMU printed until the deadline or the first chunk; False once it exited."""
+        left = until - time.monotonic()
+        if left > 0 and self.sel.select(timeout=min(left, 0.5)):
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                return False
+            text = chunk.decode(errors="replace")
+            self.raw += text
+            self.text += text.replace("\r", "")
+        return True
+
+    def expect(self, pattern: str, timeout: float = 30.0) -> re.Match:
+        """Wait for pattern (a regex) in the output after the previous match."""
+        rx = re.compile(pattern, re.MULTILINE)
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rx.search(self.text, self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            if time.monotonic() > deadline or not self._pump(deadline):
+                tail = self.text[self.pos:][-3000:]
+                raise AssertionError(f"{self.name}: no /{pattern}/ within {timeout} s; after the "
+                                     f"last match came:\n{tail}")
+
+    def wait(self, seconds: float) -> None:
+        """Let the system run, collecting its output."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and self._pump(deadline):
+            pass
+
+    def until(self, found: Callable[[], object], what: str, timeout: float = 30.0):
+        """Wait until found() returns something true, and return it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            result = found()
+            if result:
+                return result
+            if time.monotonic() > deadline or not self._pump(deadline):
+                raise AssertionError(f"{self.name}: no {what} within {timeout} s; the end of the "
+                                     f"output:\n{self.text[-3000:]}")
+
+    def send(self, text: str) -> None:
+        self.proc.stdin.write(text.encode())
+        self.proc.stdin.flush()
+
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        print(f"--- console of {self.name} ---\n{self.text}\n--- end ---")
+
+    def __enter__(self) -> "Console":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def partition_view(raw: str, name: str) -> str:
+    """What partition `name` wrote to the console: its lines without their prefix, other partitions'
+    lines left out, and a line the console broke for someone else's (it ends in LF CR instead of
+    CR LF, see docs/architecture.md) joined again."""
+    prefix = f"[{name}] "
+    segments = raw.split("\n")
+    lines: list[str] = []
+    joining = False
+    for i, segment in enumerate(segments):
+        clean = segment.strip("\r")
+        if not clean.startswith(prefix):
+            continue
+        body = clean[len(prefix):]
+        if joining and lines:
+            lines[-1] += body
+        else:
+            lines.append(body)
+        joining = i + 1 < len(segments) and segments[i + 1].startswith("\r")
+    return "\n".join(lines)

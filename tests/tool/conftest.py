@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bulkhead.cli import main  # noqa: E402
-from tool_support import APP_S, CROSS, PARTITION_LD, TESTS_S, X86_S, run  # noqa: E402
+from tool_support import APP_S, CROSS, PARTITION_LD, TESTS_S, X86_S, make_fake_linux, run  # noqa: E402
 
 
 def _cross_elf(directory: Path, name: str, source: str) -> None:
@@ -22,7 +22,8 @@ def _cross_elf(directory: Path, name: str, source: str) -> None:
 
 @pytest.fixture(scope="session")
 def images(tmp_path_factory) -> Path:
-    """A directory with app.elf, tests.elf (has .bh_tests), x86.elf and notelf.elf (text)."""
+    """A directory with app.elf, tests.elf (has .bh_tests), x86.elf, notelf.elf (text) and linux/ (a fake
+    Linux kernel, busybox and modules: tool_support.make_fake_linux)."""
     directory = tmp_path_factory.mktemp("images")
     (directory / "partition.ld").write_text(PARTITION_LD)
     _cross_elf(directory, "app", APP_S)
@@ -30,6 +31,7 @@ def images(tmp_path_factory) -> Path:
     (directory / "x86.S").write_text(X86_S)
     run(["gcc", "-nostdlib", "-static", "-Wl,--build-id=none", "-o", "x86.elf", "x86.S"], directory)
     (directory / "notelf.elf").write_text("this is not an ELF file\n")
+    make_fake_linux(directory)
     return directory
 
 
@@ -38,6 +40,7 @@ def workdir(tmp_path: Path, images: Path, monkeypatch) -> Path:
     """The current directory for a test, holding copies of the images."""
     for elf in images.glob("*.elf"):
         shutil.copy(elf, tmp_path / elf.name)
+    (tmp_path / "linux").symlink_to(images / "linux")  # the fake Linux of tool_support.make_fake_linux
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -107,7 +107,7 @@ int main(void)
 """
 
 EXPECTED_DUMP = """\
-magic=0x44484b42 version=2 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
+magic=0x44484b42 version=3 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
 partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=none
   area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
   area phys=0xa000000 ipa=0xa000000 size=0x1000 flags=0xb
@@ -134,7 +134,7 @@ SCHED_SEGMENTS = """\
 """
 
 EXPECTED_SCHED_DUMP = (
-    "magic=0x44484b42 version=2 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
+    "magic=0x44484b42 version=3 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
     "partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=48,49\n" + SCHED_SEGMENTS % "0x42200000" +
     "  vcpu core=0 priority=0 period=0 budget=0 deadline=0\n"
     "  vcpu core=1 priority=5 period=0 budget=0 deadline=0\n"
@@ -194,7 +194,7 @@ def test_build_packs_and_links_the_image(demo, workdir, cli):
         assert f" {name}\n" in symbols
     qemu_cmd = (built / "qemu.cmd").read_text()
     assert qemu_cmd == ("qemu-system-aarch64 -M virt,virtualization=on,gic-version=3 -cpu cortex-a53 -smp 4 "
-                        f"-m 1024M -nic none -nographic -kernel {built / 'bulkhead.img'}\n")
+                        f"-m 1024M -nic none -nographic -echr 29 -kernel {built / 'bulkhead.img'}\n")
 
 
 def test_generated_sources(demo, workdir, cli):

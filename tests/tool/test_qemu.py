@@ -23,7 +23,7 @@ def system(workdir):
 
 
 def test_interactive(system):
-    assert qemu_command(system, "img") == BASE + ["-nographic", "-kernel", "img"]
+    assert qemu_command(system, "img") == BASE + ["-nographic", "-echr", "29", "-kernel", "img"]
 
 
 def test_batch(system):
@@ -41,7 +41,7 @@ def test_cli_print(system, cli):
     status, out, err = cli("qemu", "demo.yaml", "--image", "out dir/bulkhead.img", "--icount", "--print")
     assert (status, err) == (0, "")
     assert out == ("qemu-system-aarch64 -M virt,virtualization=on,gic-version=3,dtb-randomness=off -cpu cortex-a53 "
-                   "-smp 4 -m 1024M -nic none -nographic -icount shift=0,align=off,sleep=off "
+                   "-smp 4 -m 1024M -nic none -nographic -echr 29 -icount shift=0,align=off,sleep=off "
                    "-rtc base=2020-01-01T00:00:00,clock=vm -kernel 'out dir/bulkhead.img'\n")
 
 

@@ -56,3 +56,57 @@ _start:
 
 def run(argv: list[str], cwd: Path) -> None:
     subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
+
+
+# --- a fake Linux for Linux partitions (tests/tool/test_linux.py, bad/linux_*.yaml) -----------------
+# linux/Image (a 64-byte arm64 Image header and a version banner; image_size 4M), Image.gz, be.Image
+# (big-endian flag), old.Image (image_size 0), bad.gz (not gzip data), busybox, init.sh (not executable on
+# the host, starts with #!), data.txt, and lib/modules/6.1.0-test/ with tiny relocatable objects whose
+# .modinfo gives dependencies: virtio_mmio, virtio-rng, failover <- net_failover <- virtio_net, broken
+# (needs a module that is missing). other/5.10.0-old/old.ko is built for another kernel.
+FAKE_KERNEL_VERSION = "6.1.0-test"
+FAKE_IMAGE_SIZE = 0x400000
+FAKE_MODULES = {  # name -> (path below lib/modules/<version>/kernel, depends)
+    "virtio_mmio": ("drivers/virtio", ""),
+    "virtio-rng": ("drivers/char/hw_random", ""),
+    "failover": ("net/core", ""),
+    "net_failover": ("drivers/net", "failover"),
+    "virtio_net": ("drivers/net", "net_failover"),
+    "broken": ("drivers/misc", "nothere"),
+}
+
+
+def fake_image(version: str = FAKE_KERNEL_VERSION, image_size: int = FAKE_IMAGE_SIZE, flags: int = 0xA) -> bytes:
+    import struct
+    header = struct.pack("<IIQQQQQQ4sI", 0x14000010, 0, 0, image_size, flags, 0, 0, 0, b"ARM\x64", 0)
+    banner = f"Linux version {version} (tests@bulkhead) #1 SMP\n".encode()
+    return header + b"\0" * 64 + banner + bytes(range(256)) * 4
+
+
+def _fake_module(path: Path, depends: str, version: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    source = path.with_suffix(".S")
+    source.write_text(f'\t.section .modinfo,"a"\n\t.asciz "depends={depends}"\n\t.asciz "name={path.stem}"\n'
+                      f'\t.asciz "vermagic={version} SMP mod_unload aarch64"\n')
+    run([f"{CROSS}gcc", "-c", source.name, "-o", path.name], path.parent)
+    source.unlink()
+
+
+def make_fake_linux(directory: Path) -> Path:
+    import gzip
+    linux = directory / "linux"
+    linux.mkdir()
+    (linux / "Image").write_bytes(fake_image())
+    (linux / "Image.gz").write_bytes(gzip.compress(fake_image(), mtime=0))
+    (linux / "be.Image").write_bytes(fake_image(flags=0xB))
+    (linux / "old.Image").write_bytes(fake_image(image_size=0))
+    (linux / "bad.gz").write_bytes(b"\x1f\x8b this is not gzip data")
+    (linux / "busybox").write_bytes(b"\x7fELF fake busybox\n")
+    (linux / "init.sh").write_text("#!/bin/sh\necho hello\n")
+    (linux / "data.txt").write_text("some data\n")
+    (linux / "empty.cpio").write_bytes(b"")
+    modules = linux / "lib" / "modules" / FAKE_KERNEL_VERSION
+    for name, (where, depends) in FAKE_MODULES.items():
+        _fake_module(modules / "kernel" / where / f"{name}.ko", depends, FAKE_KERNEL_VERSION)
+    _fake_module(linux / "other" / "5.10.0-old" / "kernel" / "old.ko", "", "5.10.0-old")
+    return linux

@@ -48,3 +48,80 @@ TEST(console_hypervisor_log_has_its_prefix)
 	fake.uart[fake.uart_len] = 0;
 	EXPECT(strcmp(fake.uart, "[bulkhead] value 3\r\n") == 0);
 }
+
+/* Partitions with an emulated machine take console input; beta gets one for these tests. */
+static const struct bh_vmachine_cfg test_vmachine = { .uart_intid = 33 };
+
+static void boot_with_uart(bool alpha_too)
+{
+	fixture_partitions[1].vmachine = &test_vmachine;
+	fixture_partitions[0].vmachine = alpha_too ? &test_vmachine : NULL;
+	fixture_boot();
+	console_input_init();
+}
+
+static void end_with_uart(void)
+{
+	fixture_partitions[0].vmachine = fixture_partitions[1].vmachine = NULL;
+	fixture_boot();
+	console_input_init(); /* nobody has focus again */
+}
+
+static const char *uart_text(void)
+{
+	fake.uart[fake.uart_len] = 0;
+	return fake.uart;
+}
+
+TEST(console_input_goes_to_the_focused_partition_and_escape_cycles_focus)
+{
+	boot_with_uart(true);
+	EXPECT(strstr(uart_text(), "[bulkhead] console input goes to alpha") != NULL);
+	fake.uart_input_len = 0;
+	console_input('x');
+	console_input('\x01');
+	console_input('\x01');
+	console_input('y');
+	EXPECT_EQ(fake.uart_input_len, 4);
+	EXPECT(memcmp(fake.uart_input, "x\x01\x01y", 4) == 0);
+	fake.uart_len = 0;
+	console_input('\x01');
+	console_input('\x01');
+	console_input('\x01');
+	EXPECT(strstr(uart_text(), "console input goes to beta") != NULL);
+	EXPECT_EQ(fake.uart_input_len, 4); /* the escape itself reaches nobody */
+	console_input('\x01');
+	console_input('\x01');
+	console_input('\x01');
+	EXPECT(strstr(uart_text(), "console input goes to alpha") != NULL);
+	end_with_uart();
+}
+
+TEST(console_focused_uart_output_is_written_through_and_others_end_its_line)
+{
+	boot_with_uart(false);
+	struct partition *beta = &partitions[1];
+	fake.uart_len = 0;
+	console_vuart_write(beta, '$');
+	console_vuart_write(beta, ' ');
+	EXPECT(strcmp(uart_text(), "[beta] $ ") == 0); /* a prompt shows before any newline */
+	console_guest_write(&partitions[0].vcpus[0], "tick\n", 5);
+	console_vuart_write(beta, 'l');
+	console_vuart_write(beta, 's');
+	EXPECT(strcmp(uart_text(), "[beta] $ \n\r[alpha] tick\r\n[beta] ls") == 0);
+	end_with_uart();
+}
+
+TEST(console_unfocused_uart_output_is_line_buffered)
+{
+	boot_with_uart(true); /* alpha has focus */
+	struct partition *beta = &partitions[1];
+	fake.uart_len = 0;
+	console_vuart_write(beta, 'o');
+	console_vuart_write(beta, 'k');
+	EXPECT_EQ(fake.uart_len, 0);
+	console_vuart_write(beta, '\r');
+	console_vuart_write(beta, '\n');
+	EXPECT(strcmp(uart_text(), "[beta] ok\r\n") == 0);
+	end_with_uart();
+}

@@ -51,3 +51,13 @@ TEST(guest_copy_checks_everything_before_copying)
 	fake.guest_mmu_fault = true;
 	EXPECT(!guest_readable(&partitions[0].vcpus[0], ALPHA_RAM_IPA, 4));
 }
+
+TEST(guest_copy_of_a_wrapping_length_copies_nothing)
+{
+	char out[8] = "unset";
+	fixture_boot();
+	/* The offset in the page plus the length wraps to less than a page: still refused whole. */
+	EXPECT(!guest_copy_from(&partitions[0].vcpus[0], out, ALPHA_RAM_IPA + 1, ~0ul));
+	EXPECT(!guest_copy_to(&partitions[0].vcpus[0], ALPHA_RAM_IPA + 0xfff, out, ~0ul - 0xffe));
+	EXPECT(strcmp(out, "unset") == 0);
+}

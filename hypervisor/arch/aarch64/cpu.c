@@ -2,6 +2,7 @@
 #include "arch.h"
 #include "arch/aarch64.h"
 #include "arch/sysreg.h"
+#include "arch/vmachine.h"
 #include "console.h"
 #include "format.h"
 #include "lib.h"
@@ -136,6 +137,8 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	a->vmpidr = (1ul << 31) | v->id;
 	a->vttbr = aarch64_vttbr(p->stage2_root, p->cfg->id + 1);
 	vgic_reset(a);
+	if (p->cfg->vmachine)
+		vgic_reset_redist(v);
 }
 
 void arch_vcpu_save(struct vcpu *v)

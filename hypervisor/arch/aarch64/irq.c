@@ -2,6 +2,7 @@
  * and assigned device interrupts (forwarded to their partition), and vGIC maintenance. */
 #include "arch/aarch64.h"
 #include "arch/sysreg.h"
+#include "console.h"
 #include "partition.h"
 #include "percpu.h"
 #include "platform.h"
@@ -10,6 +11,7 @@
 
 #define INTID_SPURIOUS 1020u
 #define IRQS_PER_EXIT 64u /* bounds one pass; anything left fires again at once */
+#define UART_BYTES_PER_IRQ 32u /* the receive FIFO's depth */
 
 /* The loaded vCPU's virtual timer fired: mask it until the guest ends the virtual one. */
 static void vtimer_fired(struct vcpu *v)
@@ -19,6 +21,21 @@ static void vtimer_fired(struct vcpu *v)
 		return;
 	v->arch.vtimer_masked = 1;
 	virq_inject(v, PPI_VTIMER, true);
+}
+
+static void console_receive(void)
+{
+	int ch;
+
+	for (unsigned n = 0; n < UART_BYTES_PER_IRQ && (ch = plat_uart_getc()) >= 0; n++)
+		console_input((char)ch);
+}
+
+void arch_console_input_enable(void)
+{
+	plat_uart_rx_enable();
+	gic_route_spi(PLAT_UART_INTID, plat_core_affinity(0));
+	gic_set_spi_enabled(PLAT_UART_INTID, 1);
 }
 
 static void dispatch(struct percpu *c, unsigned intid)
@@ -37,6 +54,9 @@ static void dispatch(struct percpu *c, unsigned intid)
 		break;
 	case SGI_KICK:
 		exit_work_set(EXIT_RESCHED);
+		break;
+	case PLAT_UART_INTID:
+		console_receive();
 		break;
 	default:
 		if (intid >= 32) {

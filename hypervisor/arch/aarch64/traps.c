@@ -3,6 +3,7 @@
  * health-monitor event, never in a hypervisor fault. */
 #include "arch/aarch64.h"
 #include "arch/sysreg.h"
+#include "arch/vmachine.h"
 #include "console.h"
 #include "format.h"
 #include "hm.h"
@@ -45,6 +46,10 @@ static void zero_destination(struct arch_regs *r, unsigned rt)
 
 static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
+	if ((esr & ISS_DABT_ISV) && arch_vmachine_mmio(v, r, esr, fault_ipa())) {
+		arch_skip_instruction(r);
+		return;
+	}
 	bool write = esr & ISS_DABT_WNR;
 	struct hm_event ev = {
 		.kind = BH_HM_MEMORY_VIOLATION,
@@ -78,6 +83,11 @@ static void sysreg_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
 	char what[48];
 	bool read = esr & 1;
+
+	if (arch_vmachine_sysreg(v, r, esr)) {
+		arch_skip_instruction(r);
+		return;
+	}
 	format(what, sizeof(what), "%s S%u_%u_C%u_C%u_%u", read ? "mrs" : "msr",
 	       (unsigned)(esr >> 20) & 3, (unsigned)(esr >> 14) & 7, (unsigned)(esr >> 10) & 15,
 	       (unsigned)(esr >> 1) & 15, (unsigned)(esr >> 17) & 7);
@@ -93,6 +103,10 @@ static void sysreg_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 
 static void smc_trap(struct vcpu *v, struct arch_regs *r)
 {
+	if (v->partition->cfg->vmachine && vpsci_call(v, r)) {
+		arch_skip_instruction(r);
+		return;
+	}
 	struct hm_event ev = {
 		.kind = BH_HM_SMC, .address = r->x[0], .pc = r->elr, .detail = "smc function id",
 	};

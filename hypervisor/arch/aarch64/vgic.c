@@ -6,6 +6,7 @@
  * guest's EOI unmasks them, so a level interrupt never storms the hypervisor. */
 #include "arch/aarch64.h"
 #include "arch/sysreg.h"
+#include "arch/vmachine.h"
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
@@ -16,7 +17,6 @@
 #define LR_PRIORITY(p) ((uint64_t)(p) << 48)
 #define LR_EOI (1ul << 41)
 #define LR_INTID(lr) ((unsigned)((lr) & 0xffffffffu))
-#define VIRQ_PRIORITY 0xa0
 #define ICH_HCR_EN (1ul << 0)
 #define ICH_HCR_UIE (1ul << 1)
 
@@ -90,7 +90,7 @@ static int lr_holding(unsigned intid)
 }
 
 /* Place one interrupt; false if every list register is taken. */
-static bool place(unsigned intid, bool forwarded, uint64_t *empty)
+static bool place(unsigned intid, uint8_t priority, bool forwarded, uint64_t *empty)
 {
 	/* Only an occupied list register can already hold it. */
 	int held = *empty == (1ul << lr_count) - 1 ? -1 : lr_holding(intid);
@@ -103,8 +103,8 @@ static bool place(unsigned intid, bool forwarded, uint64_t *empty)
 		return false;
 	unsigned n = (unsigned)__builtin_ctzll(*empty);
 	*empty &= *empty - 1;
-	lr_write(n, LR_PENDING | LR_GROUP1 | LR_PRIORITY(VIRQ_PRIORITY) |
-			    (forwarded ? LR_EOI : 0) | intid);
+	lr_write(n, LR_PENDING | LR_GROUP1 | LR_PRIORITY(priority) | (forwarded ? LR_EOI : 0) |
+			    intid);
 	return true;
 }
 
@@ -117,7 +117,7 @@ void arch_vgic_flush(struct vcpu *v)
 		return;
 	uint64_t empty = read_ich_elrsr_el2() & ((1ul << lr_count) - 1);
 	while ((intid = virq_take(v, &forwarded)) >= 0) {
-		if (!place((unsigned)intid, forwarded, &empty)) {
+		if (!place((unsigned)intid, vgic_priority(v, (unsigned)intid), forwarded, &empty)) {
 			virq_put_back(v, (unsigned)intid, forwarded);
 			/* Overflow: the underflow maintenance interrupt asks again. */
 			write_ich_hcr_el2(read_ich_hcr_el2() | ICH_HCR_UIE);

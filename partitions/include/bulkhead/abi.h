@@ -41,7 +41,23 @@
 #define BH_HC_PLAN_STATUS    BH_HC(0x10) /* () -> OK, x1 = current, x2 = next, x3 = major frames
 					  * done, x4 = start of the current major frame (ns) */
 #define BH_HC_TRACE_READ     BH_HC(0x11) /* (core, buf, max) -> events copied (oldest first) */
-#define BH_HC_COUNT          0x12
+/* Ports and shared memory (docs/ports.md). Names are passed as (pointer, length), no NUL. */
+#define BH_HC_SAMPLING_PORT_CREATE BH_HC(0x12) /* (name, len, max_size, direction, refresh_ns)
+						* -> descriptor; NO_ACTION, x1 = descriptor if open */
+#define BH_HC_SAMPLING_WRITE BH_HC(0x13) /* (desc, buf, size) -> OK */
+#define BH_HC_SAMPLING_READ  BH_HC(0x14) /* (desc, buf, size) -> bytes copied, x1 = flags,
+					  * x2 = message length */
+#define BH_HC_QUEUING_PORT_CREATE BH_HC(0x15) /* (name, len, max_size, direction, max_messages)
+					       * -> descriptor; NO_ACTION, x1 = descriptor if open */
+#define BH_HC_QUEUING_SEND   BH_HC(0x16) /* (desc, buf, size) -> OK */
+#define BH_HC_QUEUING_RECEIVE BH_HC(0x17) /* (desc, buf, size) -> bytes copied, x1 = message length */
+#define BH_HC_PORT_STATUS    BH_HC(0x18) /* (desc, buf) -> OK, fills bh_port_status */
+#define BH_HC_PORT_INFO      BH_HC(0x19) /* (name, len, buf) -> OK, fills bh_port_info */
+#define BH_HC_PORT_READY     BH_HC(0x1a) /* () -> OK, x1 = ready ports (bit = descriptor),
+					  * x2 = doorbells rung since the last call (bit = region) */
+#define BH_HC_SHM_INFO       BH_HC(0x1b) /* (name, len, buf) -> region id, fills bh_shm_info */
+#define BH_HC_SHM_DOORBELL   BH_HC(0x1c) /* (region) -> OK: BH_VIRQ_DOORBELL in the other members */
+#define BH_HC_COUNT          0x1d
 
 /* Error codes (XtratuM numbering). */
 #define BH_OK                  0
@@ -62,6 +78,11 @@
 #define BH_VIRQ_SLOT_START  20 /* a cyclic slot with notify began for this vCPU */
 #define BH_VIRQ_TIMER       21 /* the BH_HC_SET_TIMER timer expired */
 #define BH_VIRQ_PLAN_SWITCH 22 /* a new cyclic plan took effect */
+/* Ports and doorbells, in vCPU 0 of the partition concerned. 18 and 19, not 23 and 24: QEMU's
+ * virt board gives PPI 23 to the PMU and 25 to the GIC maintenance interrupt, which a Linux
+ * guest's device tree may name; 16..19 are free everywhere. */
+#define BH_VIRQ_DOORBELL    18 /* a member of a shared-memory region rang its doorbell */
+#define BH_VIRQ_PORT        19 /* a port became ready (see BH_HC_PORT_READY) */
 #define BH_VIRQ_VTIMER      27 /* the EL1 virtual timer (architectural PPI) */
 #define BH_VIRQ_MAX         288 /* virtual INTIDs 0..BH_VIRQ_MAX-1 */
 
@@ -101,6 +122,18 @@
  * the end of its slot. */
 #define BH_CONSOLE_MAX_WRITE 256u
 
+/* Ports (docs/ports.md). Kinds equal enum bh_channel_kind of the configuration tables. */
+#define BH_SAMPLING_PORT    0
+#define BH_QUEUING_PORT     1
+#define BH_SOURCE_PORT      0
+#define BH_DESTINATION_PORT 1
+#define BH_PORT_NAME_MAX    31u /* characters of a port or shared-memory region name */
+#define BH_MSG_VALID        1u  /* read flag: the sampling message is within its refresh period */
+/* Shared-memory rights (bh_shm_info.rights), equal to the area flags of the tables. */
+#define BH_SHM_READ  1u
+#define BH_SHM_WRITE 2u
+#define BH_SHM_EXEC  4u
+
 /* Filled by BH_HC_PARTITION_STATUS. */
 #ifndef __ASSEMBLER__
 struct bh_partition_status {
@@ -110,6 +143,34 @@ struct bh_partition_status {
 	unsigned int vcpu_count;
 	int current_slot;            /* index of the cyclic slot running one of its vCPUs, or -1 */
 	unsigned long long hm_events;
+};
+
+/* Filled by BH_HC_PORT_STATUS. */
+struct bh_port_status {
+	unsigned long long timestamp_ns; /* sampling: when the current message was written (0: never) */
+	unsigned int messages;  /* queuing: messages in the queue; sampling: 1 once written */
+	unsigned int last_size; /* sampling: length of the current message; queuing: of the oldest */
+	unsigned int flags;     /* BH_MSG_VALID: the sampling message is within its refresh period */
+	unsigned int reserved;
+};
+
+/* Filled by BH_HC_PORT_INFO: the configuration of one of the caller's ports. */
+struct bh_port_info {
+	unsigned int kind;             /* BH_SAMPLING_PORT or BH_QUEUING_PORT */
+	unsigned int direction;        /* BH_SOURCE_PORT or BH_DESTINATION_PORT */
+	unsigned int max_message_size;
+	unsigned int max_messages;     /* queuing: the queue depth; sampling: 1 */
+	unsigned long long refresh_ns; /* sampling: validity of a message; queuing: 0 */
+	int descriptor;                /* its descriptor if the caller opened it, else -1 */
+	unsigned int reserved;
+};
+
+/* Filled by BH_HC_SHM_INFO: one shared-memory region as the caller maps it. */
+struct bh_shm_info {
+	unsigned long long guest_address;
+	unsigned long long size;
+	unsigned int rights;   /* BH_SHM_READ | BH_SHM_WRITE | BH_SHM_EXEC */
+	unsigned int doorbell; /* 1 if members can ring each other (BH_HC_SHM_DOORBELL) */
 };
 #endif
 

@@ -254,6 +254,136 @@ static inline long bh_trace_read(unsigned core, struct bh_trace_event *buf, unsi
 }
 
 /* ---------------------------------------------------------------------------------------
+ * Ports and shared memory (docs/ports.md). Names are the ones in the system description;
+ * descriptors are small integers (0..63), the bit numbers of bh_port_ready().
+ * --------------------------------------------------------------------------------------- */
+
+unsigned long bh_strlen(const char *s); /* libbhpart */
+
+/* Both create calls return the port's descriptor (>= 0), or BH_NO_ACTION when this partition
+ * already opened the port (*desc gets the descriptor all the same), or an error: every
+ * argument must match the description, else BH_INVALID_CONFIG. desc may be NULL. */
+static inline long bh_port_create_(unsigned long fn, const char *name, unsigned max_size,
+				   unsigned direction, unsigned long long param, int *desc)
+{
+	struct bh_hc_result r = bh_hvc(fn, (unsigned long)name, bh_strlen(name), max_size,
+				       direction, param);
+
+	if (desc && (r.x0 >= 0 || r.x0 == BH_NO_ACTION))
+		*desc = (int)(r.x0 >= 0 ? r.x0 : (long)r.x1);
+	return r.x0;
+}
+
+static inline long bh_sampling_port_create(const char *name, unsigned max_size,
+					   unsigned direction, unsigned long long refresh_ns,
+					   int *desc)
+{
+	return bh_port_create_(BH_HC_SAMPLING_PORT_CREATE, name, max_size, direction, refresh_ns,
+			       desc);
+}
+
+static inline long bh_queuing_port_create(const char *name, unsigned max_size,
+					  unsigned direction, unsigned max_messages, int *desc)
+{
+	return bh_port_create_(BH_HC_QUEUING_PORT_CREATE, name, max_size, direction, max_messages,
+			       desc);
+}
+
+/* Overwrites the channel's message with size (1..max) bytes of buf. */
+static inline long bh_sampling_write(int desc, const void *buf, unsigned size)
+{
+	return bh_hypercall(BH_HC_SAMPLING_WRITE, (unsigned long)desc, (unsigned long)buf, size,
+			    0, 0);
+}
+
+/* Copies the current message, at most size bytes, into buf; returns the bytes copied, or
+ * BH_NO_ACTION if nothing was ever written. *flags (may be NULL) gets BH_MSG_VALID while the
+ * message is younger than the refresh period, *length (may be NULL) its full length. */
+static inline long bh_sampling_read(int desc, void *buf, unsigned size, unsigned *flags,
+				    unsigned *length)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_SAMPLING_READ, (unsigned long)desc,
+				       (unsigned long)buf, size, 0, 0);
+
+	if (r.x0 >= 0) {
+		if (flags)
+			*flags = (unsigned)r.x1;
+		if (length)
+			*length = (unsigned)r.x2;
+	}
+	return r.x0;
+}
+
+/* Appends size (1..max) bytes of buf to the queue; BH_NOT_AVAILABLE when it is full. */
+static inline long bh_queuing_send(int desc, const void *buf, unsigned size)
+{
+	return bh_hypercall(BH_HC_QUEUING_SEND, (unsigned long)desc, (unsigned long)buf, size,
+			    0, 0);
+}
+
+/* Takes the oldest message, copying at most size bytes into buf (a longer message is
+ * truncated and consumed all the same); returns the bytes copied, or BH_NOT_AVAILABLE when
+ * the queue is empty. *length (may be NULL) gets the message's full length. */
+static inline long bh_queuing_receive(int desc, void *buf, unsigned size, unsigned *length)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_QUEUING_RECEIVE, (unsigned long)desc,
+				       (unsigned long)buf, size, 0, 0);
+
+	if (r.x0 >= 0 && length)
+		*length = (unsigned)r.x1;
+	return r.x0;
+}
+
+static inline long bh_port_status(int desc, struct bh_port_status *st)
+{
+	return bh_hypercall(BH_HC_PORT_STATUS, (unsigned long)desc, (unsigned long)st, 0, 0, 0);
+}
+
+/* The configuration of this partition's port `name`, opened or not. */
+static inline long bh_port_info(const char *name, struct bh_port_info *info)
+{
+	return bh_hypercall(BH_HC_PORT_INFO, (unsigned long)name, bh_strlen(name),
+			    (unsigned long)info, 0, 0);
+}
+
+/* *ports: the open ports ready now (bit = descriptor): a destination with a message it has
+ * not read (sampling) or any message (queuing), a source that can send. *doorbells: the
+ * shared regions whose doorbell rang since the last call (bit = region id); this call takes
+ * them. Either pointer may be NULL. */
+static inline long bh_port_ready(unsigned long long *ports, unsigned long long *doorbells)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_PORT_READY, 0, 0, 0, 0, 0);
+
+	if (r.x0 >= 0) {
+		if (ports)
+			*ports = r.x1;
+		if (doorbells)
+			*doorbells = r.x2;
+	}
+	return r.x0;
+}
+
+/* Blocks (BH_HC_IDLE) until a port in `mask` is ready or a doorbell rang; stores both as
+ * bh_port_ready() does (libbhpart). Takes the BH_VIRQ_PORT/BH_VIRQ_DOORBELL interrupts that
+ * woke it, whatever the caller's IRQ mask. */
+long bh_port_wait(unsigned long long mask, unsigned long long *ports,
+		  unsigned long long *doorbells);
+
+/* Returns the region id (>= 0) of shared region `name` and fills *info with where this
+ * partition maps it; BH_INVALID_CONFIG if it does not map such a region. */
+static inline long bh_shm_info(const char *name, struct bh_shm_info *info)
+{
+	return bh_hypercall(BH_HC_SHM_INFO, (unsigned long)name, bh_strlen(name),
+			    (unsigned long)info, 0, 0);
+}
+
+/* Raises BH_VIRQ_DOORBELL in every other partition that maps region `id`. */
+static inline long bh_shm_doorbell(unsigned id)
+{
+	return bh_hypercall(BH_HC_SHM_DOORBELL, id, 0, 0, 0, 0);
+}
+
+/* ---------------------------------------------------------------------------------------
  * Virtual interrupts (libbhpart). The hypervisor delivers them through the GICv3 virtual
  * CPU interface; the runtime's IRQ vector acknowledges each pending INTID, calls its
  * handler on the interrupted vCPU's stack, and ends it (EOI). Handlers run with IRQs
@@ -267,7 +397,8 @@ typedef void (*bh_irq_handler_t)(unsigned intid);
 
 /* Installs fn for intid (< BH_VIRQ_MAX) on every vCPU of the partition; NULL restores the
  * default. Returns BH_OK or BH_INVALID_PARAM. Defaults: BH_VIRQ_VTIMER disables the timer
- * and sets this vCPU's "fired" flag; any other INTID prints
+ * and sets this vCPU's "fired" flag; BH_VIRQ_PORT and BH_VIRQ_DOORBELL do nothing (they
+ * wake the vCPU; bh_port_ready() says why); any other INTID prints
  * "unexpected virtual interrupt <n>" the first time it arrives. */
 long bh_irq_set_handler(unsigned intid, bh_irq_handler_t fn);
 
@@ -361,8 +492,6 @@ int bh_vsnprintf(char *buf, unsigned long size, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 /* Prints s followed by '\n' as one line. */
 int bh_puts(const char *s);
-
-unsigned long bh_strlen(const char *s);
 
 /* ---------------------------------------------------------------------------------------
  * Time, from the EL1 virtual counter (CNTVOFF_EL2 = 0, so it counts since power-on).

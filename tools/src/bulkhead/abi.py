@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-CONFIG_VERSION = 2   # BH_CONFIG_VERSION
+CONFIG_VERSION = 3   # BH_CONFIG_VERSION
 MAX_PARTITIONS = 16  # BH_MAX_PARTITIONS
 MAX_CORES = 8        # BH_MAX_CORES
 MAX_VCPUS = 8        # per partition (BH_MAX_CORES)
@@ -65,3 +65,21 @@ PART_SYSTEM_FLAG = "BH_PART_SYSTEM"
 
 TESTS_SECTION = ".bh_tests"
 IMAGE_END_SYMBOL = "_image_end"
+
+# Inter-partition communication (config_tables.h, bulkhead/abi.h; docs/ports.md).
+MAX_CHANNELS = 64          # BH_MAX_CHANNELS
+MAX_PORTS = 64             # BH_MAX_PORTS: of one partition
+MAX_SYSTEM_PORTS = 256     # BH_MAX_SYSTEM_PORTS
+MAX_SHM_REGIONS = 64       # BH_MAX_SHM_REGIONS
+MAX_MESSAGE_SIZE = 4096    # BH_MAX_MESSAGE_SIZE
+MAX_CHANNEL_MEMORY = 0x100000  # BH_MAX_CHANNEL_MEMORY
+PORT_NAME_MAX = 31         # BH_PORT_NAME_MAX (bulkhead/abi.h)
+CHANNEL_KINDS = (("sampling", "BH_CHANNEL_SAMPLING"), ("queuing", "BH_CHANNEL_QUEUING"))  # enum bh_channel_kind
+SOURCE_PORT = 0            # BH_SOURCE_PORT
+DESTINATION_PORT = 1       # BH_DESTINATION_PORT
+SHM_DOORBELL_FLAG = "BH_SHM_DOORBELL"
+
+
+def msg_slot_size(max_message_size: int) -> int:
+    """BH_MSG_SLOT_SIZE: a message's length word and padding, then the message rounded to 8."""
+    return 8 + ((max_message_size + 7) & ~7)

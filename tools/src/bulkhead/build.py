@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
+from bulkhead import linux
 from bulkhead.abi import IMAGE_END_SYMBOL
 from bulkhead.diagnostics import ConfigError, Diagnostic
 from bulkhead.emit_c import render_config
@@ -36,6 +37,7 @@ class BuildResult:
     image_size: int
     segment_count: int
     qemu_cmd: Path
+    linux: dict[str, dict[str, Path]] = field(default_factory=dict)  # Linux partition -> dts, dtb, cpio, ...
 
 
 def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
@@ -45,6 +47,7 @@ def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
     for stale in out.glob("seg_*.bin"):
         stale.unlink()
     config_c, images_s = out / "bh_config.c", out / "bh_images.S"
+    linux_outputs = linux.write_payloads(system, out, source_name)
     segments = write_segment_files(system, out)
     images_s.write_text(render_images(segments, source_name))
     config_c.write_text(render_config(system, source_name))
@@ -54,7 +57,7 @@ def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
     image_end = _check_fits(system, source_name, elf, image)
     cmd_file = out / "qemu.cmd"
     cmd_file.write_text(shlex.join(qemu_command(system, image.resolve())) + "\n")
-    return BuildResult(elf, image, image_end, image.stat().st_size, len(segments), cmd_file)
+    return BuildResult(elf, image, image_end, image.stat().st_size, len(segments), cmd_file, linux_outputs)
 
 
 def _compile_and_link(opts: BuildOptions, config_c: Path, images_s: Path, elf: Path) -> None:

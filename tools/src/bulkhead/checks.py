@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from bulkhead import scheduling
+from bulkhead import linux, scheduling
 from bulkhead.abi import DEFAULT_POLICY, MAX_SYSTEM_VCPUS, PARTITION_NAME_MAX, SYSTEM_NAME_MAX, TESTS_SECTION
 from bulkhead.diagnostics import Diagnostics
 from bulkhead.model import Area, Interrupt, Partition, System
@@ -22,6 +22,7 @@ def check_system(system: System, diags: Diagnostics) -> None:
     _check_hypervisor(system, diags)
     _check_partition_names(system, diags)
     _check_partition_ids(system, diags)
+    linux.expand_devices(system, diags)  # devices -> areas and interrupts, checked below like the others
     for part in system.partitions:
         for area in part.areas:
             _check_area(system, part, area, diags)
@@ -29,6 +30,7 @@ def check_system(system: System, diags: Diagnostics) -> None:
     _check_physical_overlaps(system, diags)
     _check_cores(system, diags)
     _check_interrupts(system, diags)
+    linux.check_linux(system, diags)
     scheduling.check_schedule(system, system.cores if _cores_known(system) else None, diags)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from bulkhead import chrome, config, plan, timeline, trace
 from bulkhead.build import BuildOptions, build
 from bulkhead.diagnostics import ConfigError
-from bulkhead.qemu import qemu_command
+from bulkhead.qemu import bare_linux_command, qemu_command
 from bulkhead.toolchain import ToolError
 from bulkhead.units import hexa
 
@@ -34,6 +34,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--image", required=True, metavar="IMG", help="the packed image (bulkhead.img)")
     run.add_argument("--icount", action="store_true", help="deterministic run (instruction counting)")
     run.add_argument("--print", action="store_true", help="print the command instead of running it")
+    bare = commands.add_parser("bare", help="boot a Linux partition's kernel and initramfs in QEMU without Bulkhead")
+    bare.add_argument("config", metavar="CONFIG")
+    bare.add_argument("--partition", required=True, metavar="NAME", help="the Linux partition")
+    bare.add_argument("--out", required=True, type=Path, metavar="DIR", help="where to write the initramfs")
+    bare.add_argument("--icount", action="store_true", help="deterministic run (instruction counting)")
+    bare.add_argument("--print", action="store_true", help="print the command instead of running it")
     show = commands.add_parser("plan", help="show a cyclic plan as text, a picture or trace JSON")
     show.add_argument("config", metavar="CONFIG")
     show.add_argument("--plan", metavar="NAME", help="the plan to show (default: the initial plan)")
@@ -56,7 +62,8 @@ def _positive(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"check": _check, "build": _build, "qemu": _qemu, "plan": _plan, "trace": _trace}[args.command]
+    handler = {"check": _check, "build": _build, "qemu": _qemu, "bare": _bare, "plan": _plan,
+               "trace": _trace}[args.command]
     try:
         return handler(args)
     except ConfigError as exc:
@@ -79,13 +86,27 @@ def _build(args: argparse.Namespace) -> int:
     result = build(system, args.config, opts)
     print(f"bulkhead: {result.image} ({result.image_size} bytes, ends at {hexa(result.image_end)}): "
           f"{len(system.partitions)} partitions, {result.segment_count} segments; run: {result.qemu_cmd}")
+    for name, outputs in result.linux.items():
+        print(f"bulkhead: Linux partition '{name}': " + ", ".join(str(path) for path in outputs.values()))
     return 0
 
 
 def _qemu(args: argparse.Namespace) -> int:
     system = config.load(args.config)
-    argv = qemu_command(system, args.image, icount=args.icount)
-    if args.print:
+    return _run_qemu(qemu_command(system, args.image, icount=args.icount), args.print)
+
+
+def _bare(args: argparse.Namespace) -> int:
+    system = config.load(args.config)
+    try:
+        argv = bare_linux_command(system, args.partition, args.out, icount=args.icount)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from exc
+    return _run_qemu(argv, args.print)
+
+
+def _run_qemu(argv: list[str], print_only: bool) -> int:
+    if print_only:
         print(shlex.join(argv))
         return 0
     sys.stdout.flush()

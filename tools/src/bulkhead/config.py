@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import checks
+from bulkhead import checks, linux
+from bulkhead.channels import check_channels
 from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics
 from bulkhead.elfimage import ElfProblem, read_elf
 from bulkhead.model import Partition, System
@@ -27,7 +28,11 @@ def check(path: str | Path, images: bool = True) -> tuple[System | None, list[Di
     diags = Diagnostics()
     system = read_system(root, source, diags)
     checks.check_system(system, diags)
+    check_channels(system, diags)
     for part in system.partitions if images else ():
+        if part.linux is not None:
+            linux.load_payload(system, part, diags)
+            continue
         _load_image(part, diags)
         checks.check_image(system, part, diags)
     return system, diags.sorted()

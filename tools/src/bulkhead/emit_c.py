@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from bulkhead import linux
 from bulkhead.abi import (ACTION_ENUM, AREA_DEVICE_FLAG, HM_EVENTS, PART_SYSTEM_FLAG, POLICY_ENUM, RIGHT_FLAGS,
                           SLOT_NOTIFY_FLAG)
+from bulkhead.emit_channels import partition_fields, render_channels, system_fields
 from bulkhead.model import Area, Partition, Plan, System
 
 
@@ -39,6 +41,8 @@ def render_config(system: System, source_name: str) -> str:
         chunks.append(_segments(part))
         chunks.append(_vcpus(system, part))
         chunks.append(_irqs(part))
+        chunks.append(_vmachine(part))
+    chunks.append(render_channels(system))
     chunks.append(_partitions(parts))
     chunks += [_slots(system, plan) for plan in system.schedule.plans]
     chunks.append(_plans(system))
@@ -55,20 +59,20 @@ def _header(system: System, source_name: str) -> str:
 
 def _externs(parts: list[Partition]) -> str:
     lines = [f"extern const uint8_t {segment_symbol(part.id, n)}[];"
-             for part in parts for n, seg in enumerate(part.elf.segments) if seg.file_size]
+             for part in parts for n, seg in enumerate(part.segments) if seg.file_size]
     return "\n".join(lines) + "\n" if lines else ""
 
 
 def _areas(part: Partition) -> str:
     rows = [f"\t{{ .phys = {u64(a.phys)}, .ipa = {u64(a.guest)}, .size = {u64(a.size)}, "
             f".flags = {area_flags(a)} }}, /* {c_comment(a.label or f'memory[{a.index}]')} */"
-            for a in part.areas]
+            for a in part.areas + part.shared_areas]
     return _array("struct bh_area_cfg", f"bh_areas_{part.id}", rows)
 
 
 def _segments(part: Partition) -> str:
     rows = []
-    for n, seg in enumerate(part.elf.segments):
+    for n, seg in enumerate(part.segments):
         data = segment_symbol(part.id, n) if seg.file_size else "0"
         rows.append(f"\t{{ .ipa = {u64(seg.ipa)}, .data = {data}, .file_size = {u64(seg.file_size)}, "
                     f".mem_size = {u64(seg.size)} }},")
@@ -146,15 +150,15 @@ def _partitions(parts: list[Partition]) -> str:
 
 
 def _partition(part: Partition) -> str:
-    segments = f"bh_segments_{part.id}" if part.elf.segments else "0"
+    segments = f"bh_segments_{part.id}" if part.segments else "0"
     actions = "".join(f"\t\t\t[{enum}] = {ACTION_ENUM[part.health[event]]},\n" for event, enum in HM_EVENTS)
     return (f"\t{{\n"
             f"\t\t.name = \"{part.name}\",\n"
             f"\t\t.id = {part.id}u,\n"
             f"\t\t.flags = {PART_SYSTEM_FLAG if part.system else '0u'},\n"
             f"\t\t.entry = {u64(part.entry_point)},\n"
-            f"\t\t.area_count = {len(part.areas)}u,\n"
-            f"\t\t.segment_count = {len(part.elf.segments)}u,\n"
+            f"\t\t.area_count = {len(part.areas) + len(part.shared_areas)}u,\n"
+            f"\t\t.segment_count = {len(part.segments)}u,\n"
             f"\t\t.vcpu_count = {len(part.vcpus)}u,\n"
             f"\t\t.irq_count = {len(part.interrupts)}u,\n"
             f"\t\t.hm_actions = {{\n{actions}\t\t}},\n"
@@ -162,7 +166,29 @@ def _partition(part: Partition) -> str:
             f"\t\t.segments = {segments},\n"
             f"\t\t.vcpus = bh_vcpus_{part.id},\n"
             f"\t\t.irqs = {f'bh_irqs_{part.id}' if part.interrupts else '0'},\n"
+            f"{_linux_fields(part)}"
+            f"{partition_fields(part)}"
             f"\t}},\n")
+
+
+def _vmachine(part: Partition) -> str:
+    """The machine a Linux partition sees (struct bh_vmachine_cfg); paravirtual partitions have none."""
+    if part.linux is None:
+        return ""
+    return (f"static const struct bh_vmachine_cfg bh_vmachine_{part.id} = {{\n"
+            f"\t.gicd_ipa = {u64(linux.GICD_IPA)},\n"
+            f"\t.gicr_ipa = {u64(linux.GICR_IPA)},\n"
+            f"\t.uart_ipa = {u64(linux.UART_IPA)},\n"
+            f"\t.uart_intid = {linux.UART_INTID}u,\n"
+            f"}};\n")
+
+
+def _linux_fields(part: Partition) -> str:
+    """.boot_arg (the device tree's guest address) and .vmachine of a Linux partition; 0 otherwise."""
+    if part.linux is None:
+        return ""
+    return (f"\t\t.boot_arg = {u64(part.linux.payload.dtb_ipa)}, /* device tree */\n"
+            f"\t\t.vmachine = &bh_vmachine_{part.id},\n")
 
 
 def _system(system: System) -> str:
@@ -186,4 +212,5 @@ def _system(system: System) -> str:
             f"\t.plan_count = {len(plans)}u,\n"
             f"\t.initial_plan = {initial}u,\n"
             f"\t.plans = {'bh_plans' if plans else '0'},\n"
+            f"{system_fields(system)}"
             "};\n")

@@ -18,11 +18,15 @@ class SegmentFile:
 
 
 def write_segment_files(system: System, out: Path) -> list[SegmentFile]:
-    """Write seg_<id>_<n>.bin for every segment with file contents."""
+    """Write seg_<id>_<n>.bin for every segment with file contents; a segment that is a file already (a Linux
+    partition's kernel, device tree, initramfs: see linux.write_payload) is packed from that file."""
     files = []
     for part in system.by_id():
-        for n, seg in enumerate(part.elf.segments):
+        for n, seg in enumerate(part.segments):
             if not seg.file_size:
+                continue
+            if getattr(seg, "path", None) is not None:
+                files.append(SegmentFile(segment_symbol(part.id, n), Path(seg.path).resolve()))
                 continue
             path = (out / f"seg_{part.id}_{n}.bin").resolve()
             path.write_bytes(seg.data)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bulkhead.abi import DEFAULT_POLICY
 from bulkhead.diagnostics import Pos
 from bulkhead.elfimage import ElfImage
 from bulkhead.platforms import Platform
+
+if TYPE_CHECKING:
+    from bulkhead.channels import Channels, PortDecl
 
 
 @dataclass
@@ -96,6 +100,10 @@ class Partition(Located):
     health: dict[str, str] = field(default_factory=dict)  # event -> action, defaults filled
     elf: ElfImage | None = None
     areas_ok: bool = True  # the memory list and every area in it were read without error
+    channel_ports: list[PortDecl] = field(default_factory=list)  # channels.py: its ports, descriptor order
+    shared_areas: list[Area] = field(default_factory=list)  # channels.py: shared regions it maps
+    linux: LinuxSpec | None = None  # set for a Linux partition (no image, entry)
+    devices: list[PassDevice] = field(default_factory=list)  # pass-through devices (linux.py)
 
     @property
     def title(self) -> str:
@@ -105,7 +113,17 @@ class Partition(Located):
     def entry_point(self) -> int | None:
         if self.entry is not None:
             return self.entry
+        if self.linux is not None:
+            return self.linux.payload.entry if self.linux.payload else None
         return self.elf.entry if self.elf else None
+
+    @property
+    def segments(self) -> tuple:
+        """What the hypervisor copies into the partition's memory: the ELF's loadable segments, or a Linux
+        partition's kernel, device tree and initramfs. Each has ipa, file_size and size."""
+        if self.linux is not None:
+            return self.linux.payload.segments if self.linux.payload else ()
+        return self.elf.segments if self.elf else ()
 
     def vcpu_label(self, index: int) -> str:
         return f"{self.name}.{index}"
@@ -178,9 +196,11 @@ class System(Located):
     cores: int | None = None
     memory: int | None = None
     test: bool = False
+    qemu_args: list[str] = field(default_factory=list)  # system.qemu_args: appended to the QEMU command
     hypervisor: Hypervisor | None = None
     partitions: list[Partition] = field(default_factory=list)
     schedule: Schedule = field(default_factory=lambda: Schedule(Pos(1, 1)))
+    channels: Channels | None = None  # the channels section (channels.py)
 
     def by_id(self) -> list[Partition]:
         return sorted(self.partitions, key=lambda p: p.id)
@@ -223,3 +243,56 @@ class System(Located):
         if part is None or slot.vcpu is None or slot.vcpu >= len(part.vcpus):
             return None
         return part, part.vcpus[slot.vcpu]
+
+
+# --- Linux partitions (linux.py) -------------------------------------------------------------
+
+DEFAULT_BOOTARGS = "console=ttyAMA0 rdinit=/init panic=-1"
+
+
+@dataclass
+class PassDevice(Located):
+    """One entry of a partition's devices list: a platform device given to the partition whole."""
+
+    index: int
+    text: str | None = None  # as written, e.g. "virtio-mmio@31"
+    kind: str | None = None  # "virtio-mmio" or "rtc"
+    slot: int | None = None  # virtio-mmio slot
+
+
+@dataclass
+class InitramfsFile(Located):
+    dest: str                  # absolute path in the archive
+    source: str | None = None  # as written
+    path: Path | None = None   # resolved against the file's directory
+
+
+@dataclass
+class ModuleRef(Located):
+    name: str | None = None
+
+
+@dataclass
+class InitramfsSpec(Located):
+    """linux.initramfs given as a mapping: the tool builds the archive."""
+
+    busybox: str | None = None
+    busybox_path: Path | None = None
+    files: list[InitramfsFile] = field(default_factory=list)
+    files_ok: bool = True  # files was read without error (or not given)
+    modules: list[ModuleRef] = field(default_factory=list)
+    modules_dir: str | None = None      # lib/modules/<version>, default: next to the kernel
+    modules_dir_path: Path | None = None
+
+
+@dataclass
+class LinuxSpec(Located):
+    """A partition's linux mapping."""
+
+    kernel: str | None = None
+    kernel_path: Path | None = None
+    bootargs: str = DEFAULT_BOOTARGS
+    initramfs_file: str | None = None  # linux.initramfs given as a path: a ready archive
+    initramfs_file_path: Path | None = None
+    initramfs: InitramfsSpec | None = None
+    payload: object | None = None  # linux.Payload once the kernel and initramfs were read

@@ -15,6 +15,7 @@ from bulkhead.abi import (ACTION_NAMES, DEFAULT_HEALTH, EVENT_NAMES, MAX_PARTITI
 from bulkhead.diagnostics import Diagnostics, Pos, suggest
 from bulkhead.model import (Area, CorePolicy, Hypervisor, Interrupt, Partition, Plan, Schedule, Slot, System,
                             Vcpu)
+from bulkhead.model import InitramfsFile, InitramfsSpec, LinuxSpec, ModuleRef, PassDevice
 from bulkhead.platforms import PLATFORMS
 from bulkhead.units import DURATION_UNITS, U64_MAX, parse_duration, parse_int
 from bulkhead.yamlsrc import (TAG_BOOL, TAG_NULL, MappingNode, Node, ScalarNode, SequenceNode,
@@ -32,6 +33,7 @@ TOP_KEYS = {
     "hypervisor": Key(True, "'hypervisor:' with 'memory: {base: 0x40000000, size: 32M}'"),
     "partitions": Key(True, "'partitions:' with a list of partitions"),
     "schedule": Key(False, ""),
+    "channels": Key(False, ""),
 }
 SYSTEM_KEYS = {
     "name": Key(True, "'name: demo' (1 to 31 characters from A-Z a-z 0-9 _ -)"),
@@ -39,6 +41,7 @@ SYSTEM_KEYS = {
     "cores": Key(True, "'cores: 4' (the number of physical cores)"),
     "memory": Key(True, "'memory: 1G' (the RAM size given to QEMU)"),
     "test": Key(False, ""),
+    "qemu_args": Key(False, ""),
 }
 HYPERVISOR_KEYS = {"memory": Key(True, "'memory: {base: 0x40000000, size: 32M}'")}
 HYP_MEMORY_KEYS = {
@@ -49,12 +52,14 @@ PARTITION_KEYS = {
     "name": Key(True, "'name: app' (1 to 15 characters from A-Z a-z 0-9 _ -)"),
     "id": Key(True, "'id: 0' (the ids of N partitions are 0 to N-1)"),
     "system": Key(False, ""),
-    "image": Key(True, "'image: path/to/partition.elf'"),
+    "image": Key(False, "'image: path/to/partition.elf'"),  # required unless linux is given
     "entry": Key(False, ""),
     "vcpus": Key(True, "'vcpus:' with a list such as '- core: 1'"),
     "memory": Key(True, "'memory:' with a list of areas such as '- {phys: 0x42000000, size: 2M, rights: rwx}'"),
     "interrupts": Key(False, ""),
     "health": Key(False, ""),
+    "linux": Key(False, ""),
+    "devices": Key(False, ""),
 }
 VCPU_KEYS = {
     "core": Key(True, "'core: 1' (the physical core this vCPU runs on)"),
@@ -249,6 +254,9 @@ def read_system(root: Node | None, source: Path, diags: Diagnostics) -> System:
     if "schedule" in top:
         system.marks["schedule"] = pos_of(top["schedule"])
         system.schedule = _read_schedule(reader, top["schedule"])
+    if "channels" in top:
+        from bulkhead.channels import read_channels  # channels.py builds on this module
+        system.channels = read_channels(reader, top["channels"])
     return system
 
 
@@ -268,6 +276,8 @@ def _read_system_section(reader: Reader, node: Node, system: System) -> None:
         system.memory = reader.integer(fields["memory"], "system.memory", "1G")
     if "test" in fields:
         system.test = bool(reader.boolean(fields["test"], "system.test"))
+    if "qemu_args" in fields:
+        system.qemu_args = _read_strings(reader, fields["qemu_args"], "system.qemu_args")
 
 
 def _read_hypervisor(reader: Reader, node: Node) -> Hypervisor | None:
@@ -308,6 +318,7 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
         part.interrupts = _read_interrupts(reader, fields["interrupts"], where)
     if "health" in fields:
         _read_health(reader, fields["health"], where, part.health)
+    _read_linux_partition(reader, node, fields, part, where, base_dir)
     return part
 
 
@@ -472,3 +483,114 @@ def _read_vcpu_ref(reader: Reader, node: Node, where: str, slot: Slot) -> str | 
     slot.partition = match.group(1)
     slot.vcpu = int(match.group(2) or 0)
     return text
+
+
+# --- Linux partitions (see docs/linux.md; value checks in linux.py) ----------------------------
+
+LINUX_KEYS = {
+    "kernel": Key(True, "'kernel: path/to/Image' (an arm64 Linux kernel Image, e.g. ../build/debian/arm64/vmlinuz)"),
+    "bootargs": Key(False, ""),
+    "initramfs": Key(False, ""),
+}
+INITRAMFS_KEYS = {
+    "busybox": Key(False, ""),
+    "files": Key(False, ""),
+    "modules": Key(False, ""),
+    "modules_dir": Key(False, ""),
+}
+DEVICE_REF = re.compile(r"(virtio-mmio)@([0-9]+)|(rtc)")
+DEVICE_FORMS = "virtio-mmio@N (virtio-mmio slot N, 0 to 31) or rtc (the PL031 real-time clock)"
+
+
+def _read_strings(reader: Reader, node: Node, where: str) -> list[str]:
+    values = []
+    for index, entry in enumerate(reader.sequence(node, where) or []):
+        text = reader.string(entry, f"{where}[{index}]")
+        if text is not None:
+            values.append(text)
+    return values
+
+
+def _read_linux_partition(reader: Reader, node: Node, fields: dict[str, Node], part: Partition, where: str,
+                          base_dir: Path) -> None:
+    if "devices" in fields:
+        part.devices = _read_devices(reader, fields["devices"], f"{where}.devices")
+    if "linux" not in fields:
+        if "image" not in fields:
+            reader.diags.error(pos_of(node), f"missing required key 'image' in {where}; add "
+                               f"{PARTITION_KEYS['image'].hint} (or 'linux:' for a Linux partition)")
+        return
+    for key in ("image", "entry"):
+        if key in fields:
+            reader.diags.error(part.at(key), f"{where}.{key} cannot be given with linux: a Linux partition boots "
+                               f"its kernel at the base of its first memory area; remove '{key}'")
+    part.linux = _read_linux(reader, fields["linux"], f"{where}.linux", base_dir)
+
+
+def _read_linux(reader: Reader, node: Node, where: str, base_dir: Path) -> LinuxSpec:
+    spec = LinuxSpec(pos_of(node))
+    fields = reader.fields(node, where, LINUX_KEYS)
+    if fields is None:
+        return spec
+    spec.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "kernel" in fields:
+        spec.kernel = reader.string(fields["kernel"], f"{where}.kernel")
+        spec.kernel_path = base_dir / spec.kernel if spec.kernel else None
+    if "bootargs" in fields:
+        text = reader.string(fields["bootargs"], f"{where}.bootargs")
+        if text is not None:
+            spec.bootargs = text
+    if "initramfs" in fields:
+        value = fields["initramfs"]
+        if isinstance(value, MappingNode):
+            spec.initramfs = _read_initramfs(reader, value, f"{where}.initramfs", base_dir)
+        elif isinstance(value, ScalarNode) and value.tag not in (TAG_NULL, TAG_BOOL) and value.value:
+            spec.initramfs_file = value.value
+            spec.initramfs_file_path = base_dir / value.value
+        else:
+            reader.diags.error(pos_of(value), f"{where}.initramfs must be the path of a newc cpio archive or a "
+                               f"mapping (busybox, files, modules) the tool builds one from, not "
+                               f"{describe(value)}")
+    return spec
+
+
+def _read_initramfs(reader: Reader, node: Node, where: str, base_dir: Path) -> InitramfsSpec:
+    spec = InitramfsSpec(pos_of(node))
+    fields = reader.fields(node, where, INITRAMFS_KEYS) or {}
+    spec.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "busybox" in fields:
+        spec.busybox = reader.string(fields["busybox"], f"{where}.busybox")
+        spec.busybox_path = base_dir / spec.busybox if spec.busybox else None
+    if "modules_dir" in fields:
+        spec.modules_dir = reader.string(fields["modules_dir"], f"{where}.modules_dir")
+        spec.modules_dir_path = base_dir / spec.modules_dir if spec.modules_dir else None
+    if "files" in fields:
+        entries = reader.pairs(fields["files"], f"{where}.files")
+        spec.files_ok = entries is not None
+        for dest, key_node, value_node in entries or []:
+            item = InitramfsFile(pos_of(key_node), dest=dest, marks={"source": pos_of(value_node)})
+            item.source = reader.string(value_node, f"{where}.files.{dest}")
+            item.path = base_dir / item.source if item.source else None
+            spec.files.append(item)
+    if "modules" in fields:
+        for index, entry in enumerate(reader.sequence(fields["modules"], f"{where}.modules") or []):
+            spec.modules.append(ModuleRef(pos_of(entry), name=reader.string(entry, f"{where}.modules[{index}]")))
+    return spec
+
+
+def _read_devices(reader: Reader, node: Node, where: str) -> list[PassDevice]:
+    devices = []
+    for index, entry in enumerate(reader.sequence(node, where) or []):
+        device = PassDevice(pos_of(entry), index=index)
+        device.text = reader.string(entry, f"{where}[{index}]")
+        if device.text is None:
+            continue
+        match = DEVICE_REF.fullmatch(device.text)
+        if match is None:
+            reader.diags.error(pos_of(entry), f"{where}[{index}] '{device.text}' is not a device this platform can "
+                               f"pass through; write {DEVICE_FORMS}")
+            continue
+        device.kind = match.group(1) or match.group(3)
+        device.slot = int(match.group(2)) if match.group(2) else None
+        devices.append(device)
+    return devices

@@ -25,6 +25,8 @@ struct fake_state {
 	void (*relax_hook)(void);    /* runs in cross-core wait loops: plays the other cores */
 	char uart[65536];
 	unsigned uart_len;
+	char uart_input[256];        /* bytes given to partitions' emulated UARTs */
+	unsigned uart_input_len;
 	unsigned kicks[8];
 	uint64_t reset_entry, reset_args[3];
 	unsigned resets;

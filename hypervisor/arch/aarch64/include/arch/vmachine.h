@@ -1,0 +1,81 @@
+/* The virtual machine an unmodified guest (Linux) sees on AArch64: a GICv3 distributor and
+ * redistributors emulated by trapping their MMIO, the GIC CPU interface through the hardware
+ * virtual interface, PSCI through SMC, and a PL011. Paravirtual partitions have none of it. */
+#ifndef AARCH64_VMACHINE_H
+#define AARCH64_VMACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "arch.h"
+#include "config_tables.h"
+#include "bulkhead/abi.h"
+
+#define VGIC_IRQS BH_VIRQ_MAX /* INTIDs 0..287: 16 SGIs, 16 PPIs, 256 SPIs */
+#define VGIC_WORDS (VGIC_IRQS / 32)
+#define VGIC_PARAVIRT_PRIORITY 0xa0 /* every virtual interrupt of a paravirtual partition */
+#define VUART_RX_SIZE 256u    /* received bytes waiting for the guest; more are dropped */
+
+/* One redistributor: the private interrupts (SGIs, PPIs) of one vCPU. */
+struct vgic_redist {
+	uint32_t enabled;
+	uint32_t group;
+	uint32_t config[2];   /* GICR_ICFGR0/1: edge or level per interrupt */
+	uint8_t priority[32];
+	uint32_t waker;       /* GICR_WAKER.ProcessorSleep */
+};
+
+/* The distributor: shared interrupts (SPIs) and where each goes. */
+struct vgic_dist {
+	uint32_t ctlr;
+	uint32_t enabled[VGIC_WORDS]; /* SPIs only: words 1.. */
+	uint32_t group[VGIC_WORDS];
+	uint32_t config[VGIC_IRQS / 16];
+	uint8_t priority[VGIC_IRQS];
+	uint8_t target[VGIC_IRQS];    /* vCPU index from GICD_IROUTER */
+};
+
+/* A PL011 with an always-empty transmit FIFO and a small receive ring. */
+struct vuart {
+	struct spinlock lock;
+	uint32_t imsc, tx_raised, cr, lcr_h, ibrd, fbrd, ifls;
+	uint32_t rx_head, rx_count;
+	uint8_t rx[VUART_RX_SIZE];
+};
+
+struct vmachine {
+	struct spinlock lock; /* distributor and redistributor register writes */
+	struct vgic_dist dist;
+	struct vgic_redist redist[BH_MAX_CORES];
+	struct vuart uart;
+};
+
+struct vcpu;
+struct partition;
+
+struct vmachine *vmachine_of(const struct partition *p); /* NULL for paravirtual partitions */
+
+/* Emulated MMIO: true if the access hit an emulated device (value read into *val). */
+bool vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+
+/* ICC_SGI1R_EL1 written by the guest: raise the SGI in the vCPUs it names. */
+void vgic_send_sgi(struct vcpu *v, uint64_t value);
+/* A device model's interrupt line: make the SPI pending in the vCPU it is routed to. */
+void vgic_raise_spi(struct partition *p, unsigned intid);
+/* Priority the guest gave intid, for its list register. */
+uint8_t vgic_priority(const struct vcpu *v, unsigned intid);
+
+void vgic_reset_dist(struct partition *p);
+void vgic_reset_redist(struct vcpu *v);
+void vuart_reset(struct partition *p);
+
+/* Trap handlers: true if the access was emulated (the caller skips the instruction), false
+ * if it is not part of the machine (the caller raises a health-monitor event). */
+bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa);
+bool arch_vmachine_sysreg(struct vcpu *v, struct arch_regs *r, uint64_t esr);
+
+/* SMC from the guest: PSCI. False if the function is not one we emulate. */
+bool vpsci_call(struct vcpu *v, struct arch_regs *r);
+
+#endif

@@ -1,0 +1,359 @@
+/* GICv3 distributor and redistributor emulation for unmodified guests.
+ *
+ * The guest programs enables, priorities and routes through trapped MMIO; this file keeps that
+ * state and turns it into the per-vCPU virtual interrupt sets of virq.c, which the list
+ * registers drain. A shared interrupt (SPI) is pending in exactly one vCPU, the one its
+ * GICD_IROUTER names; a private one (SGI, PPI) in its own vCPU. Groups are accepted and read
+ * back but every interrupt is delivered as group 1 (Linux uses only group 1). Active state is
+ * not tracked here (it lives in the list registers): ISACTIVER reads as zero. */
+#include "arch/aarch64.h"
+#include "arch/vmachine.h"
+#include "lib.h"
+#include "partition.h"
+#include "platform.h"
+#include "virq.h"
+
+/* Distributor registers (offsets in the 64 KiB frame). */
+#define GICD_CTLR 0x0000
+#define GICD_TYPER 0x0004
+#define GICD_IIDR 0x0008
+#define GICD_IGROUPR 0x0080
+#define GICD_ISENABLER 0x0100
+#define GICD_ICENABLER 0x0180
+#define GICD_ISPENDR 0x0200
+#define GICD_ICPENDR 0x0280
+#define GICD_ISACTIVER 0x0300
+#define GICD_ICACTIVER 0x0380
+#define GICD_IPRIORITYR 0x0400
+#define GICD_ICFGR 0x0c00
+#define GICD_IROUTER 0x6000
+#define GICD_PIDR2 0xffe8
+
+#define GICD_CTLR_ENABLES 0x3u         /* EnableGrp0, EnableGrp1 */
+#define GICD_CTLR_FIXED ((1u << 4) | (1u << 6)) /* ARE and DS: one security state */
+#define GICD_TYPER_VALUE ((VGIC_WORDS - 1) | (9u << 19) | (1u << 25)) /* 10 INTID bits, No1N */
+#define GIC_IIDR_VALUE (0x42u << 24)   /* product 'B', no implementer: matches no quirk */
+#define GIC_PIDR2_V3 0x3bu
+
+/* Redistributor: RD_base frame, then SGI_base frame 64 KiB later. */
+#define GICR_FRAME 0x10000
+#define GICR_STRIDE 0x20000
+#define GICR_CTLR 0x0000
+#define GICR_IIDR 0x0004
+#define GICR_TYPER 0x0008
+#define GICR_WAKER 0x0014
+#define GICR_PIDR2 0xffe8
+#define GICR_WAKER_SLEEP (1u << 1)
+#define GICR_WAKER_CHILDREN_ASLEEP (1u << 2)
+#define GICR_TYPER_LAST (1ul << 4)
+
+/* Register blocks with one bit per interrupt, in the same place in both frames. */
+#define BITS_BLOCK(off, base) ((off) >= (base) && (off) < (base) + 0x80)
+
+static struct vmachine *vm(const struct vcpu *v)
+{
+	return vmachine_of(v->partition);
+}
+
+static bool is_spi(unsigned intid)
+{
+	return intid >= 32 && intid < VGIC_IRQS;
+}
+
+static struct vcpu *spi_target(struct partition *p, struct vmachine *m, unsigned intid)
+{
+	return &p->vcpus[m->dist.target[intid]];
+}
+
+static bool spi_forwarded(const struct partition *p, unsigned intid)
+{
+	for (uint32_t i = 0; i < p->cfg->irq_count; i++)
+		if (p->cfg->irqs[i] == intid)
+			return true;
+	return false;
+}
+
+uint8_t vgic_priority(const struct vcpu *v, unsigned intid)
+{
+	struct vmachine *m = vm(v);
+
+	if (!m)
+		return VGIC_PARAVIRT_PRIORITY;
+	return intid < 32 ? m->redist[v->id].priority[intid] : m->dist.priority[intid];
+}
+
+void vgic_raise_spi(struct partition *p, unsigned intid)
+{
+	struct vmachine *m = vmachine_of(p);
+
+	if (m && is_spi(intid))
+		virq_inject(spi_target(p, m, intid), intid, false);
+}
+
+/* ---- enables, pending bits and routes, shared by both frames ---- */
+
+static void set_enabled(struct vcpu *t, uint32_t *word, unsigned intid, bool on)
+{
+	if (on)
+		*word |= 1u << (intid % 32);
+	else
+		*word &= ~(1u << (intid % 32));
+	virq_enable(t, intid, on);
+}
+
+/* One 32-interrupt word of a set/clear-enable or set/clear-pending register. */
+static void write_bits(struct vcpu *v, unsigned first, uint32_t bits, unsigned block)
+{
+	struct partition *p = v->partition;
+	struct vmachine *m = vm(v);
+
+	for (; bits; bits &= bits - 1) {
+		unsigned intid = first + (unsigned)__builtin_ctz(bits);
+		struct vcpu *t = intid < 32 ? v : spi_target(p, m, intid);
+		uint32_t *enabled = intid < 32 ? &m->redist[v->id].enabled
+					       : &m->dist.enabled[intid / 32];
+		switch (block) {
+		case GICD_ISENABLER: set_enabled(t, enabled, intid, true); break;
+		case GICD_ICENABLER: set_enabled(t, enabled, intid, false); break;
+		case GICD_ISPENDR: virq_inject(t, intid, false); break;
+		case GICD_ICPENDR: virq_clear_pending(t, intid); break;
+		default: break; /* active state: not tracked */
+		}
+	}
+}
+
+static uint32_t read_bits(struct vcpu *v, unsigned first, unsigned block)
+{
+	struct partition *p = v->partition;
+	struct vmachine *m = vm(v);
+	uint32_t word = 0;
+
+	switch (block) {
+	case GICD_ISENABLER:
+	case GICD_ICENABLER:
+		return first < 32 ? m->redist[v->id].enabled : m->dist.enabled[first / 32];
+	case GICD_ISPENDR:
+	case GICD_ICPENDR:
+		for (unsigned i = 0; i < 32; i++) {
+			struct vcpu *t = first < 32 ? v : spi_target(p, m, first + i);
+			if (virq_is_pending(t, first + i))
+				word |= 1u << i;
+		}
+		return word;
+	}
+	return 0;
+}
+
+static void set_route(struct vcpu *v, unsigned intid, uint64_t affinity)
+{
+	struct partition *p = v->partition;
+	struct vmachine *m = vm(v);
+	unsigned to = (unsigned)(affinity & 0xff);
+
+	/* Only Aff0 names a vCPU; a route to nowhere keeps the old target. */
+	if ((affinity & 0xff00ffff00ul) || to >= p->cfg->vcpu_count || to == m->dist.target[intid])
+		return;
+	struct vcpu *old = spi_target(p, m, intid), *new = &p->vcpus[to];
+	bool on = m->dist.enabled[intid / 32] & (1u << (intid % 32));
+	bool was_pending = virq_is_pending(old, intid);
+
+	virq_enable(old, intid, false);
+	virq_clear_pending(old, intid);
+	m->dist.target[intid] = (uint8_t)to;
+	if (spi_forwarded(p, intid)) {
+		virq_set_owner(intid, new);
+		gic_route_spi(intid, plat_core_affinity(new->core));
+	}
+	virq_enable(new, intid, on);
+	if (was_pending)
+		virq_inject(new, intid, spi_forwarded(p, intid));
+}
+
+/* ---- byte and word fields ---- */
+
+static uint64_t read_bytes(const uint8_t *field, unsigned size)
+{
+	uint64_t val = 0;
+	for (unsigned i = 0; i < size; i++)
+		val |= (uint64_t)field[i] << (8 * i);
+	return val;
+}
+
+static void write_bytes(uint8_t *field, unsigned size, uint64_t val)
+{
+	for (unsigned i = 0; i < size; i++)
+		field[i] = (uint8_t)(val >> (8 * i));
+}
+
+/* Registers common to the distributor (SPIs) and the SGI frame (private interrupts), for
+ * INTIDs lo..hi-1. The arrays are indexed from INTID 0, whatever lo is. */
+static bool irq_regs(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val,
+		     uint32_t *group, uint32_t *config, uint8_t *priority, unsigned lo, unsigned hi)
+{
+	if (off >= GICD_IPRIORITYR && off < GICD_IPRIORITYR + hi) {
+		unsigned intid = (unsigned)(off - GICD_IPRIORITYR);
+		if (intid < lo || intid + size > hi)
+			return false;
+		if (write)
+			write_bytes(&priority[intid], size, *val);
+		else
+			*val = read_bytes(&priority[intid], size);
+		return true;
+	}
+	if (size != 4)
+		return false;
+	unsigned word = (unsigned)(off & 0x7f) / 4, first = word * 32;
+	if (off >= GICD_ICFGR && off < GICD_ICFGR + hi / 4) {
+		unsigned n = (unsigned)(off - GICD_ICFGR) / 4;
+		if (n * 16 < lo)
+			return false;
+		if (write)
+			config[n] = (uint32_t)*val & 0xaaaaaaaau; /* edge bits only */
+		else
+			*val = config[n];
+		return true;
+	}
+	if (first < lo || first >= hi)
+		return false;
+	if (BITS_BLOCK(off, GICD_IGROUPR)) {
+		if (write)
+			group[word] = (uint32_t)*val;
+		else
+			*val = group[word];
+		return true;
+	}
+	for (unsigned block = GICD_ISENABLER; block <= GICD_ICACTIVER; block += 0x80) {
+		if (!BITS_BLOCK(off, block))
+			continue;
+		if (write)
+			write_bits(v, first, (uint32_t)*val, block);
+		else
+			*val = read_bits(v, first, block);
+		return true;
+	}
+	return false;
+}
+
+bool vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val)
+{
+	struct vmachine *m = vm(v);
+	struct vgic_dist *d = &m->dist;
+	uint64_t value = write ? *val : 0;
+
+	arch_spin_lock(&m->lock);
+	if (off >= GICD_IROUTER + 8 * 32 && off < GICD_IROUTER + 8 * VGIC_IRQS && size >= 4) {
+		unsigned intid = (unsigned)(off - GICD_IROUTER) / 8;
+		if (!write)
+			value = off & 4 ? 0 : d->target[intid]; /* upper half: Aff3 */
+		else if (!(off & 4))
+			set_route(v, intid, value);
+	} else if (off == GICD_CTLR && size == 4) {
+		if (write)
+			d->ctlr = (uint32_t)value & GICD_CTLR_ENABLES;
+		value = d->ctlr | GICD_CTLR_FIXED;
+	} else if (off == GICD_TYPER && !write) {
+		value = GICD_TYPER_VALUE;
+	} else if (off == GICD_IIDR && !write) {
+		value = GIC_IIDR_VALUE;
+	} else if (off == GICD_PIDR2 && !write) {
+		value = GIC_PIDR2_V3;
+	} else if (!irq_regs(v, off, size, write, &value, d->group, d->config, d->priority, 32,
+			     VGIC_IRQS)) {
+		value = 0; /* INTIDs below 32 (banked in the redistributors) and reserved space */
+	}
+	arch_spin_unlock(&m->lock);
+	if (!write)
+		*val = value;
+	return true; /* reserved registers read as zero and ignore writes, as on hardware */
+}
+
+static uint64_t redist_typer(const struct partition *p, unsigned index)
+{
+	uint64_t typer = (uint64_t)index << 32 | (uint64_t)index << 8;
+
+	if (index + 1 == p->cfg->vcpu_count)
+		typer |= GICR_TYPER_LAST;
+	return typer;
+}
+
+bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val)
+{
+	struct partition *p = v->partition;
+	unsigned index = (unsigned)(off / GICR_STRIDE);
+	uint64_t reg = off % GICR_STRIDE;
+
+	if (index >= p->cfg->vcpu_count)
+		return false;
+	struct vmachine *m = vm(v);
+	struct vgic_redist *rd = &m->redist[index];
+	struct vcpu *owner = &p->vcpus[index];
+	uint64_t value = write ? *val : 0;
+
+	arch_spin_lock(&m->lock);
+	if (reg >= GICR_FRAME) {
+		/* The bit blocks act on the redistributor's own vCPU, whoever writes them. */
+		if (!irq_regs(owner, reg - GICR_FRAME, size, write, &value, &rd->group, rd->config,
+			      rd->priority, 0, 32))
+			value = 0;
+	} else if (reg == GICR_TYPER && size == 8 && !write) {
+		value = redist_typer(p, index);
+	} else if (reg == GICR_TYPER + 4 && size == 4 && !write) {
+		value = redist_typer(p, index) >> 32;
+	} else if (reg == GICR_WAKER && size == 4) {
+		if (write)
+			rd->waker = (uint32_t)value & GICR_WAKER_SLEEP;
+		value = rd->waker ? GICR_WAKER_SLEEP | GICR_WAKER_CHILDREN_ASLEEP : 0;
+	} else if (reg == GICR_IIDR && !write) {
+		value = GIC_IIDR_VALUE;
+	} else if (reg == GICR_PIDR2 && !write) {
+		value = GIC_PIDR2_V3;
+	} else {
+		value = 0; /* GICR_CTLR and the LPI registers: no LPIs */
+	}
+	arch_spin_unlock(&m->lock);
+	if (!write)
+		*val = value;
+	return true;
+}
+
+/* ICC_SGI1R_EL1: TargetList 15:0, Aff1 23:16, INTID 27:24, Aff2 39:32, IRM 40, RS 47:44,
+ * Aff3 55:48. vCPU n has Aff0 = n and the rest zero. */
+void vgic_send_sgi(struct vcpu *v, uint64_t value)
+{
+	struct partition *p = v->partition;
+	unsigned intid = (unsigned)(value >> 24) & 0xf;
+	bool all_but_self = value & (1ul << 40);
+	uint32_t targets = (uint32_t)value & 0xffff;
+
+	if (!all_but_self && (value & 0xff00ff00ff0000ul)) /* Aff1-3, RS: nobody there */
+		return;
+	for (unsigned i = 0; i < p->cfg->vcpu_count; i++) {
+		bool hit = all_but_self ? i != v->id : (targets >> i) & 1;
+		if (hit)
+			virq_inject(&p->vcpus[i], intid, false);
+	}
+}
+
+void vgic_reset_dist(struct partition *p)
+{
+	struct vmachine *m = vmachine_of(p);
+
+	memset(&m->dist, 0, sizeof(m->dist));
+	memset(m->redist, 0, sizeof(m->redist));
+	for (unsigned i = 0; i < BH_MAX_CORES; i++)
+		m->redist[i].waker = GICR_WAKER_SLEEP;
+}
+
+/* A vCPU starts with every interrupt disabled except the SPIs the guest already enabled and
+ * routed to it (a secondary vCPU restarted by PSCI finds the distributor as it left it). */
+void vgic_reset_redist(struct vcpu *v)
+{
+	struct vmachine *m = vm(v);
+
+	for (unsigned intid = 0; intid < VGIC_IRQS; intid++) {
+		bool on = intid < 32 ? m->redist[v->id].enabled & (1u << intid)
+				     : (m->dist.enabled[intid / 32] & (1u << (intid % 32))) &&
+					       m->dist.target[intid] == v->id;
+		virq_enable(v, intid, on);
+	}
+}

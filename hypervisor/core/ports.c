@@ -1,0 +1,463 @@
+/* Sampling and queuing ports with XtratuM semantics, and shared-memory doorbells.
+ *
+ * Every message is copied twice by the hypervisor: from the sender into its channel's buffer
+ * (hypervisor memory the tool sized), and from there to the receiver, so no partition ever
+ * sees another's memory through a port. Each channel has a ticket lock held for one copy of at
+ * most BH_MAX_MESSAGE_SIZE bytes, so a vCPU on another core waits for at most that long.
+ *
+ * Notifications (BH_VIRQ_PORT, BH_VIRQ_DOORBELL) are edge-triggered and re-armed only by the
+ * receiver: a port raises its interrupt once, then not again until its partition has used the
+ * port (read, receive, send) or taken its doorbells. A sender that floods therefore costs the
+ * receiver's core at most one interrupt per call the receiver makes. */
+#include "bulkhead/abi.h"
+#include "guest_mem.h"
+#include "lib.h"
+#include "panic.h"
+#include "partition.h"
+#include "plan.h"
+#include "ports.h"
+#include "virq.h"
+
+struct port_rt {
+	volatile uint32_t open_gen; /* the partition's restarts + 1 once opened: a restart closes */
+	uint32_t seen_seq;          /* sampling destination: channel seq at its last read */
+	uint32_t notified;          /* BH_VIRQ_PORT raised and not re-armed yet (channel lock) */
+};
+
+struct channel_rt {
+	struct spinlock lock;
+	volatile uint32_t head;  /* queuing: slot of the oldest message */
+	volatile uint32_t count; /* messages held (sampling: 1 once written) */
+	volatile uint32_t seq;   /* sampling: writes so far */
+	uint64_t written_at;     /* sampling: counter at the last write */
+	uint64_t refresh_ticks;  /* sampling: validity */
+};
+
+/* An open port of the calling partition, resolved. */
+struct port {
+	const struct bh_port_cfg *cfg;
+	const struct bh_channel_cfg *ch;
+	struct port_rt *rt;
+	struct channel_rt *crt;
+};
+
+static const struct bh_system_cfg *sys;
+static struct channel_rt channels[BH_MAX_CHANNELS];
+static struct port_rt port_pool[BH_MAX_SYSTEM_PORTS];
+static struct port_rt *part_ports[BH_MAX_PARTITIONS];
+static uint32_t part_port_count[BH_MAX_PARTITIONS]; /* 0 until ports_init: every call fails */
+static volatile uint64_t doorbells[BH_MAX_PARTITIONS]; /* rung, not taken yet: bit = region */
+
+static uint64_t arg(const struct arch_regs *r, unsigned i) { return arch_regs_arg(r, i); }
+static uint32_t min_u32(uint32_t a, uint64_t b) { return b < a ? (uint32_t)b : a; }
+
+static bool valid_ref(const struct bh_system_cfg *cfg, struct bh_port_ref ref)
+{
+	return ref.partition < cfg->partition_count &&
+	       ref.port < cfg->partitions[ref.partition].port_count;
+}
+
+void ports_init(const struct bh_system_cfg *cfg)
+{
+	unsigned next = 0;
+
+	sys = cfg;
+	memset(port_pool, 0, sizeof(port_pool)); /* every port closed, nothing rung */
+	for (unsigned i = 0; i < BH_MAX_PARTITIONS; i++)
+		doorbells[i] = 0;
+	BH_CHECK(cfg->channel_count <= BH_MAX_CHANNELS && cfg->shm_count <= BH_MAX_SHM_REGIONS);
+	for (unsigned i = 0; i < cfg->channel_count; i++) {
+		const struct bh_channel_cfg *ch = &cfg->channels[i];
+		BH_CHECK(ch->max_messages && ch->max_message_size <= BH_MAX_MESSAGE_SIZE &&
+			 ch->buffer_size == (uint64_t)ch->max_messages *
+			 BH_MSG_SLOT_SIZE(ch->max_message_size) && !((uintptr_t)ch->buffer & 7));
+		BH_CHECK(valid_ref(cfg, ch->source));
+		for (uint32_t d = 0; d < ch->destination_count; d++)
+			BH_CHECK(valid_ref(cfg, ch->destinations[d]));
+		channels[i] = (struct channel_rt){ .refresh_ticks = ns_to_ticks(ch->refresh_ns) };
+	}
+	for (unsigned i = 0; i < cfg->shm_count; i++)
+		for (uint32_t m = 0; m < cfg->shm_regions[i].mapping_count; m++)
+			BH_CHECK(cfg->shm_regions[i].mappings[m].partition < cfg->partition_count);
+	for (unsigned i = 0; i < cfg->partition_count; i++) {
+		const struct bh_partition_cfg *p = &cfg->partitions[i];
+		BH_CHECK(p->port_count <= BH_MAX_PORTS && next + p->port_count <= BH_MAX_SYSTEM_PORTS);
+		for (unsigned d = 0; d < p->port_count; d++)
+			BH_CHECK(p->ports[d].channel < cfg->channel_count);
+		part_ports[i] = &port_pool[next];
+		part_port_count[i] = p->port_count;
+		next += p->port_count;
+	}
+}
+
+/* --- Ports of the caller ---------------------------------------------------------------- */
+
+static bool is_open(const struct port_rt *rt, const struct partition *p)
+{
+	return rt->open_gen == p->restarts + 1;
+}
+
+static void resolve(const struct partition *p, unsigned desc, struct port *out)
+{
+	out->cfg = &p->cfg->ports[desc];
+	out->ch = &sys->channels[out->cfg->channel];
+	out->rt = &part_ports[p->cfg->id][desc];
+	out->crt = &channels[out->cfg->channel];
+}
+
+/* The caller's open port `desc`, of `kind` and `direction`. */
+static int open_port(struct vcpu *v, uint64_t desc, uint32_t kind, uint32_t direction,
+		     struct port *out)
+{
+	const struct partition *p = v->partition;
+
+	if (desc >= part_port_count[p->cfg->id])
+		return BH_INVALID_PARAM;
+	resolve(p, (unsigned)desc, out);
+	if (!is_open(out->rt, p) || out->ch->kind != kind)
+		return BH_INVALID_PARAM;
+	return out->cfg->direction == direction ? BH_OK : BH_INVALID_MODE;
+}
+
+static uint32_t *slot(const struct port *p, uint32_t index)
+{
+	return (uint32_t *)(void *)(p->ch->buffer +
+				    (uint64_t)index * BH_MSG_SLOT_SIZE(p->ch->max_message_size));
+}
+
+/* Names come as (pointer, length): copied once, so nothing depends on a NUL in guest memory. */
+static int read_name(struct vcpu *v, uint64_t va, uint64_t len, char name[BH_PORT_NAME_MAX])
+{
+	if (!len || len > BH_PORT_NAME_MAX || !guest_copy_from(v, name, va, len))
+		return BH_INVALID_PARAM;
+	return BH_OK;
+}
+
+static bool name_is(const char *cfg_name, const char *name, uint64_t len)
+{
+	for (uint64_t i = 0; i < len; i++)
+		if (!cfg_name[i] || cfg_name[i] != name[i])
+			return false;
+	return !cfg_name[len];
+}
+
+/* The caller's port descriptor named by the guest's (va, len), or a BH_* error (< 0). */
+static int find_port(struct vcpu *v, uint64_t va, uint64_t len)
+{
+	const struct bh_partition_cfg *p = v->partition->cfg;
+	char name[BH_PORT_NAME_MAX];
+	int rc = read_name(v, va, len, name);
+
+	if (rc != BH_OK)
+		return rc;
+	for (unsigned d = 0; d < part_port_count[p->id]; d++)
+		if (name_is(p->ports[d].name, name, len))
+			return (int)d;
+	return BH_INVALID_CONFIG; /* not an endpoint of any channel: nothing to open */
+}
+
+/* Mark `dst` notified and say whether to raise its interrupt (channel lock held). */
+static bool arm(const struct bh_port_ref *dst)
+{
+	struct port_rt *rt = &part_ports[dst->partition][dst->port];
+
+	if (rt->notified || !is_open(rt, &partitions[dst->partition]))
+		return false;
+	rt->notified = 1;
+	return true;
+}
+
+/* After the channel lock is released: the injection may kick another core. */
+static void notify(uint32_t partition_mask, unsigned intid)
+{
+	while (partition_mask) {
+		unsigned id = (unsigned)__builtin_ctz(partition_mask);
+		partition_mask &= partition_mask - 1;
+		virq_inject(&partitions[id].vcpus[0], intid, false);
+	}
+}
+
+/* --- Creating ports ----------------------------------------------------------------------- */
+
+static int64_t create(struct vcpu *v, struct arch_regs *r, uint32_t kind)
+{
+	uint64_t max_size = arg(r, 3), direction = arg(r, 4), param = arg(r, 5);
+	struct partition *p = v->partition;
+	struct port port;
+
+	if (direction != BH_SOURCE_PORT && direction != BH_DESTINATION_PORT)
+		return BH_INVALID_PARAM;
+	int desc = find_port(v, arg(r, 1), arg(r, 2));
+	if (desc < 0)
+		return desc;
+	resolve(p, (unsigned)desc, &port);
+	uint64_t expected = kind == BH_CHANNEL_SAMPLING ? port.ch->refresh_ns : port.ch->max_messages;
+	if (port.ch->kind != kind || port.cfg->direction != direction ||
+	    port.ch->max_message_size != max_size || expected != param)
+		return BH_INVALID_CONFIG;
+	arch_spin_lock(&port.crt->lock);
+	bool was_open = is_open(port.rt, p);
+	if (!was_open)
+		*port.rt = (struct port_rt){ .open_gen = p->restarts + 1 };
+	arch_spin_unlock(&port.crt->lock);
+	if (was_open) {
+		arch_regs_set(r, 1, (uint64_t)desc);
+		return BH_NO_ACTION;
+	}
+	return desc;
+}
+
+int64_t ports_hc_sampling_create(struct vcpu *v, struct arch_regs *r)
+{
+	return create(v, r, BH_CHANNEL_SAMPLING);
+}
+
+int64_t ports_hc_queuing_create(struct vcpu *v, struct arch_regs *r)
+{
+	return create(v, r, BH_CHANNEL_QUEUING);
+}
+
+/* --- Sampling ----------------------------------------------------------------------------- */
+
+int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t va = arg(r, 2), size = arg(r, 3);
+	uint32_t wake = 0;
+	struct port p;
+	int rc = open_port(v, arg(r, 1), BH_CHANNEL_SAMPLING, BH_SOURCE_PORT, &p);
+
+	if (rc != BH_OK)
+		return rc;
+	if (!size || size > p.ch->max_message_size)
+		return BH_INVALID_CONFIG;
+	uint32_t *msg = slot(&p, 0);
+	arch_spin_lock(&p.crt->lock);
+	if (!guest_copy_from(v, msg + 2, va, size)) {
+		arch_spin_unlock(&p.crt->lock);
+		return BH_INVALID_PARAM;
+	}
+	msg[0] = (uint32_t)size;
+	p.crt->written_at = arch_counter_read();
+	p.crt->seq++;
+	p.crt->count = 1;
+	for (uint32_t i = 0; i < p.ch->destination_count; i++)
+		if (arm(&p.ch->destinations[i]))
+			wake |= 1u << p.ch->destinations[i].partition;
+	arch_spin_unlock(&p.crt->lock);
+	notify(wake, BH_VIRQ_PORT);
+	return BH_OK;
+}
+
+static bool sampling_valid(const struct channel_rt *c, uint64_t now)
+{
+	return c->count && now - c->written_at <= c->refresh_ticks;
+}
+
+int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t va = arg(r, 2), size = arg(r, 3);
+	struct port p;
+	int rc = open_port(v, arg(r, 1), BH_CHANNEL_SAMPLING, BH_DESTINATION_PORT, &p);
+
+	if (rc != BH_OK)
+		return rc;
+	const uint32_t *msg = slot(&p, 0);
+	arch_spin_lock(&p.crt->lock);
+	p.rt->notified = 0;
+	uint32_t length = p.crt->count ? msg[0] : 0, n = min_u32(length, size);
+	if (!p.crt->count || !guest_copy_to(v, va, msg + 2, n)) {
+		arch_spin_unlock(&p.crt->lock);
+		return p.crt->count ? BH_INVALID_PARAM : BH_NO_ACTION; /* never written */
+	}
+	p.rt->seen_seq = p.crt->seq;
+	bool valid = sampling_valid(p.crt, arch_counter_read());
+	arch_spin_unlock(&p.crt->lock);
+	arch_regs_set(r, 1, valid ? BH_MSG_VALID : 0);
+	arch_regs_set(r, 2, length);
+	return n;
+}
+
+/* --- Queuing ------------------------------------------------------------------------------ */
+
+int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t va = arg(r, 2), size = arg(r, 3);
+	struct port p;
+	int rc = open_port(v, arg(r, 1), BH_CHANNEL_QUEUING, BH_SOURCE_PORT, &p);
+
+	if (rc != BH_OK)
+		return rc;
+	if (!size || size > p.ch->max_message_size)
+		return BH_INVALID_CONFIG;
+	arch_spin_lock(&p.crt->lock);
+	p.rt->notified = 0; /* the sender came back: tell it again when room frees up */
+	uint32_t count = p.crt->count, tail = p.crt->head + count;
+	if (count == p.ch->max_messages) {
+		arch_spin_unlock(&p.crt->lock);
+		return BH_NOT_AVAILABLE;
+	}
+	uint32_t *msg = slot(&p, tail >= p.ch->max_messages ? tail - p.ch->max_messages : tail);
+	if (!guest_copy_from(v, msg + 2, va, size)) {
+		arch_spin_unlock(&p.crt->lock);
+		return BH_INVALID_PARAM;
+	}
+	msg[0] = (uint32_t)size;
+	p.crt->count = count + 1;
+	bool wake = arm(&p.ch->destinations[0]);
+	arch_spin_unlock(&p.crt->lock);
+	notify(wake ? 1u << p.ch->destinations[0].partition : 0, BH_VIRQ_PORT);
+	return BH_OK;
+}
+
+/* A receive that does not fit the buffer is truncated and the message consumed all the same
+ * (XtratuM): x1 tells the guest the length it missed. */
+int64_t ports_hc_queuing_receive(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t va = arg(r, 2), size = arg(r, 3);
+	struct port p;
+	int rc = open_port(v, arg(r, 1), BH_CHANNEL_QUEUING, BH_DESTINATION_PORT, &p);
+
+	if (rc != BH_OK)
+		return rc;
+	arch_spin_lock(&p.crt->lock);
+	p.rt->notified = 0;
+	uint32_t count = p.crt->count, head = p.crt->head;
+	if (!count) {
+		arch_spin_unlock(&p.crt->lock);
+		return BH_NOT_AVAILABLE;
+	}
+	const uint32_t *msg = slot(&p, head);
+	uint32_t length = msg[0], n = min_u32(length, size);
+	if (!guest_copy_to(v, va, msg + 2, n)) {
+		arch_spin_unlock(&p.crt->lock);
+		return BH_INVALID_PARAM; /* the message stays */
+	}
+	p.crt->head = head + 1 == p.ch->max_messages ? 0 : head + 1;
+	p.crt->count = count - 1;
+	bool wake = count == p.ch->max_messages && arm(&p.ch->source);
+	arch_spin_unlock(&p.crt->lock);
+	notify(wake ? 1u << p.ch->source.partition : 0, BH_VIRQ_PORT);
+	arch_regs_set(r, 1, length);
+	return n;
+}
+
+/* --- Status, information, readiness -------------------------------------------------------- */
+
+int64_t ports_hc_status(struct vcpu *v, struct arch_regs *r)
+{
+	struct bh_port_status st = { 0 };
+	uint64_t desc = arg(r, 1);
+	struct port p;
+
+	if (desc >= part_port_count[v->partition->cfg->id])
+		return BH_INVALID_PARAM;
+	resolve(v->partition, (unsigned)desc, &p);
+	if (!is_open(p.rt, v->partition))
+		return BH_INVALID_PARAM;
+	arch_spin_lock(&p.crt->lock);
+	st.messages = p.crt->count;
+	st.last_size = p.crt->count ? slot(&p, p.crt->head)[0] : 0;
+	if (p.ch->kind == BH_CHANNEL_SAMPLING && p.crt->count) {
+		st.timestamp_ns = ticks_to_ns(p.crt->written_at);
+		st.flags = sampling_valid(p.crt, arch_counter_read()) ? BH_MSG_VALID : 0;
+	}
+	arch_spin_unlock(&p.crt->lock);
+	return guest_copy_to(v, arg(r, 2), &st, sizeof(st)) ? BH_OK : BH_INVALID_PARAM;
+}
+
+int64_t ports_hc_info(struct vcpu *v, struct arch_regs *r)
+{
+	int desc = find_port(v, arg(r, 1), arg(r, 2));
+	struct port p;
+
+	if (desc < 0)
+		return desc;
+	resolve(v->partition, (unsigned)desc, &p);
+	struct bh_port_info info = {
+		.kind = p.ch->kind, .direction = p.cfg->direction,
+		.max_message_size = p.ch->max_message_size, .max_messages = p.ch->max_messages,
+		.refresh_ns = p.ch->refresh_ns, .descriptor = is_open(p.rt, v->partition) ? desc : -1,
+	};
+	return guest_copy_to(v, arg(r, 3), &info, sizeof(info)) ? BH_OK : BH_INVALID_PARAM;
+}
+
+/* A snapshot without locks: readiness is a hint the next call confirms. */
+static bool ready(const struct port *p)
+{
+	if (p->cfg->direction == BH_SOURCE_PORT)
+		return p->ch->kind == BH_CHANNEL_SAMPLING || p->crt->count < p->ch->max_messages;
+	if (p->ch->kind == BH_CHANNEL_SAMPLING)
+		return p->crt->count && p->crt->seq != p->rt->seen_seq;
+	return p->crt->count != 0;
+}
+
+int64_t ports_hc_ready(struct vcpu *v, struct arch_regs *r)
+{
+	const struct partition *part = v->partition;
+	unsigned id = part->cfg->id;
+	uint64_t bits = 0;
+	struct port p;
+
+	for (unsigned d = 0; d < part_port_count[id]; d++) {
+		resolve(part, d, &p);
+		if (is_open(p.rt, part) && ready(&p))
+			bits |= 1ull << d;
+	}
+	arch_regs_set(r, 1, bits);
+	arch_regs_set(r, 2, __atomic_exchange_n(&doorbells[id], 0ull, __ATOMIC_SEQ_CST));
+	return BH_OK;
+}
+
+/* --- Shared memory -------------------------------------------------------------------------- */
+
+static const struct bh_shm_map_cfg *membership(const struct bh_shm_cfg *shm, unsigned partition)
+{
+	for (uint32_t m = 0; m < shm->mapping_count; m++)
+		if (shm->mappings[m].partition == partition)
+			return &shm->mappings[m];
+	return NULL;
+}
+
+int64_t ports_hc_shm_info(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t len = arg(r, 2);
+	unsigned id = v->partition->cfg->id;
+	char name[BH_PORT_NAME_MAX];
+	int rc = read_name(v, arg(r, 1), len, name);
+
+	if (rc != BH_OK)
+		return rc;
+	for (uint32_t i = 0; sys && i < sys->shm_count; i++) {
+		const struct bh_shm_cfg *shm = &sys->shm_regions[i];
+		const struct bh_shm_map_cfg *map = membership(shm, id);
+		if (!map || !name_is(shm->name, name, len))
+			continue;
+		struct bh_shm_info info = {
+			.guest_address = map->ipa, .size = shm->size, .rights = map->flags,
+			.doorbell = shm->flags & BH_SHM_DOORBELL ? 1u : 0u,
+		};
+		return guest_copy_to(v, arg(r, 3), &info, sizeof(info)) ? (int64_t)i : BH_INVALID_PARAM;
+	}
+	return BH_INVALID_CONFIG; /* a region the caller does not map does not exist for it */
+}
+
+int64_t ports_hc_shm_doorbell(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t region = arg(r, 1);
+	unsigned self = v->partition->cfg->id;
+	uint32_t wake = 0;
+
+	if (!sys || region >= sys->shm_count || !membership(&sys->shm_regions[region], self))
+		return BH_PERM_ERROR;
+	const struct bh_shm_cfg *shm = &sys->shm_regions[region];
+	if (!(shm->flags & BH_SHM_DOORBELL))
+		return BH_NOT_AVAILABLE;
+	for (uint32_t m = 0; m < shm->mapping_count; m++) {
+		unsigned peer = shm->mappings[m].partition;
+		uint64_t bit = 1ull << region;
+		if (peer != self && !(__atomic_fetch_or(&doorbells[peer], bit, __ATOMIC_SEQ_CST) & bit))
+			wake |= 1u << peer;
+	}
+	notify(wake, BH_VIRQ_DOORBELL);
+	return BH_OK;
+}

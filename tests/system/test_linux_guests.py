@@ -1,0 +1,158 @@
+"""Unmodified Debian Linux in a partition beside a real-time partition (issue 4).
+
+Each test boots the real Debian arm64 kernel fetched by scripts/bootstrap.sh with a busybox
+initramfs built by the tool, types into its shell through the shared console, and checks both
+what Linux says and that the real-time partition next to it kept running on time."""
+
+from __future__ import annotations
+
+import re
+
+from harness import ROOT, Console, partition_view
+
+CONFIGS_DIR = ROOT / "configs"
+
+PROMPT = r"/ # "
+WINDOW = re.compile(r"^\[rtprobe\] rtprobe: window (\d+) lateness min (-?\d+) max (-?\d+) ns$", re.M)
+
+
+def windows(text: str) -> list[tuple[int, int, int]]:
+    return [(int(n), int(lo), int(hi)) for n, lo, hi in WINDOW.findall(text)]
+
+
+def shell(con: Console, command: str, timeout: float = 30.0) -> str:
+    """Run a command in the Linux shell and return its output: what Linux printed between the
+    command's echo and the next prompt, however other partitions' lines interleaved with it."""
+    start = con.raw.rfind("\n") + 1  # the line the prompt is on
+    con.send(command + "\r")
+    reply = re.compile(re.escape(command) + r"\n(?P<out>(?:[^\n]*\n)*?)/ # ")
+    m = con.until(lambda: reply.search(partition_view(con.raw[start:], "linux")),
+                  f"output of {command!r} and a prompt", timeout)
+    con.pos = len(con.text)
+    return m["out"]
+
+
+def rt_progress(con: Console) -> int:
+    """Windows the real-time partition completed so far."""
+    found = windows(con.text)
+    return found[-1][0] if found else 0
+
+
+def boot(con: Console) -> None:
+    m = con.expect(r"\[linux\] BHLINUX nproc=(\d+)", 60)
+    assert m[1] == "2", "nproc equals the configured vCPUs"
+    con.expect(PROMPT)
+
+
+def test_linux_shell_isolation_reboot_and_crash():
+    with Console.boot("linux_rt.yaml") as con:
+        boot(con)
+        assert "hello 42" in shell(con, "echo hello $((6*7))")
+
+        # /dev/mem into the hypervisor and into rtprobe's memory: each read is a memory
+        # violation of the Linux partition (ignored here: logged, reads as 0).
+        for address in ("0x40000000", "0x44000000"):
+            before = rt_progress(con)
+            out = shell(con, f"devmem {address} 32")
+            assert "0x00000000" in out
+            assert re.search(rf"HM: partition linux \(id 1\) vcpu \d: memory_violation at "
+                             rf"0x{int(address, 16):x} ", con.text), address
+            con.wait(1.0)
+            assert rt_progress(con) > before, "rtprobe keeps running"
+
+        # reboot restarts Linux, and only Linux.
+        con.send("reboot -f\r")
+        con.expect(r"\[bulkhead\] partition linux: PSCI SYSTEM_RESET")
+        before = rt_progress(con)
+        boot(con)
+        assert rt_progress(con) > before, "rtprobe ran while Linux rebooted"
+
+        # A kernel crash panics Linux, which (panic=-1) resets its partition.
+        con.send("echo c > /proc/sysrq-trigger\r")
+        con.expect(r"Kernel panic - not syncing: sysrq triggered crash")
+        con.expect(r"\[bulkhead\] partition linux cold restart #2")
+        boot(con)
+        assert "restart" not in " ".join(l for l in con.lines() if l.startswith("[bulkhead] partition rtprobe"))
+        assert not re.search(r"HM: partition rtprobe", con.text)
+
+
+def test_passed_through_virtio_device_works_in_linux():
+    with Console.boot("linux_rt.yaml") as con:
+        boot(con)
+        assert "virtio_rng" in shell(con, "cat /sys/class/misc/hw_random/rng_available")
+        # 64 random bytes through the device's virtqueue and its forwarded interrupt.
+        assert shell(con, "head -c 64 /dev/hwrng | wc -c").strip() == "64"
+        assert re.search(r"virtio-mmio@31|GICv3  79 Edge +virtio0", shell(con, "cat /proc/interrupts"))
+
+
+def test_console_focus_escape():
+    with Console.boot("linux_rt.yaml") as con:
+        boot(con)
+        con.send("\x01\x01\x01")
+        con.expect(r"\[bulkhead\] console input goes to linux")
+        # Fewer than three Ctrl-A are not an escape: they reach Linux as data.
+        con.send("head -c 3 | od -An -tx1\r")
+        con.expect(r"od -An -tx1\n")
+        con.wait(0.5)  # the shell hands the terminal to head (line editing would eat Ctrl-A)
+        con.send("\x01\x01z\r")
+        con.expect(r"01 01 7a")
+
+
+STRESS = ("(while :; do :; done) & "
+          "(while :; do dd if=/dev/zero of=/tmp/f bs=1M count=16 2>/dev/null; done) &")
+
+
+WHOLE_WINDOW = r"rtprobe: window \d+ lateness min -?\d+ max -?\d+ ns\n"
+
+
+def phase(text: str, start: int, end: int | None = None) -> list[tuple[int, int, int]]:
+    """rtprobe windows printed in text[start:end]."""
+    return windows(text[start:end])
+
+
+def test_rt_partition_beside_linux_booting_idle_and_stressed():
+    """rtprobe on core 1 keeps every 1 ms activation while Linux boots, idles and runs a CPU and
+    memory stress on cores 2 and 3 (-icount shift=0: lateness in exact instruction time)."""
+    with Console.boot("linux_rt.yaml", icount=True) as con:
+        m = con.expect(r"\[linux\] BHLINUX", 120)
+        booted = m.start()
+        idle_from = con.expect(PROMPT).end()
+        con.expect(WHOLE_WINDOW, 60)
+        con.expect(WHOLE_WINDOW, 60)
+        con.send(STRESS + "\r")
+        stress_from = con.expect(PROMPT).end()
+        for _ in range(4):
+            con.expect(WHOLE_WINDOW, 120)
+        assert "BHLINUX" not in con.text[m.end():], "Linux did not restart"
+
+    booting = phase(con.text, 0, booted)
+    idle = phase(con.text, idle_from, stress_from)[1:]  # whole windows only
+    stressed = phase(con.text, stress_from)[1:]
+    print(f"rtprobe lateness (ns) booting {booting}\nidle {idle}\nstressed {stressed}")
+    assert booting and idle and len(stressed) >= 3
+    # Every window ends: no activation is lost whatever Linux does.
+    numbers = [n for n, _, _ in windows(con.text)]
+    assert numbers == list(range(1, len(numbers) + 1))
+    # Linux idle on its own cores adds nothing: the hypervisor's timer path alone.
+    assert all(hi <= 1000 for _, _, hi in idle), idle
+    # Booting and stressed, -icount runs the four emulated cores one after another on one host
+    # thread, so rtprobe's core waits for the busy Linux cores' turns: lateness up to QEMU's
+    # round-robin slice, an artifact of the emulator (docs/performance.md), bounded here.
+    assert all(hi <= 10_000_000 for _, _, hi in booting + stressed), (booting, stressed)
+
+
+def test_default_systems_land_in_a_linux_shell_beside_real_time_partitions():
+    """`make run` (configs/demo.yaml) and its PREEMPT_RT variant: a Linux shell, with control and
+    monitor printing beside it."""
+    for config, flavour in (("demo.yaml", "SMP"), ("demo-rt.yaml", "PREEMPT_RT")):
+        with Console.boot(CONFIGS_DIR / config) as con:
+            con.expect(r"\[linux\] BusyBox", 90)
+            con.expect(PROMPT)
+            assert shell(con, "nproc").strip() == "2"
+            assert flavour in shell(con, "uname -v")
+            assert shell(con, "head -c 16 /dev/hwrng | wc -c").strip() == "16"
+            seen = con.text.count("[control] cycle")
+            con.expect(r"\[monitor\] uptime", 30)
+            con.expect(r"\[control\] cycle", 30)
+            assert con.text.count("[control] cycle") > seen
+            assert "HM:" not in con.text

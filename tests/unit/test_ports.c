@@ -1,0 +1,215 @@
+/* Ports and doorbells (core/ports.c) on the host: the fixture's alpha (id 0) sends to beta
+ * (id 1) over a sampling and a queuing channel, and both map one shared region. */
+#include <string.h>
+#include "arch/fake.h"
+#include "bulkhead/abi.h"
+#include "fixture.h"
+#include "hypercall.h"
+#include "partition.h"
+#include "percpu.h"
+#include "ports.h"
+#include "unit.h"
+
+#define NAMES  (ALPHA_RAM_IPA + 0x1000) /* port names in alpha's memory */
+#define BUF    (ALPHA_RAM_IPA + 0x2000)
+#define BETA_BUF (ALPHA_RAM_IPA + 0x3000)
+
+enum { SAMPLING, QUEUING };
+
+static uint8_t sampling_buf[BH_MSG_SLOT_SIZE(16)] __attribute__((aligned(8)));
+static uint8_t queue_buf[2 * BH_MSG_SLOT_SIZE(8)] __attribute__((aligned(8)));
+static const struct bh_port_ref sampling_dst[] = { { .partition = 1, .port = 0 } };
+static const struct bh_port_ref queue_dst[] = { { .partition = 1, .port = 1 } };
+static const struct bh_channel_cfg channels[] = {
+	[SAMPLING] = { .name = "s", .kind = BH_CHANNEL_SAMPLING, .max_message_size = 16,
+		       .max_messages = 1, .destination_count = 1, .refresh_ns = 1000,
+		       .source = { 0, 0 }, .destinations = sampling_dst, .buffer = sampling_buf,
+		       .buffer_size = sizeof(sampling_buf) },
+	[QUEUING] = { .name = "q", .kind = BH_CHANNEL_QUEUING, .max_message_size = 8,
+		      .max_messages = 2, .destination_count = 1, .source = { 0, 1 },
+		      .destinations = queue_dst, .buffer = queue_buf,
+		      .buffer_size = sizeof(queue_buf) },
+};
+static const struct bh_port_cfg alpha_ports[] = {
+	{ .name = "s_out", .channel = SAMPLING, .direction = BH_SOURCE_PORT },
+	{ .name = "q_out", .channel = QUEUING, .direction = BH_SOURCE_PORT },
+};
+static const struct bh_port_cfg beta_ports[] = {
+	{ .name = "s_in", .channel = SAMPLING, .direction = BH_DESTINATION_PORT },
+	{ .name = "q_in", .channel = QUEUING, .direction = BH_DESTINATION_PORT },
+};
+static const struct bh_shm_map_cfg shm_maps[] = {
+	{ .partition = 0, .flags = BH_AREA_READ | BH_AREA_WRITE, .ipa = 0x50000000 },
+	{ .partition = 1, .flags = BH_AREA_READ, .ipa = 0x50000000 },
+};
+static const struct bh_shm_cfg shm[] = {
+	{ .name = "ring", .phys = 0x42400000, .size = 0x1000, .flags = BH_SHM_DOORBELL,
+	  .mapping_count = 2, .mappings = shm_maps },
+	{ .name = "mute", .phys = 0x42401000, .size = 0x1000, .mapping_count = 1,
+	  .mappings = shm_maps },
+};
+
+static struct arch_regs regs;
+
+static void boot(void)
+{
+	static struct bh_system_cfg sys;
+
+	fixture_partitions[0].ports = alpha_ports;
+	fixture_partitions[0].port_count = 2;
+	fixture_partitions[1].ports = beta_ports;
+	fixture_partitions[1].port_count = 2;
+	fixture_boot();
+	sys = bh_system_config;
+	sys.channels = channels;
+	sys.channel_count = 2;
+	sys.shm_regions = shm;
+	sys.shm_count = 2;
+	memset(sampling_buf, 0, sizeof(sampling_buf));
+	memset(queue_buf, 0, sizeof(queue_buf));
+	ports_init(&sys);
+}
+
+static struct vcpu *alpha(void) { return &partitions[0].vcpus[0]; }
+static struct vcpu *beta(void) { return &partitions[1].vcpus[0]; }
+
+static int64_t call(struct vcpu *v, uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3,
+		    uint64_t a4, uint64_t a5)
+{
+	fixture_run(v->core, v);
+	regs = (struct arch_regs){ .x = { fn, a1, a2, a3, a4, a5 } };
+	regs.x[0] = (uint64_t)hypercall_dispatch(v, &regs);
+	return (int64_t)regs.x[0];
+}
+
+/* The name at NAMES in the caller's memory (alpha's and beta's RAM start at the same IPA). */
+static uint64_t name(struct vcpu *v, const char *s)
+{
+	uint8_t *ram = v == alpha() ? fake_ram : fake_ram + (BETA_RAM_PHYS - ALPHA_RAM_PHYS);
+	memcpy(ram + (NAMES - ALPHA_RAM_IPA), s, strlen(s));
+	return strlen(s);
+}
+
+static int64_t open_q(struct vcpu *v, const char *port, uint64_t dir)
+{
+	uint64_t len = name(v, port);
+	return call(v, BH_HC_QUEUING_PORT_CREATE, NAMES, len, 8, dir, 2);
+}
+
+static bool port_irq_pending(struct vcpu *v)
+{
+	return v->virq.pending[0] & (1u << BH_VIRQ_PORT);
+}
+
+static void clear_port_irq(struct vcpu *v)
+{
+	v->virq.pending[0] &= ~(1u << BH_VIRQ_PORT);
+	v->virq.count = 0;
+}
+
+TEST(ports_open_by_matching_configuration_only)
+{
+	boot();
+	EXPECT_EQ(open_q(alpha(), "q_in", BH_SOURCE_PORT), BH_INVALID_CONFIG); /* beta's */
+	EXPECT_EQ(open_q(alpha(), "q_out", BH_DESTINATION_PORT), BH_INVALID_CONFIG);
+	uint64_t len = name(alpha(), "q_out");
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_PORT_CREATE, NAMES, len, 8, 0, 3), BH_INVALID_CONFIG);
+	EXPECT_EQ(call(alpha(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 8, 0, 2), BH_INVALID_CONFIG);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_PORT_CREATE, NAMES, len, 8, 2, 2), BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_PORT_CREATE, NAMES, 0, 8, 0, 2), BH_INVALID_PARAM);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_PORT_CREATE, 0x7000, len, 8, 0, 2), BH_INVALID_PARAM);
+	EXPECT_EQ(open_q(alpha(), "q_out", BH_SOURCE_PORT), 1);
+	EXPECT_EQ(open_q(alpha(), "q_out", BH_SOURCE_PORT), BH_NO_ACTION);
+	EXPECT_EQ(regs.x[1], 1);
+}
+
+TEST(a_restart_closes_the_partitions_ports)
+{
+	boot();
+	EXPECT_EQ(open_q(alpha(), "q_out", BH_SOURCE_PORT), 1);
+	partitions[0].restarts++;
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 1, 0, 0), BH_INVALID_PARAM);
+	EXPECT_EQ(open_q(alpha(), "q_out", BH_SOURCE_PORT), 1);
+}
+
+TEST(queue_is_fifo_bounded_and_notifies_once_per_receive)
+{
+	boot();
+	open_q(alpha(), "q_out", BH_SOURCE_PORT);
+	open_q(beta(), "q_in", BH_DESTINATION_PORT);
+	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	EXPECT(port_irq_pending(beta()));
+	clear_port_irq(beta());
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF + 3, 5, 0, 0), BH_OK);
+	EXPECT(!port_irq_pending(beta())); /* not re-armed: beta has not received yet */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 1, 0, 0), BH_NOT_AVAILABLE);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 9, 0, 0), BH_INVALID_CONFIG);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 2, 0, 0), 2); /* truncated */
+	EXPECT_EQ(regs.x[1], 3);
+	EXPECT(port_irq_pending(alpha())); /* the queue was full: room for the sender now */
+	uint8_t *beta_ram = fake_ram + (BETA_RAM_PHYS - ALPHA_RAM_PHYS) + 0x3000;
+	EXPECT(memcmp(beta_ram, "ab", 2) == 0);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 5);
+	EXPECT(memcmp(beta_ram, "defgh", 5) == 0);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), BH_NOT_AVAILABLE);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 1, 0, 0), BH_OK);
+	EXPECT(port_irq_pending(beta())); /* re-armed by the receive */
+}
+
+TEST(a_bad_buffer_changes_nothing_and_releases_the_lock)
+{
+	boot();
+	open_q(alpha(), "q_out", BH_SOURCE_PORT);
+	open_q(beta(), "q_in", BH_DESTINATION_PORT);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, 0x7000, 4, 0, 0), BH_INVALID_PARAM);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), BH_NOT_AVAILABLE);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, 0x7000, 8, 0, 0), BH_INVALID_PARAM);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 4); /* still there */
+}
+
+TEST(sampling_validity_and_readiness)
+{
+	boot();
+	uint64_t len = name(alpha(), "s_out");
+	EXPECT_EQ(call(alpha(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 16, 0, 1000), 0);
+	len = name(beta(), "s_in");
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 16, 1, 1000), 0);
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), BH_NO_ACTION);
+	fake.counter = 1000;
+	EXPECT_EQ(call(alpha(), BH_HC_SAMPLING_WRITE, 0, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(call(beta(), BH_HC_PORT_READY, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT_EQ(regs.x[1], 1); /* s_in has a message it has not read */
+	fake.counter = 1000 + 62; /* 62 ticks = 992 ns: still within the 1000 ns refresh */
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 4);
+	EXPECT_EQ(regs.x[1], BH_MSG_VALID);
+	EXPECT_EQ(call(beta(), BH_HC_PORT_READY, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT_EQ(regs.x[1], 0);
+	fake.counter = 1000 + 64; /* 1024 ns */
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 4);
+	EXPECT_EQ(regs.x[1], 0);
+}
+
+TEST(doorbells_ring_members_only_and_once_until_taken)
+{
+	boot();
+	EXPECT_EQ(call(beta(), BH_HC_SHM_DOORBELL, 1, 0, 0, 0, 0), BH_PERM_ERROR); /* not mapped */
+	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 1, 0, 0, 0, 0), BH_NOT_AVAILABLE);
+	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 2, 0, 0, 0, 0), BH_PERM_ERROR);
+	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT(beta()->virq.pending[0] & (1u << BH_VIRQ_DOORBELL));
+	EXPECT(!(alpha()->virq.pending[0] & (1u << BH_VIRQ_DOORBELL)));
+	beta()->virq.pending[0] = 0;
+	beta()->virq.count = 0;
+	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT(!(beta()->virq.pending[0] & (1u << BH_VIRQ_DOORBELL)));
+	EXPECT_EQ(call(beta(), BH_HC_PORT_READY, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT_EQ(regs.x[2], 1); /* region 0 rang; taken now */
+	EXPECT_EQ(call(beta(), BH_HC_PORT_READY, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT_EQ(regs.x[2], 0);
+	uint64_t len = name(beta(), "ring");
+	EXPECT_EQ(call(beta(), BH_HC_SHM_INFO, NAMES, len, BETA_BUF, 0, 0), 0);
+	len = name(beta(), "mute");
+	EXPECT_EQ(call(beta(), BH_HC_SHM_INFO, NAMES, len, BETA_BUF, 0, 0), BH_INVALID_CONFIG);
+}
