@@ -171,9 +171,13 @@ static bool arm(const struct bh_port_ref *dst)
 static void notify(uint32_t partition_mask, unsigned intid)
 {
 	while (partition_mask) {
-		unsigned id = (unsigned)__builtin_ctz(partition_mask);
+		struct partition *p = &partitions[__builtin_ctz(partition_mask)];
 		partition_mask &= partition_mask - 1;
-		virq_inject(&partitions[id].vcpus[0], intid, false);
+		if (p->cfg->vmachine) /* Linux: an edge on its event GPIO line */
+			arch_vmachine_event(p, intid == BH_VIRQ_PORT ? BH_EVENT_LINE_PORT
+								     : BH_EVENT_LINE_DOORBELL);
+		else
+			virq_inject(&p->vcpus[0], intid, false);
 	}
 }
 

@@ -39,6 +39,9 @@ void arch_sync_loaded_image(void *p, size_t len); /* clean caches after writing 
 void arch_stage2_build(struct partition *p);
 /* The partition (re)starts: put its emulated machine, if it has one, in its reset state. */
 void arch_partition_reset(struct partition *p);
+/* Event line `line` of the partition's emulated machine pulses (0: a port became ready,
+ * 1: a doorbell rang); nothing for partitions without one. */
+void arch_vmachine_event(struct partition *p, unsigned line);
 /* A byte of console input for the partition's emulated UART. */
 void arch_vuart_receive(struct partition *p, char c);
 

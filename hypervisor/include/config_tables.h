@@ -120,7 +120,9 @@ struct bh_vmachine_cfg {
 	uint64_t gicr_ipa;   /* GICv3 redistributors, 128 KiB per vCPU in vCPU index order */
 	uint64_t uart_ipa;   /* PL011, 4 KiB */
 	uint32_t uart_intid; /* the PL011's virtual SPI */
-	uint32_t reserved;
+	uint32_t gpio_intid; /* the event GPIO's virtual SPI */
+	uint64_t gpio_ipa;   /* PL061 whose input lines are hypervisor events, 4 KiB */
+	uint64_t call_ipa;   /* hypercalls from user space (arch/aarch64/vcall.c), 4 KiB */
 };
 
 /* Channels: the hypervisor copies messages between ports through a buffer in its own memory,

@@ -134,6 +134,12 @@ def test_device_tree(workdir, vcpus):
         (["arm,pl011", "arm,primecell"], [0, 0x0900_0000, 0, 0x1000], [0, 1, 4])
     assert uart["clocks"] == clock["phandle"] * 2 and uart["clock-names"] == ["uartclk", "apb_pclk"]
     assert (clock["compatible"], clock["clock-frequency"], clock["#clock-cells"]) == (["fixed-clock"], [24_000_000], [0])
+    events = node(tree, "pl061@b000000")["props"]
+    assert (events["compatible"], events["reg"], events["interrupts"], events["gpio-controller"]) == \
+        (["arm,pl061", "arm,primecell"], [0, 0x0B00_0000, 0, 0x1000], [0, 9, 4], True)
+    assert events["gpio-line-names"][:2] == ["bulkhead-port", "bulkhead-doorbell"]
+    call = node(tree, "bulkhead-call@b001000")["props"]
+    assert (call["compatible"], call["reg"]) == (["bulkhead,hypercall-page"], [0, 0x0B00_1000, 0, 0x1000])
 
     for slot in (31, 30):
         virtio = node(tree, f"virtio_mmio@{0x0A00_0000 + slot * 0x200:x}")["props"]

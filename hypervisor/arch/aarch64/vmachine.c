@@ -8,7 +8,7 @@
 
 #define GICD_SIZE 0x10000ul
 #define GICR_SIZE_PER_VCPU 0x20000ul
-#define UART_SIZE 0x1000ul
+#define PAGE_SIZE 0x1000ul
 
 static struct vmachine machines[BH_MAX_PARTITIONS];
 
@@ -23,6 +23,7 @@ void arch_partition_reset(struct partition *p)
 		return;
 	vgic_reset_dist(p);
 	vuart_reset(p);
+	vgpio_reset(p);
 }
 
 static bool in(uint64_t ipa, uint64_t base, uint64_t size)
@@ -38,8 +39,12 @@ static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64
 		return vgic_dist_access(v, ipa - m->gicd_ipa, size, write, val);
 	if (in(ipa, m->gicr_ipa, GICR_SIZE_PER_VCPU * v->partition->cfg->vcpu_count))
 		return vgic_redist_access(v, ipa - m->gicr_ipa, size, write, val);
-	if (in(ipa, m->uart_ipa, UART_SIZE))
+	if (in(ipa, m->uart_ipa, PAGE_SIZE))
 		return vuart_access(v, ipa - m->uart_ipa, size, write, val);
+	if (in(ipa, m->gpio_ipa, PAGE_SIZE))
+		return vgpio_access(v, ipa - m->gpio_ipa, size, write, val);
+	if (in(ipa, m->call_ipa, PAGE_SIZE))
+		return vcall_access(v, ipa - m->call_ipa, size, write, val);
 	return false;
 }
 

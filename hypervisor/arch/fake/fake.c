@@ -102,6 +102,7 @@ void arch_irq_unmask(unsigned intid) { (void)intid; }
 void arch_partition_reset(struct partition *p) { (void)p; }
 void arch_vuart_receive(struct partition *p, char c) { (void)p; fake.uart_input[fake.uart_input_len++ % sizeof(fake.uart_input)] = c; }
 void arch_console_input_enable(void) {}
+void arch_vmachine_event(struct partition *p, unsigned line) { (void)p; (void)line; }
 void arch_kick_core(unsigned core) { fake.kicks[core]++; }
 void arch_system_off(void) { leave(FAKE_SYSTEM_OFF); }
 void arch_dump_regs(const struct arch_regs *r) { (void)r; }

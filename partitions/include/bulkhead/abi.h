@@ -84,6 +84,10 @@
 #define BH_VIRQ_DOORBELL    18 /* a member of a shared-memory region rang its doorbell */
 #define BH_VIRQ_PORT        19 /* a port became ready (see BH_HC_PORT_READY) */
 #define BH_VIRQ_VTIMER      27 /* the EL1 virtual timer (architectural PPI) */
+/* The same notifications for a Linux partition: edges on lines of its event GPIO
+ * (a PL061, "bulkhead,events" in its device tree), which user space waits for. */
+#define BH_EVENT_LINE_PORT     0
+#define BH_EVENT_LINE_DOORBELL 1
 #define BH_VIRQ_MAX         288 /* virtual INTIDs 0..BH_VIRQ_MAX-1 */
 
 /* BH_HC_IRQ_CTL operations. All virtual interrupts start enabled. */
@@ -163,6 +167,18 @@ struct bh_port_info {
 	unsigned long long refresh_ns; /* sampling: validity of a message; queuing: 0 */
 	int descriptor;                /* its descriptor if the caller opened it, else -1 */
 	unsigned int reserved;
+};
+
+/* Hypercalls from Linux user space (docs/ports.md, "From Linux"): a process puts the call in a
+ * block in its own memory and stores the block's address (8-byte aligned, one 64-bit store) into
+ * BH_CALL_PAGE_BLOCK of the hypercall page, mapped through /dev/mem; the results replace x0..x7.
+ * Only GET_IDS, GET_TIME and the port and shared-memory calls pass. */
+#define BH_CALL_PAGE_BLOCK  0x00 /* write: the block's address in the caller's address space */
+#define BH_CALL_PAGE_STATUS 0x08 /* read: BH_OK, or BH_INVALID_PARAM if the block was unreadable */
+#define BH_CALL_PAGE_ID     0x10 /* read: BH_CALL_PAGE_MAGIC */
+#define BH_CALL_PAGE_MAGIC  0x31304c4c41434842ull /* "BHCALL01" */
+struct bh_mmio_call {
+	unsigned long long x[8]; /* in: x0 = function ID, x1..x5 = arguments; out: results */
 };
 
 /* Filled by BH_HC_SHM_INFO: one shared-memory region as the caller maps it. */

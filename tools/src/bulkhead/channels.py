@@ -17,7 +17,7 @@ from bulkhead.abi import (DESTINATION_PORT, MAX_CHANNEL_MEMORY, MAX_CHANNELS, MA
                           MAX_SHM_REGIONS, MAX_SYSTEM_PORTS, PORT_NAME_MAX, SOURCE_PORT, msg_slot_size)
 from bulkhead.checks import NAME_CHARS, _inside, _overlaps, ram_range, rights_valid
 from bulkhead.diagnostics import Diagnostics, suggest
-from bulkhead.model import Area, Located, Partition, System
+from bulkhead.model import Area, Located, System
 from bulkhead.reader import Key, Reader
 from bulkhead.units import M, align_down, align_up, hexa, size_text, span
 from bulkhead.yamlsrc import Node, pos_of

@@ -180,6 +180,9 @@ def _vmachine(part: Partition) -> str:
             f"\t.gicr_ipa = {u64(linux.GICR_IPA)},\n"
             f"\t.uart_ipa = {u64(linux.UART_IPA)},\n"
             f"\t.uart_intid = {linux.UART_INTID}u,\n"
+            f"\t.gpio_intid = {linux.EVENTS_INTID}u,\n"
+            f"\t.gpio_ipa = {u64(linux.EVENTS_IPA)},\n"
+            f"\t.call_ipa = {u64(linux.CALL_IPA)},\n"
             f"}};\n")
 
 

@@ -24,6 +24,12 @@ GICD_IPA, GICD_SIZE = 0x0800_0000, 64 * K
 GICR_IPA, GICR_STRIDE = 0x080A_0000, 128 * K  # one redistributor per vCPU, in vCPU order
 UART_IPA, UART_SIZE = 0x0900_0000, 4 * K
 UART_INTID = 33
+# Ports from Linux user space (docs/ports.md): a PL061 whose lines are hypervisor events, and the
+# register page through which a process makes port hypercalls. No QEMU device lives here, and no
+# platform device raises INTID 41.
+EVENTS_IPA, EVENTS_SIZE = 0x0B00_0000, 4 * K
+EVENTS_INTID = 41
+CALL_IPA, CALL_SIZE = 0x0B00_1000, 4 * K
 MAINTENANCE_PPI = 9              # GICv3 maintenance interrupt, PPI 9 (INTID 25)
 TIMER_PPIS = (13, 14, 11, 10)    # secure physical, physical, virtual, hypervisor timer
 UART_CLOCK_HZ = 24_000_000
@@ -42,7 +48,9 @@ def vmachine_ranges(vcpus: int) -> list[tuple[str, int, int]]:
     """(what, guest base, size) of the emulated devices of a Linux partition with vcpus vCPUs."""
     return [("the emulated GICv3 distributor", GICD_IPA, GICD_SIZE),
             ("the emulated GICv3 redistributors", GICR_IPA, GICR_STRIDE * max(vcpus, 1)),
-            ("the emulated PL011 UART", UART_IPA, UART_SIZE)]
+            ("the emulated PL011 UART", UART_IPA, UART_SIZE),
+            ("the event GPIO", EVENTS_IPA, EVENTS_SIZE),
+            ("the user-space hypercall page", CALL_IPA, CALL_SIZE)]
 
 
 # --- pass-through devices --------------------------------------------------------------------
@@ -348,6 +356,18 @@ def device_tree(system: System, part: Partition) -> Node:
     uart.prop("interrupts", Cells(GIC_SPI, UART_INTID - FIRST_SPI, IRQ_LEVEL_HIGH))
     uart.prop("clocks", [Cells(Ref("apb_pclk")), Cells(Ref("apb_pclk"))])
     uart.prop("clock-names", ["uartclk", "apb_pclk"])
+
+    # Port and doorbell notifications as GPIO edges (Linux's gpio-pl061 and GPIO character device).
+    events = root.add(Node(f"pl061@{EVENTS_IPA:x}"))
+    events.prop("compatible", ["arm,pl061", "arm,primecell"]).prop("reg", reg(EVENTS_IPA, EVENTS_SIZE))
+    events.prop("interrupts", Cells(GIC_SPI, EVENTS_INTID - FIRST_SPI, IRQ_LEVEL_HIGH))
+    events.prop("gpio-controller").prop("#gpio-cells", Cells(2))
+    events.prop("interrupt-controller").prop("#interrupt-cells", Cells(2)).prop("#address-cells", Cells(0))
+    events.prop("clocks", Cells(Ref("apb_pclk"))).prop("clock-names", "apb_pclk")
+    events.prop("gpio-line-names", ["bulkhead-port", "bulkhead-doorbell", "", "", "", "", "", ""])
+    # No driver binds this one, so /dev/mem may map it (CONFIG_IO_STRICT_DEVMEM).
+    root.add(Node(f"bulkhead-call@{CALL_IPA:x}")).prop("compatible", "bulkhead,hypercall-page") \
+        .prop("reg", reg(CALL_IPA, CALL_SIZE))
 
     for device in part.devices:
         info = device_info(system, device)

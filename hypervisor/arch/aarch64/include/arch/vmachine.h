@@ -42,11 +42,19 @@ struct vuart {
 	uint8_t rx[VUART_RX_SIZE];
 };
 
+/* A PL061 whose input lines are hypervisor events (edge interrupts only). */
+struct vgpio {
+	struct spinlock lock;
+	uint32_t dir, is, ibe, iev, ie, ris;
+};
+
 struct vmachine {
 	struct spinlock lock; /* distributor and redistributor register writes */
 	struct vgic_dist dist;
 	struct vgic_redist redist[BH_MAX_CORES];
 	struct vuart uart;
+	struct vgpio gpio;
+	int64_t call_status[BH_MAX_CORES]; /* per vCPU: how its last user-space call went */
 };
 
 struct vcpu;
@@ -58,6 +66,8 @@ struct vmachine *vmachine_of(const struct partition *p); /* NULL for paravirtual
 bool vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+bool vgpio_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+bool vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 
 /* ICC_SGI1R_EL1 written by the guest: raise the SGI in the vCPUs it names. */
 void vgic_send_sgi(struct vcpu *v, uint64_t value);
@@ -69,6 +79,7 @@ uint8_t vgic_priority(const struct vcpu *v, unsigned intid);
 void vgic_reset_dist(struct partition *p);
 void vgic_reset_redist(struct vcpu *v);
 void vuart_reset(struct partition *p);
+void vgpio_reset(struct partition *p);
 
 /* Trap handlers: true if the access was emulated (the caller skips the instruction), false
  * if it is not part of the machine (the caller raises a health-monitor event). */

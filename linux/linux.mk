@@ -1,0 +1,14 @@
+# Linux user-space programs of Bulkhead (static arm64 binaries for Linux partitions' initramfs):
+#   $(BUILD)/linux/bhport   linux/bhport: ports, shared memory and doorbells from a shell
+# They need the arm64 C library (libc6-dev-arm64-cross, installed by scripts/bootstrap.sh).
+
+LINUX_OUT := $(BUILD)/linux
+LINUX_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -static -Ipartitions/include
+
+.PHONY: linux-programs
+linux-programs: $(LINUX_OUT)/bhport
+
+$(LINUX_OUT)/bhport: linux/bhport/bhport.c linux/bhport/libbhport.c linux/bhport/bhport.h \
+		partitions/include/bulkhead/abi.h linux/linux.mk
+	@mkdir -p $(@D)
+	$(CROSS)gcc $(LINUX_CFLAGS) -o $@ linux/bhport/bhport.c linux/bhport/libbhport.c
