@@ -92,6 +92,14 @@ VMTRAP_OPS = {
                      "has console focus: each goes out on the physical UART at once)",
     "sgi_send": "`msr ICC_SGI1R_EL1` of SGI 15 to itself",
 }
+# Partition only: the hypercall page Linux user space uses (docs/ports.md), against HVC.
+VMTRAP_PARTITION_OPS = {
+    "call_page_get_time": "BH_HC_GET_TIME through the hypercall page (0x0b001000): one 64-bit store of "
+                          "a call block's address; the block is read and written back through the "
+                          "guest's translation, as for a Linux process",
+    "hvc_get_time": "BH_HC_GET_TIME by HVC from EL1 (what a Linux kernel or a paravirtual partition "
+                    "would do), for comparison",
+}
 
 
 # --- QEMU command lines ------------------------------------------------------------------------
@@ -307,6 +315,11 @@ def collect(methods: dict[str, str]) -> dict[str, dict]:
             f"{reps} + 1")
         put(f"vmtrap_{op}_bare", bare[op], "cycles",
             "the same Image on QEMU without the hypervisor: no trap, QEMU's own device model")
+    for op, what in VMTRAP_PARTITION_OPS.items():
+        if op not in part:
+            raise SystemExit(f"vmtrap: no figure for {op}")
+        put(f"vmtrap_{op}", part[op], "cycles",
+            f"{what}; 1000 in a loop, timed with stamps against the same loop without the call")
     return results
 
 

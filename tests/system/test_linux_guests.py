@@ -20,17 +20,24 @@ def windows(text: str) -> list[tuple[int, int, int]]:
     return [(int(n), int(lo), int(hi)) for n, lo, hi in WINDOW.findall(text)]
 
 
+def linux_expect(con: Console, pattern: str, timeout: float = 60.0) -> re.Match:
+    """Wait for pattern in what Linux printed (partition_view: whole again where other partitions'
+    lines cut in) after the previous Linux match."""
+    rx = re.compile(pattern, re.M)
+    start = getattr(con, "linux_pos", 0)
+    m = con.until(lambda: rx.search(partition_view(con.raw, "linux"), start),
+                  f"/{pattern}/ from Linux", timeout)
+    con.linux_pos = m.end()
+    con.pos = len(con.text)  # plain expect() goes on from here
+    return m
+
+
 def shell(con: Console, command: str, timeout: float = 30.0) -> str:
     """Run a command in the Linux shell and return its output: what Linux printed between the
     command's echo and the next prompt, however other partitions' lines interleaved with it."""
-    start = con.raw.rfind("\n") + 1  # the line the prompt is on
     con.send(command + "\r")
     echo = "\n?".join(map(re.escape, command))  # the shell wraps its echo at 80 columns
-    reply = re.compile(echo + r"\n(?P<out>(?:[^\n]*\n)*?)/ # ")
-    m = con.until(lambda: reply.search(partition_view(con.raw[start:], "linux")),
-                  f"output of {command!r} and a prompt", timeout)
-    con.pos = len(con.text)
-    return m["out"]
+    return linux_expect(con, echo + r"\n(?P<out>(?:[^\n]*\n)*?)/ # ", timeout)["out"]
 
 
 def rt_progress(con: Console) -> int:
@@ -40,9 +47,9 @@ def rt_progress(con: Console) -> int:
 
 
 def boot(con: Console) -> None:
-    m = con.expect(r"\[linux\] BHLINUX nproc=(\d+)", 60)
+    m = linux_expect(con, r"^BHLINUX nproc=(\d+)$", 60)
     assert m[1] == "2", "nproc equals the configured vCPUs"
-    con.expect(PROMPT)
+    linux_expect(con, PROMPT)
 
 
 def test_linux_shell_isolation_reboot_and_crash():
@@ -70,7 +77,7 @@ def test_linux_shell_isolation_reboot_and_crash():
 
         # A kernel crash panics Linux, which (panic=-1) resets its partition.
         con.send("echo c > /proc/sysrq-trigger\r")
-        con.expect(r"Kernel panic - not syncing: sysrq triggered crash")
+        linux_expect(con, r"Kernel panic - not syncing: sysrq triggered crash")
         con.expect(r"\[bulkhead\] partition linux cold restart #2")
         boot(con)
         assert "restart" not in " ".join(l for l in con.lines() if l.startswith("[bulkhead] partition rtprobe"))
@@ -93,10 +100,10 @@ def test_console_focus_escape():
         con.expect(r"\[bulkhead\] console input goes to linux")
         # Fewer than three Ctrl-A are not an escape: they reach Linux as data.
         con.send("head -c 3 | od -An -tx1\r")
-        con.expect(r"od -An -tx1\n")
+        linux_expect(con, r"od -An -tx1$")
         con.wait(0.5)  # the shell hands the terminal to head (line editing would eat Ctrl-A)
         con.send("\x01\x01z\r")
-        con.expect(r"01 01 7a")
+        linux_expect(con, r"01 01 7a")
 
 
 STRESS = ("(while :; do :; done) & "
@@ -115,17 +122,19 @@ def test_rt_partition_beside_linux_booting_idle_and_stressed():
     """rtprobe on core 1 keeps every 1 ms activation while Linux boots, idles and runs a CPU and
     memory stress on cores 2 and 3 (-icount shift=0: lateness in exact instruction time)."""
     with Console.boot("linux_rt.yaml", icount=True) as con:
-        m = con.expect(r"\[linux\] BHLINUX", 120)
-        booted = m.start()
-        idle_from = con.expect(PROMPT).end()
+        linux_expect(con, r"^BHLINUX", 120)
+        booted = len(con.text)
+        linux_expect(con, PROMPT)
+        idle_from = len(con.text)
         con.expect(WHOLE_WINDOW, 60)
         con.expect(WHOLE_WINDOW, 60)
         idle_to = len(con.text)  # windows printed before Linux reads the command were idle
         con.send(STRESS + "\r")
-        stress_from = con.expect(PROMPT).end()
+        linux_expect(con, PROMPT)
+        stress_from = len(con.text)
         for _ in range(4):
             con.expect(WHOLE_WINDOW, 120)
-        assert "BHLINUX" not in con.text[m.end():], "Linux did not restart"
+        assert partition_view(con.raw, "linux").count("BHLINUX") == 1, "Linux did not restart"
 
     booting = phase(con.text, 0, booted)
     idle = phase(con.text, idle_from, idle_to)[1:]  # whole windows only
@@ -148,11 +157,18 @@ def test_default_systems_land_in_a_linux_shell_beside_real_time_partitions():
     monitor printing beside it."""
     for config, flavour in (("demo.yaml", "SMP"), ("demo-rt.yaml", "PREEMPT_RT")):
         with Console.boot(CONFIGS_DIR / config) as con:
-            con.expect(r"\[linux\] BusyBox", 90)
-            con.expect(PROMPT)
+            linux_expect(con, r"^BusyBox", 90)
+            linux_expect(con, PROMPT)
             assert shell(con, "nproc").strip() == "2"
             assert flavour in shell(con, "uname -v")
             assert shell(con, "head -c 16 /dev/hwrng | wc -c").strip() == "16"
+            # Linux user space talks to control through its ports.
+            assert re.fullmatch(r"valid: setpoint \d+\.\d C, value \d+\.\d C\n",
+                                shell(con, "bhport read temperature"))
+            assert shell(con, 'bhport send control_cmd "setpoint 55"; sleep 0.5; '
+                              'bhport recv control_reply') == "ok: setpoint 55 C\n"
+            assert shell(con, "bhport read temperature").startswith("valid: setpoint 55.0 C")
+            assert '[control] command "setpoint 55": ok: setpoint 55 C' in con.text
             seen = con.text.count("[control] cycle")
             con.expect(r"\[monitor\] uptime", 30)
             con.expect(r"\[control\] cycle", 30)

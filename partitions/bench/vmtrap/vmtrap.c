@@ -27,6 +27,8 @@
 #define UART_SPI_BIT (1u << 1)                  /* INTID 33: the PL011's own SPI */
 #define SGI_SELF ((15ul << 24) | 1u)            /* SGI 15 to Aff0 = 0 (itself), disabled */
 
+#define CALL_PAGE 0x0b001000ul                  /* the user-space hypercall page (partition only) */
+#define HC_GET_TIME 0xc6000002ul                /* BH_HC_GET_TIME */
 #define REPS 1000ul
 #define DR_REPS 64ul                            /* each prints a character */
 
@@ -204,6 +206,12 @@ TIMED(loop_msr_sgi, "msr icc_sgi1r_el1, %[v]")
 TIMED(loop_nop_call, "mov x0, %[v]\n\tnop")
 TIMED(loop_smc, "mov x0, %[v]\n\tsmc #0")
 TIMED(loop_hvc, "mov x0, %[v]\n\thvc #0")
+/* One call through the hypercall page: the function ID into the block at %[v] (the result
+ * replaced it), then the block's address into the page's BLOCK register. */
+TIMED(loop_call_page, "movz x9, #0x0002\n\tmovk x9, #0xc600, lsl #16\n\tstr x9, [%[v]]\n\t"
+		      "str %[v], [%[a]]")
+TIMED(loop_call_page_base, "movz x9, #0x0002\n\tmovk x9, #0xc600, lsl #16\n\tstr x9, [%[v]]\n\t"
+			   "nop")
 
 typedef unsigned long long (*timed_fn)(unsigned long, unsigned long, unsigned long);
 
@@ -252,6 +260,12 @@ void vmtrap_main(const unsigned char *fdt)
 		report("uart_dr_write", with, without, DR_REPS);
 	}
 	measure("sgi_send", loop_msr_sgi, loop_nop, REPS, 0, SGI_SELF);
+	if (smc) { /* only a partition has the hypercall page; bare QEMU would fault */
+		unsigned long long call_block[8] __attribute__((aligned(64))) = { 0 };
+		measure("call_page_get_time", loop_call_page, loop_call_page_base, REPS, CALL_PAGE,
+			(unsigned long)call_block);
+		measure("hvc_get_time", loop_hvc, loop_nop_call, REPS, 0, HC_GET_TIME);
+	}
 done:
 	puts_("BENCH-DONE\n");
 }
