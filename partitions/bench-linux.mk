@@ -48,9 +48,9 @@ $(BENCH_LINUX_OUT)/vmtrap.elf: $(BENCH_VMTRAP_OBJS) $(BENCH_VMTRAP_SRC)/vmtrap.l
 $(BENCH_LINUX_OUT)/vmtrap.Image: $(BENCH_LINUX_OUT)/vmtrap.elf
 	$(CROSS)objcopy -O binary $< $@
 
-$(BENCH_LINUX_OUT)/lbench: $(BENCH_LINUX_SRC)/lbench.c $(BENCH_LINUX_MK)
+$(BENCH_LINUX_OUT)/lbench: $(BENCH_LINUX_SRC)/lbench.c $(BENCH_SRC)/common/cpu_kernels.h $(BENCH_LINUX_MK)
 	@mkdir -p $(@D)
-	$(PART_CC) $(BENCH_LINUX_CFLAGS) -o $@ $<
+	$(PART_CC) $(BENCH_LINUX_CFLAGS) -I $(BENCH_SRC)/common -o $@ $<
 
 $(BENCH_LINUX_OUT)/nop: $(BENCH_LINUX_SRC)/nop.c $(BENCH_LINUX_MK)
 	@mkdir -p $(@D)
