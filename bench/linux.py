@@ -16,6 +16,9 @@ Three groups, each bare on QEMU (no hypervisor) against the same thing in a Bulk
            kernel (bench/linux_vmtrap.yaml) and bare: the cost in instructions of each
            trapped-and-emulated access Linux makes most.
 
+and, in a partition only, shm: Linux user space against a real-time partition through a shared
+region and its doorbell (bench/linux_shm.py, run among the -icount jobs).
+
 collect(methods) returns the figures ({"name": {"value": v, "unit": u}}) and adds one line of
 method per figure to methods (run.py's METHODS), which run.py writes to bench/results.{json,md}.
 The -icount runs go 2 at a time (one QEMU per host CPU); the wall-clock boots run afterwards,
@@ -42,6 +45,8 @@ OUT = BUILD / "bench" / "linux"
 sys.path.insert(0, str(ROOT / "tests" / "system"))
 
 from harness import build_image, run_command  # noqa: E402
+
+from bench import linux_shm  # noqa: E402
 
 from bulkhead.config import load  # noqa: E402
 from bulkhead.model import System  # noqa: E402
@@ -227,6 +232,7 @@ def collect(methods: dict[str, str]) -> dict[str, dict]:
     }
     for config in (LINUX_CONFIG, VMTRAP_CONFIG):  # load and build once, before the threads
         image(config)
+    jobs["shm"] = linux_shm.prepare()
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         futures = {name: pool.submit(job) for name, job in jobs.items()}
         done = {name: f.result() for name, f in futures.items()}
@@ -320,6 +326,8 @@ def collect(methods: dict[str, str]) -> dict[str, dict]:
             raise SystemExit(f"vmtrap: no figure for {op}")
         put(f"vmtrap_{op}", part[op], "cycles",
             f"{what}; 1000 in a loop, timed with stamps against the same loop without the call")
+
+    results |= linux_shm.figures(done["shm"], methods)
     return results
 
 

@@ -7,6 +7,9 @@
 #          $(BUILD)/bench-linux/lbench        linux/bench/lbench.c, static glibc: the /init of
 #                                             bench/linux.yaml (boot stamp, CPU kernels, latencies)
 #          $(BUILD)/bench-linux/nop           linux/bench/nop.c, no libc: what lbench execs
+#          $(BUILD)/bench-linux/shmbench      linux/bench/shmbench.c + libbhport, static glibc:
+#                                             the /init of bench/linux_shm.yaml (shared memory
+#                                             and doorbells against partitions/bench/shmpeer)
 #          phony targets bench-linux (a prerequisite of bench-programs) and bench-linux-clean
 #          (run by bench-clean).
 # lbench needs the arm64 C library (libc6-dev-arm64-cross, installed by scripts/bootstrap.sh).
@@ -21,7 +24,7 @@ BENCH_VMTRAP_SRC := $(BENCH_SRC)/vmtrap
 BENCH_VMTRAP_OBJS := $(patsubst $(BENCH_VMTRAP_SRC)/%,$(BENCH_LINUX_OUT)/obj/vmtrap/%.o,\
 	$(basename $(sort $(wildcard $(BENCH_VMTRAP_SRC)/*.c $(BENCH_VMTRAP_SRC)/*.S))))
 BENCH_LINUX_PROGRAMS := $(BENCH_LINUX_OUT)/vmtrap.Image $(BENCH_LINUX_OUT)/lbench \
-	$(BENCH_LINUX_OUT)/nop
+	$(BENCH_LINUX_OUT)/nop $(BENCH_LINUX_OUT)/shmbench
 # Linux user space: static, so the initramfs needs no libraries.
 BENCH_LINUX_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -static
 
@@ -55,6 +58,13 @@ $(BENCH_LINUX_OUT)/lbench: $(BENCH_LINUX_SRC)/lbench.c $(BENCH_SRC)/common/cpu_k
 $(BENCH_LINUX_OUT)/nop: $(BENCH_LINUX_SRC)/nop.c $(BENCH_LINUX_MK)
 	@mkdir -p $(@D)
 	$(PART_CC) $(BENCH_LINUX_CFLAGS) -nostdlib -fno-stack-protector -Wl,--build-id=none -o $@ $<
+
+BENCH_SHM_SRCS := $(BENCH_LINUX_SRC)/shmbench.c linux/bhport/libbhport.c
+$(BENCH_LINUX_OUT)/shmbench: $(BENCH_SHM_SRCS) linux/bhport/bhport.h $(BENCH_SRC)/shmpeer/shmbench.h \
+		$(PART_SRC)/include/bulkhead/abi.h $(BENCH_LINUX_MK)
+	@mkdir -p $(@D)
+	$(PART_CC) $(BENCH_LINUX_CFLAGS) -I$(PART_SRC)/include -Ilinux/bhport -I$(BENCH_SRC)/shmpeer -o $@ \
+		$(BENCH_SHM_SRCS)
 
 -include $(BENCH_VMTRAP_OBJS:.o=.d)
 

@@ -12,8 +12,9 @@
 #include "partition.h"
 
 static struct spinlock console_lock;
+static struct spinlock input_lock; /* the input rings of paravirtual partitions */
 static const void *open_line;     /* who the wire is in the middle of a line for, or NULL */
-static struct partition *focus;   /* where input goes; NULL when no partition takes input */
+static struct partition *volatile focus; /* where input goes; NULL: no partition takes input */
 
 #define ESCAPE_CHAR 0x01 /* Ctrl-A */
 #define ESCAPE_COUNT 3u
@@ -122,16 +123,58 @@ void console_vuart_write(struct partition *p, char c)
 		buffer_char(p->cfg->name, p->uart_line, &p->uart_line_len, c);
 }
 
+static void set_focus(struct partition *p);
+
+/* Partitions with an emulated UART take input from boot; paravirtual ones once they read. */
+static bool takes_input(const struct partition *p)
+{
+	return p->cfg->vmachine || p->takes_input;
+}
+
 static struct partition *next_input_partition(struct partition *after)
 {
 	unsigned start = after ? after->cfg->id + 1 : 0;
 
 	for (unsigned n = 0; n < partition_count; n++) {
 		struct partition *p = &partitions[(start + n) % partition_count];
-		if (p->cfg->vmachine)
+		if (takes_input(p))
 			return p;
 	}
 	return NULL;
+}
+
+unsigned console_read(struct partition *p, char *buf, unsigned max)
+{
+	unsigned n = 0;
+
+	arch_spin_lock(&input_lock);
+	for (; n < max && p->input_count; n++, p->input_count--) {
+		buf[n] = p->input[p->input_head];
+		p->input_head = (p->input_head + 1) % CONSOLE_INPUT_MAX;
+	}
+	arch_spin_unlock(&input_lock);
+	if (!p->takes_input) {
+		p->takes_input = 1;
+		if (!focus)
+			set_focus(p); /* the first partition that asks gets it */
+	}
+	return n;
+}
+
+/* A byte for the focused partition: its emulated UART, or its input ring and an interrupt. */
+static void deliver(struct partition *p, char c)
+{
+	if (p->cfg->vmachine) {
+		arch_vuart_receive(p, c);
+		return;
+	}
+	arch_spin_lock(&input_lock);
+	bool room = p->input_count < CONSOLE_INPUT_MAX;
+	if (room)
+		p->input[(p->input_head + p->input_count++) % CONSOLE_INPUT_MAX] = c;
+	arch_spin_unlock(&input_lock);
+	if (room)
+		virq_inject(&p->vcpus[0], BH_VIRQ_CONSOLE, false);
 }
 
 static void set_focus(struct partition *p)
@@ -162,9 +205,9 @@ void console_input(char c)
 	/* Fewer Ctrl-A than an escape: they were meant for the partition. */
 	for (; escapes; escapes--)
 		if (p)
-			arch_vuart_receive(p, ESCAPE_CHAR);
+			deliver(p, ESCAPE_CHAR);
 	if (p)
-		arch_vuart_receive(p, c);
+		deliver(p, c);
 }
 
 void bh_vlog(const char *fmt, va_list ap)

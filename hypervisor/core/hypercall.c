@@ -41,6 +41,22 @@ static int64_t hc_console_write(struct vcpu *v, struct arch_regs *r)
 	return (int64_t)len;
 }
 
+static int64_t hc_console_read(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t va = arg(r, 1), max = arg(r, 2);
+	char buf[CONSOLE_INPUT_MAX];
+
+	if (max > sizeof(buf))
+		max = sizeof(buf);
+	/* Check first: bytes read are gone from the ring. */
+	if (!guest_writable(v, va, max))
+		return BH_INVALID_PARAM;
+	unsigned n = console_read(v->partition, buf, (unsigned)max);
+	if (!guest_copy_to(v, va, buf, n))
+		return BH_INVALID_PARAM;
+	return n;
+}
+
 static int64_t hc_get_ids(struct vcpu *v, struct arch_regs *r)
 {
 	arch_regs_set(r, 1, v->partition->cfg->id);
@@ -295,6 +311,7 @@ static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_PORT_READY & 0xffff] = ports_hc_ready,
 	[BH_HC_SHM_INFO & 0xffff] = ports_hc_shm_info,
 	[BH_HC_SHM_DOORBELL & 0xffff] = ports_hc_shm_doorbell,
+	[BH_HC_CONSOLE_READ & 0xffff] = hc_console_read,
 };
 
 int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r)

@@ -13,6 +13,8 @@ struct vcpu;
 void console_guest_write(struct vcpu *v, const char *buf, size_t len);
 /* A byte the partition's emulated UART transmits. */
 void console_vuart_write(struct partition *p, char c);
+/* BH_HC_CONSOLE_READ: up to max bytes typed for p into buf; p takes input from now on. */
+unsigned console_read(struct partition *p, char *buf, unsigned max);
 /* A byte received on the physical UART (core 0, interrupt context). */
 void console_input(char c);
 /* Boot: give input focus to the first partition with an emulated UART. */

@@ -10,6 +10,7 @@
 #include "virq.h"
 
 #define CONSOLE_LINE_MAX 160
+#define CONSOLE_INPUT_MAX 64 /* typed bytes a paravirtual partition has not read yet */
 
 enum partition_state {
 	PARTITION_RUNNING = 0,   /* = BH_PARTITION_STATE_RUNNING */
@@ -65,6 +66,11 @@ struct partition {
 	struct spinlock lock;        /* serializes state changes of this partition */
 	unsigned uart_line_len;      /* emulated UART output not yet ending in a newline */
 	char uart_line[CONSOLE_LINE_MAX];
+	/* Console input of a paravirtual partition (BH_HC_CONSOLE_READ), under the console's
+	 * input lock; takes_input is set by its first read and never cleared. */
+	volatile uint32_t takes_input;
+	unsigned input_head, input_count;
+	char input[CONSOLE_INPUT_MAX];
 };
 
 extern struct partition partitions[BH_MAX_PARTITIONS];

@@ -169,6 +169,16 @@ def test_default_systems_land_in_a_linux_shell_beside_real_time_partitions():
                               'bhport recv control_reply') == "ok: setpoint 55 C\n"
             assert shell(con, "bhport read temperature").startswith("valid: setpoint 55.0 C")
             assert '[control] command "setpoint 55": ok: setpoint 55 C' in con.text
+            if config == "demo.yaml":
+                # The focus moves to the system partition, which answers a command, and back.
+                con.send("\x01\x01\x01")
+                con.expect(r"\[bulkhead\] console input goes to monitor")
+                con.send("status\r")
+                con.expect(r"\[monitor\] > status\n")
+                con.expect(r"\[monitor\]   partition 2: running, 0 restarts, \d+ ms run, 0 health")
+                con.send("\x01\x01\x01")
+                con.expect(r"\[bulkhead\] console input goes to linux")
+                assert shell(con, "echo back").strip() == "back"
             seen = con.text.count("[control] cycle")
             con.expect(r"\[monitor\] uptime", 30)
             con.expect(r"\[control\] cycle", 30)

@@ -125,3 +125,32 @@ TEST(console_unfocused_uart_output_is_line_buffered)
 	EXPECT(strcmp(uart_text(), "[beta] ok\r\n") == 0);
 	end_with_uart();
 }
+
+TEST(console_paravirtual_partition_takes_input_once_it_reads)
+{
+	char buf[8];
+	boot_with_uart(false); /* beta has an emulated UART and focus */
+	struct partition *alpha = &partitions[0];
+	console_input('\x01');
+	console_input('\x01');
+	console_input('\x01');
+	EXPECT(strstr(uart_text(), "console input goes to beta (") != NULL); /* alpha takes none yet */
+	EXPECT_EQ(console_read(alpha, buf, sizeof(buf)), 0);
+	fake.uart_len = 0;
+	console_input('\x01');
+	console_input('\x01');
+	console_input('\x01');
+	EXPECT(strstr(uart_text(), "console input goes to alpha") != NULL);
+	console_input('h');
+	console_input('i');
+	EXPECT(virq_is_pending(&alpha->vcpus[0], BH_VIRQ_CONSOLE));
+	EXPECT_EQ(console_read(alpha, buf, 1), 1);
+	EXPECT_EQ(buf[0], 'h');
+	EXPECT_EQ(console_read(alpha, buf, sizeof(buf)), 1);
+	EXPECT_EQ(buf[0], 'i');
+	for (unsigned i = 0; i < CONSOLE_INPUT_MAX + 5; i++)
+		console_input('z'); /* more than the ring holds: the rest is dropped */
+	EXPECT_EQ(console_read(alpha, buf, sizeof(buf)), sizeof(buf));
+	alpha->takes_input = 0;
+	end_with_uart();
+}

@@ -57,7 +57,9 @@
 					  * x2 = doorbells rung since the last call (bit = region) */
 #define BH_HC_SHM_INFO       BH_HC(0x1b) /* (name, len, buf) -> region id, fills bh_shm_info */
 #define BH_HC_SHM_DOORBELL   BH_HC(0x1c) /* (region) -> OK: BH_VIRQ_DOORBELL in the other members */
-#define BH_HC_COUNT          0x1d
+#define BH_HC_CONSOLE_READ   BH_HC(0x1d) /* (buf, max) -> bytes read (0: none); the partition
+					  * takes console input from its first call on */
+#define BH_HC_COUNT          0x1e
 
 /* Error codes (XtratuM numbering). */
 #define BH_OK                  0
@@ -81,6 +83,7 @@
 /* Ports and doorbells, in vCPU 0 of the partition concerned. 18 and 19, not 23 and 24: QEMU's
  * virt board gives PPI 23 to the PMU and 25 to the GIC maintenance interrupt, which a Linux
  * guest's device tree may name; 16..19 are free everywhere. */
+#define BH_VIRQ_CONSOLE     17 /* console input arrived (see BH_HC_CONSOLE_READ) */
 #define BH_VIRQ_DOORBELL    18 /* a member of a shared-memory region rang its doorbell */
 #define BH_VIRQ_PORT        19 /* a port became ready (see BH_HC_PORT_READY) */
 #define BH_VIRQ_VTIMER      27 /* the EL1 virtual timer (architectural PPI) */

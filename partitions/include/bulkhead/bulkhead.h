@@ -66,6 +66,14 @@ static inline long bh_console_write(const void *buf, unsigned long len)
 	return bh_hypercall(BH_HC_CONSOLE_WRITE, (unsigned long)buf, len, 0, 0, 0);
 }
 
+/* Reads up to max (at most 64) bytes typed for this partition; returns the count (0: none yet)
+ * or a BH_* error. The first call makes the partition one that takes console input: Ctrl-A
+ * three times on the console moves the focus to it, and BH_VIRQ_CONSOLE says input arrived. */
+static inline long bh_console_read(void *buf, unsigned long max)
+{
+	return bh_hypercall(BH_HC_CONSOLE_READ, (unsigned long)buf, max, 0, 0, 0);
+}
+
 /* Stores this partition's id and the calling vCPU's id (either pointer may be NULL). */
 static inline long bh_get_ids(unsigned *partition, unsigned *vcpu)
 {
