@@ -11,7 +11,7 @@
  * with Linux's. The region's layout is partitions/bench/shmpeer/shmbench.h.
  *
  * Output, one line each, on the console (count, total ns, min ns, max ns):
- *   SHMBENCH roundtrip N total min max   doorbell to Linux, peer rings back, Linux has the edge
+ *   SHMBENCH roundtrip N total min max   Linux rings, the peer rings back, Linux has the edge
  *                                        and has taken the doorbell (CLOCK_MONOTONIC, per round)
  *   SHMBENCH to_peer N total min max     Linux's stamp before its doorbell call to the peer's
  *                                        stamp when its idle hypercall returned, Linux spinning
