@@ -26,8 +26,9 @@ bool virq_forward_physical(unsigned intid)
 	return v != NULL;
 }
 
-/* intid became deliverable in v: make sure v sees it. */
-static void notify(struct vcpu *v, unsigned intid)
+/* intid became deliverable in v: make sure v sees it. Inline: it is on the timer interrupt's
+ * path to the guest. */
+static inline __attribute__((always_inline)) void notify(struct vcpu *v, unsigned intid)
 {
 	if (v == this_cpu()->vcpu)
 		exit_work_set(EXIT_FLUSH); /* running here, or idling in place: it sees it */

@@ -116,8 +116,10 @@ void arch_vgic_flush(struct vcpu *v)
 	if (!v || !virq_has_pending(v))
 		return;
 	uint64_t empty = read_ich_elrsr_el2() & ((1ul << lr_count) - 1);
+	bool emulated = v->partition->cfg->vmachine; /* else one priority for all */
 	while ((intid = virq_take(v, &forwarded)) >= 0) {
-		if (!place((unsigned)intid, vgic_priority(v, (unsigned)intid), forwarded, &empty)) {
+		uint8_t priority = emulated ? vgic_priority(v, (unsigned)intid) : VGIC_PARAVIRT_PRIORITY;
+		if (!place((unsigned)intid, priority, forwarded, &empty)) {
 			virq_put_back(v, (unsigned)intid, forwarded);
 			/* Overflow: the underflow maintenance interrupt asks again. */
 			write_ich_hcr_el2(read_ich_hcr_el2() | ICH_HCR_UIE);
