@@ -91,6 +91,17 @@ def test_passed_through_virtio_device_works_in_linux():
         # 64 random bytes through the device's virtqueue and its forwarded interrupt.
         assert shell(con, "head -c 64 /dev/hwrng | wc -c").strip() == "64"
         assert re.search(r"virtio-mmio@31|GICv3  79 Edge +virtio0", shell(con, "cat /proc/interrupts"))
+        # Linux moves the device's interrupt to its second vCPU (GICD_IROUTER): the physical
+        # interrupt follows to that vCPU's core, and comes back to vCPU 0 when Linux restarts.
+        irq = re.search(r"^ *(\d+):.*virtio0", shell(con, "cat /proc/interrupts"), re.M)[1]
+        shell(con, f"echo 2 > /proc/irq/{irq}/smp_affinity")
+        assert shell(con, "head -c 64 /dev/hwrng | wc -c").strip() == "64"
+        cpu1 = re.search(r"^ *\d+: +\d+ +(\d+) .*virtio0", shell(con, "cat /proc/interrupts"), re.M)
+        assert cpu1 and int(cpu1[1]) > 0, "the interrupt arrived on CPU 1"
+        con.send("reboot -f\r")
+        con.expect(r"\[bulkhead\] partition linux: PSCI SYSTEM_RESET")
+        boot(con)
+        assert shell(con, "head -c 64 /dev/hwrng | wc -c").strip() == "64"
 
 
 def test_console_focus_escape():

@@ -342,6 +342,11 @@ void vgic_reset_dist(struct partition *p)
 	memset(m->redist, 0, sizeof(m->redist));
 	for (unsigned i = 0; i < BH_MAX_CORES; i++)
 		m->redist[i].waker = GICR_WAKER_SLEEP;
+	/* Every SPI routes to vCPU 0 again: so must the physical ones the guest had moved. */
+	for (uint32_t i = 0; i < p->cfg->irq_count; i++) {
+		virq_set_owner(p->cfg->irqs[i], &p->vcpus[0]);
+		gic_route_spi(p->cfg->irqs[i], plat_core_affinity(p->vcpus[0].core));
+	}
 }
 
 /* A vCPU starts with every interrupt disabled except the SPIs the guest already enabled and
