@@ -254,7 +254,7 @@ void vcpu_reset_here(struct vcpu *v)
 		arch_vcpu_load(v);
 	if (v->id == 0)
 		for (uint32_t i = 0; i < p->cfg->irq_count; i++)
-			arch_irq_unmask(p->cfg->irqs[i]);
+			arch_irq_release(p->cfg->irqs[i]);
 	v->state = VCPU_READY;
 	exit_work_set(EXIT_RESCHED);
 }

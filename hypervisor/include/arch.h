@@ -68,8 +68,9 @@ void arch_timer_program(uint64_t deadline);
 void arch_wait_for_interrupt(void);
 /* Boot: forward physical interrupt intid (an SPI) to `core`. */
 void arch_irq_route(unsigned intid, unsigned core);
-/* Unmask a forwarded physical interrupt once its guest has ended it. */
-void arch_irq_unmask(unsigned intid);
+/* A forwarded physical interrupt whose guest will never end it (the partition restarts):
+ * deactivate it, so it can fire again. */
+void arch_irq_release(unsigned intid);
 
 /* Cross-core requests: interrupt another core so it looks at its vCPUs' requests. */
 void arch_kick_core(unsigned core);

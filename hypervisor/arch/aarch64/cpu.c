@@ -130,6 +130,8 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	v->regs.x[2] = a2;
 	v->regs.elr = entry;
 	v->regs.spsr = SPSR_EL1H_MASKED;
+	if (this_cpu()->loaded == v)
+		gic_set_ppi_active(PPI_VTIMER, 0); /* its list registers go: so does what they held */
 	memset(a, 0, sizeof(*a));
 	if (fp_owner[v->core] == v)
 		fp_owner[v->core] = NULL; /* the registers no longer hold its (now zero) state */
@@ -173,6 +175,10 @@ void arch_vcpu_save(struct vcpu *v)
 	a->cntv_cval = read_cntv_cval_el0();
 	write_cntv_ctl_el0(0); /* its timer must not fire for the next vCPU */
 	vgic_save(a);
+	/* Its timer interrupt, still in flight, must not keep the next vCPU's from firing. */
+	a->vtimer_active = vgic_holds_forwarded(a, PPI_VTIMER);
+	if (a->vtimer_active)
+		gic_set_ppi_active(PPI_VTIMER, 0);
 }
 
 void arch_vcpu_load(struct vcpu *v)
@@ -210,7 +216,8 @@ void arch_vcpu_load(struct vcpu *v)
 	vgic_load(a);
 	/* FP/SIMD moves lazily: trap the first use unless the registers already hold v's. */
 	write_cptr_el2(fp_owner[this_cpu()->core] == v ? CPTR_EL2_RES1 : CPTR_EL2_RES1 | CPTR_TFP);
-	gic_set_ppi_enabled(PPI_VTIMER, !a->vtimer_masked);
+	if (a->vtimer_active)
+		gic_set_ppi_active(PPI_VTIMER, 1); /* its guest ends it, as before the switch */
 	isb();
 }
 
@@ -251,7 +258,7 @@ bool arch_vtimer_due(void)
 
 uint64_t arch_vtimer_deadline(const struct vcpu *v)
 {
-	if (!vtimer_fires(v->arch.cntv_ctl) || v->arch.vtimer_masked)
+	if (!vtimer_fires(v->arch.cntv_ctl) || v->arch.vtimer_active)
 		return TIME_NEVER;
 	return v->arch.cntv_cval; /* CNTVOFF_EL2 is 0: virtual time is physical time */
 }

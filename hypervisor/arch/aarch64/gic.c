@@ -13,11 +13,10 @@
 #define GICD_IGROUPR 0x0080
 #define GICD_ISENABLER 0x0100
 #define GICD_ICENABLER 0x0180
+#define GICD_ICACTIVER 0x0380
 #define GICD_IPRIORITYR 0x0400
 #define GICD_IROUTER 0x6000
 
-#define GICR_CTLR 0x0000
-#define GICR_CTLR_RWP (1u << 3)
 #define GICR_TYPER 0x0008
 #define GICR_TYPER_LAST (1ul << 4)
 #define GICR_WAKER 0x0014
@@ -27,6 +26,9 @@
 #define GICR_IGROUPR0 (GICR_SGI + 0x0080)
 #define GICR_ISENABLER0 (GICR_SGI + 0x0100)
 #define GICR_ICENABLER0 (GICR_SGI + 0x0180)
+#define GICR_ISACTIVER0 (GICR_SGI + 0x0300)
+#define GICR_ICACTIVER0 (GICR_SGI + 0x0380)
+#define ICC_CTLR_EOIMODE (1ul << 1)
 #define GICR_IPRIORITYR (GICR_SGI + 0x0400)
 
 #define ICC_SRE_SRE (1ul << 0)
@@ -82,12 +84,15 @@ void gic_init_this_core(unsigned core)
 	for (unsigned i = 0; i < 8; i++)
 		*reg32(rd, GICR_IPRIORITYR + 4 * i) = 0x80808080u;
 	*reg32(rd, GICR_ICENABLER0) = 0xffffffffu;
-	*reg32(rd, GICR_ISENABLER0) = 1u << SGI_KICK | 1u << PPI_MAINTENANCE | 1u << PPI_HYP_TIMER;
+	*reg32(rd, GICR_ISENABLER0) = 1u << SGI_KICK | 1u << PPI_MAINTENANCE | 1u << PPI_HYP_TIMER |
+				      1u << PPI_VTIMER;
 	write_icc_sre_el2(ICC_SRE_SRE | ICC_SRE_ENABLE);
 	isb();
 	write_icc_pmr_el1(0xff);
 	write_icc_bpr1_el1(0);
-	write_icc_ctlr_el1(0); /* EOI drops priority and deactivates */
+	/* EOI only drops the priority; deactivation is separate, so a forwarded interrupt can stay
+	 * active until its guest ends it (hardware-linked list registers). */
+	write_icc_ctlr_el1(ICC_CTLR_EOIMODE);
 	write_icc_igrpen1_el1(1);
 	isb();
 }
@@ -100,15 +105,6 @@ void gic_send_sgi(unsigned core, unsigned intid)
 
 	write_icc_sgi1r_el1((uint64_t)intid << 24 | aff1 << 16 | target);
 	isb();
-}
-
-void gic_set_ppi_enabled(unsigned intid, int enabled)
-{
-	uintptr_t rd = redist[this_cpu()->core];
-
-	*reg32(rd, enabled ? GICR_ISENABLER0 : GICR_ICENABLER0) = 1u << intid;
-	if (!enabled)
-		wait_bit_clear(reg32(rd, GICR_CTLR), GICR_CTLR_RWP);
 }
 
 void gic_set_spi_enabled(unsigned intid, int enabled)
@@ -137,5 +133,24 @@ unsigned gic_ack(void)
 void gic_end(unsigned intid)
 {
 	write_icc_eoir1_el1(intid);
+	write_icc_dir_el1(intid);
 	isb();
+}
+
+void gic_drop(unsigned intid)
+{
+	write_icc_eoir1_el1(intid);
+	isb();
+}
+
+void gic_set_ppi_active(unsigned intid, int active)
+{
+	uintptr_t rd = redist[this_cpu()->core];
+
+	*reg32(rd, active ? GICR_ISACTIVER0 : GICR_ICACTIVER0) = 1u << intid;
+}
+
+void gic_deactivate_spi(unsigned intid)
+{
+	*reg32(PLAT_GICD_BASE, GICD_ICACTIVER + 4 * (intid / 32)) = 1u << (intid % 32);
 }

@@ -13,14 +13,17 @@
 #define IRQS_PER_EXIT 64u /* bounds one pass; anything left fires again at once */
 #define UART_BYTES_PER_IRQ 32u /* the receive FIFO's depth */
 
-/* The loaded vCPU's virtual timer fired: mask it until the guest ends the virtual one. */
-static void vtimer_fired(struct vcpu *v)
+/* The loaded vCPU's virtual timer fired: it stays active, linked to the virtual one, until
+ * the guest ends that (a level interrupt cannot storm the hypervisor). False: nobody to take
+ * it, end it here. */
+static bool vtimer_fired(struct vcpu *v)
 {
-	gic_set_ppi_enabled(PPI_VTIMER, 0);
-	if (!v)
-		return;
-	v->arch.vtimer_masked = 1;
+	if (!v) {
+		write_cntv_ctl_el0(0); /* a timer nobody owns: stop its level */
+		return false;
+	}
 	virq_inject(v, PPI_VTIMER, true);
+	return true;
 }
 
 static void console_receive(void)
@@ -38,7 +41,8 @@ void arch_console_input_enable(void)
 	gic_set_spi_enabled(PLAT_UART_INTID, 1);
 }
 
-static void dispatch(struct percpu *c, unsigned intid)
+/* Handle intid; true if it was forwarded to a guest, which ends it. */
+static bool dispatch(struct percpu *c, unsigned intid)
 {
 	switch (intid) {
 	case PPI_HYP_TIMER:
@@ -47,8 +51,7 @@ static void dispatch(struct percpu *c, unsigned intid)
 		sched_timer_event();
 		break;
 	case PPI_VTIMER:
-		vtimer_fired(c->loaded);
-		break;
+		return vtimer_fired(c->loaded);
 	case PPI_MAINTENANCE:
 		vgic_maintenance(c->loaded);
 		break;
@@ -59,11 +62,9 @@ static void dispatch(struct percpu *c, unsigned intid)
 		console_receive();
 		break;
 	default:
-		if (intid >= 32) {
-			gic_set_spi_enabled(intid, 0);
-			virq_forward_physical(intid);
-		}
+		return intid >= 32 && virq_forward_physical(intid);
 	}
+	return false;
 }
 
 void aarch64_handle_irqs(void)
@@ -74,8 +75,10 @@ void aarch64_handle_irqs(void)
 		unsigned intid = gic_ack();
 		if (intid >= INTID_SPURIOUS)
 			break;
-		dispatch(c, intid);
-		gic_end(intid);
+		if (dispatch(c, intid))
+			gic_drop(intid);
+		else
+			gic_end(intid);
 	}
 }
 
@@ -85,8 +88,8 @@ void arch_irq_route(unsigned intid, unsigned core)
 	gic_set_spi_enabled(intid, 1);
 }
 
-void arch_irq_unmask(unsigned intid)
+void arch_irq_release(unsigned intid)
 {
 	if (intid >= 32)
-		gic_set_spi_enabled(intid, 1);
+		gic_deactivate_spi(intid);
 }

@@ -1,9 +1,10 @@
 /* GICv3 virtual CPU interface: pending virtual interrupts go into the list registers of the
  * loaded vCPU; the list registers travel with the vCPU at every switch.
  *
- * Forwarded physical interrupts (the virtual timer, assigned SPIs) are masked at the GIC when
- * they fire and carry the EOI bit in their list register: the maintenance interrupt at the
- * guest's EOI unmasks them, so a level interrupt never storms the hypervisor. */
+ * Forwarded physical interrupts (the virtual timer, assigned SPIs) stay active at the GIC after
+ * the hypervisor takes them, and their list register is hardware-linked to them: the guest's
+ * end of the virtual interrupt deactivates the physical one, with no exit. Until then it cannot
+ * fire again, so a level interrupt never storms the hypervisor. */
 #include "arch/aarch64.h"
 #include "arch/sysreg.h"
 #include "arch/vmachine.h"
@@ -15,7 +16,9 @@
 #define LR_ACTIVE (1ul << 63)
 #define LR_GROUP1 (1ul << 60)
 #define LR_PRIORITY(p) ((uint64_t)(p) << 48)
-#define LR_EOI (1ul << 41)
+#define LR_HW (1ul << 61)
+#define LR_PINTID(intid) ((uint64_t)(intid) << 32)
+#define LR_STATE (LR_PENDING | LR_ACTIVE)
 #define LR_INTID(lr) ((unsigned)((lr) & 0xffffffffu))
 #define ICH_HCR_EN (1ul << 0)
 #define ICH_HCR_UIE (1ul << 1)
@@ -103,8 +106,8 @@ static bool place(unsigned intid, uint8_t priority, bool forwarded, uint64_t *em
 		return false;
 	unsigned n = (unsigned)__builtin_ctzll(*empty);
 	*empty &= *empty - 1;
-	lr_write(n, LR_PENDING | LR_GROUP1 | LR_PRIORITY(priority) | (forwarded ? LR_EOI : 0) |
-			    intid);
+	lr_write(n, LR_PENDING | LR_GROUP1 | LR_PRIORITY(priority) |
+			    (forwarded ? LR_HW | LR_PINTID(intid) : 0) | intid);
 	return true;
 }
 
@@ -137,24 +140,19 @@ bool arch_vgic_pending(void)
 	return false;
 }
 
-/* Maintenance interrupt: the guest ended forwarded interrupts, or list registers drained. */
+/* A saved vCPU context still has intid in flight in a hardware-linked list register. */
+bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid)
+{
+	for (unsigned n = 0; n < lr_count; n++)
+		if ((a->lr[n] & LR_HW) && (a->lr[n] & LR_STATE) && LR_INTID(a->lr[n]) == intid)
+			return true;
+	return false;
+}
+
+/* Maintenance interrupt: list registers drained while more were pending (underflow). */
 void vgic_maintenance(struct vcpu *v)
 {
-	uint64_t eisr = read_ich_eisr_el2();
-
-	while (eisr) {
-		unsigned n = (unsigned)__builtin_ctzll(eisr);
-		unsigned intid = LR_INTID(lr_read(n));
-		eisr &= eisr - 1;
-		lr_write(n, 0);
-		if (intid == PPI_VTIMER) {
-			if (v)
-				v->arch.vtimer_masked = 0;
-			gic_set_ppi_enabled(PPI_VTIMER, 1);
-		} else {
-			arch_irq_unmask(intid);
-		}
-	}
+	(void)v;
 	write_ich_hcr_el2(read_ich_hcr_el2() & ~ICH_HCR_UIE);
 	isb();
 	exit_work_set(EXIT_FLUSH);

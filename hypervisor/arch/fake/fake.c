@@ -98,7 +98,7 @@ bool arch_vgic_pending(void) { return false; }
 void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }
 void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
 void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
-void arch_irq_unmask(unsigned intid) { (void)intid; }
+void arch_irq_release(unsigned intid) { (void)intid; }
 void arch_partition_reset(struct partition *p) { (void)p; }
 void arch_vuart_receive(struct partition *p, char c) { (void)p; fake.uart_input[fake.uart_input_len++ % sizeof(fake.uart_input)] = c; }
 void arch_console_input_enable(void) {}

@@ -2,6 +2,7 @@
 #ifndef AARCH64_PRIVATE_H
 #define AARCH64_PRIVATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "arch/regs.h"
 
@@ -18,12 +19,17 @@ void aarch64_mmu_enable(uint64_t ttbr, uint64_t tcr, uint64_t mair); /* start.S 
 void gic_init_distributor(void);
 void gic_init_this_core(unsigned core);
 void gic_send_sgi(unsigned core, unsigned intid);
-void gic_set_ppi_enabled(unsigned intid, int enabled);
 void gic_set_spi_enabled(unsigned intid, int enabled);
 void gic_route_spi(unsigned intid, uint64_t affinity);
 /* Acknowledge the highest pending interrupt: its INTID, or >= 1020 if none. */
 unsigned gic_ack(void);
+/* End an interrupt the hypervisor handled: drop the priority and deactivate it. */
 void gic_end(unsigned intid);
+/* Drop the priority only: the interrupt stays active until its guest ends the virtual one
+ * (hardware-linked list register), so it cannot fire again meanwhile. */
+void gic_drop(unsigned intid);
+void gic_set_ppi_active(unsigned intid, int active); /* this core's redistributor */
+void gic_deactivate_spi(unsigned intid);
 /* Handle every pending physical interrupt (at EL2, with interrupts masked). */
 void aarch64_handle_irqs(void);
 
@@ -35,6 +41,7 @@ void vgic_save(struct arch_vcpu_ctx *a);
 void vgic_load(const struct arch_vcpu_ctx *a);
 void vgic_reset(struct arch_vcpu_ctx *a);
 void vgic_maintenance(struct vcpu *v);
+bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid);
 
 /* The guest touched FP/SIMD while its state was not loaded: load it (lazy switch). */
 void aarch64_fp_trap(struct vcpu *v);

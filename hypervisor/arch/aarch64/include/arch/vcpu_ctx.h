@@ -14,7 +14,8 @@ struct arch_vcpu_ctx {
 	uint64_t vmpidr, vttbr;
 	uint64_t lr[VGIC_MAX_LRS];  /* GICv3 list registers */
 	uint64_t vmcr, ap1r0, ich_hcr;
-	uint32_t vtimer_masked;     /* the physical virtual-timer PPI is masked until guest EOI */
+	uint32_t vtimer_active;     /* switched out with its timer interrupt in flight: the
+				     * physical PPI is made active again when it is loaded */
 	uint32_t reserved;
 	__uint128_t fp[32];
 	uint64_t fpcr, fpsr;
