@@ -63,7 +63,7 @@ BENCH_SHM_SRCS := $(BENCH_LINUX_SRC)/shmbench.c linux/bhport/libbhport.c
 $(BENCH_LINUX_OUT)/shmbench: $(BENCH_SHM_SRCS) linux/bhport/bhport.h $(BENCH_SRC)/shmpeer/shmbench.h \
 		$(PART_SRC)/include/bulkhead/abi.h $(BENCH_LINUX_MK)
 	@mkdir -p $(@D)
-	$(PART_CC) $(BENCH_LINUX_CFLAGS) -I$(PART_SRC)/include -Ilinux/bhport -I$(BENCH_SRC)/shmpeer -o $@ \
+	$(PART_CC) $(BENCH_LINUX_CFLAGS) -I$(PART_SRC)/include -Ilinux/bhport -I$(BENCH_SRC)/shmpeer -I$(BENCH_SRC)/common -o $@ \
 		$(BENCH_SHM_SRCS)
 
 -include $(BENCH_VMTRAP_OBJS:.o=.d)

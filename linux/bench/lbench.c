@@ -27,39 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* --- stamps (as partitions/bench/common/bench.h) ---------------------------------------------- */
-
-#define NS_PER_TICK 16ull
-#define STAMP_READS 16
-
-struct reads {
-	unsigned long long r[STAMP_READS];
-};
-
-#define READ16(s)                                                                          \
-	__asm__ volatile("mrs %0, cntvct_el0\n\tmrs %1, cntvct_el0\n\t"                     \
-			 "mrs %2, cntvct_el0\n\tmrs %3, cntvct_el0\n\t"                     \
-			 "mrs %4, cntvct_el0\n\tmrs %5, cntvct_el0\n\t"                     \
-			 "mrs %6, cntvct_el0\n\tmrs %7, cntvct_el0\n\t"                     \
-			 "mrs %8, cntvct_el0\n\tmrs %9, cntvct_el0\n\t"                     \
-			 "mrs %10, cntvct_el0\n\tmrs %11, cntvct_el0\n\t"                   \
-			 "mrs %12, cntvct_el0\n\tmrs %13, cntvct_el0\n\t"                   \
-			 "mrs %14, cntvct_el0\n\tmrs %15, cntvct_el0"                       \
-			 : "=r"((s).r[0]), "=r"((s).r[1]), "=r"((s).r[2]), "=r"((s).r[3]),  \
-			   "=r"((s).r[4]), "=r"((s).r[5]), "=r"((s).r[6]), "=r"((s).r[7]),  \
-			   "=r"((s).r[8]), "=r"((s).r[9]), "=r"((s).r[10]), "=r"((s).r[11]), \
-			   "=r"((s).r[12]), "=r"((s).r[13]), "=r"((s).r[14]),               \
-			   "=r"((s).r[15])                                                  \
-			 : : "memory")
-
-/* The exact virtual time of r[0]: read i happens at T+i and returns floor((T+i)/16). */
-static unsigned long long decode(const struct reads *s)
-{
-	for (unsigned i = 1; i < STAMP_READS; i++)
-		if (s->r[i] != s->r[0])
-			return s->r[i] * NS_PER_TICK - i;
-	return s->r[0] * NS_PER_TICK;
-}
+#include "stamp.h" /* exact instruction times, as every benchmark program takes them */
 
 static void result(const char *name, unsigned long long ns, unsigned long ops)
 {
@@ -88,13 +56,13 @@ static void die(const char *what)
 static void cpu(const char *kernel, unsigned long long (*fn)(void))
 {
 	char name[64];
-	struct reads before, after;
+	struct bench_reads before, after;
 
-	READ16(before);
+	BENCH_READ16(before);
 	unsigned long long check = fn();
-	READ16(after);
+	BENCH_READ16(after);
 	snprintf(name, sizeof(name), "cpu_%s", kernel);
-	result(name, decode(&after) - decode(&before), 1);
+	result(name, bench_stamp_decode(&after) - bench_stamp_decode(&before), 1);
 	printf("BENCH-CHECK %s %llu\n", kernel, check);
 	fflush(stdout);
 }
@@ -108,13 +76,13 @@ static void cpu(const char *kernel, unsigned long long (*fn)(void))
 /* lat_syscall null: getppid(), which the C library does not cache. */
 static void null_syscall(void)
 {
-	struct reads before, after;
+	struct bench_reads before, after;
 
-	READ16(before);
+	BENCH_READ16(before);
 	for (unsigned long i = 0; i < SYSCALL_REPS; i++)
 		syscall(SYS_getppid);
-	READ16(after);
-	result("null_syscall", decode(&after) - decode(&before), SYSCALL_REPS);
+	BENCH_READ16(after);
+	result("null_syscall", bench_stamp_decode(&after) - bench_stamp_decode(&before), SYSCALL_REPS);
 }
 
 static void xwrite(int fd, char *c)
@@ -135,17 +103,17 @@ static void pipe_self(void)
 {
 	int p[2];
 	char c = 'x';
-	struct reads before, after;
+	struct bench_reads before, after;
 
 	if (pipe(p))
 		die("pipe");
-	READ16(before);
+	BENCH_READ16(before);
 	for (unsigned long i = 0; i < PIPE_REPS; i++) {
 		xwrite(p[1], &c);
 		xread(p[0], &c);
 	}
-	READ16(after);
-	result("pipe_self", decode(&after) - decode(&before), PIPE_REPS);
+	BENCH_READ16(after);
+	result("pipe_self", bench_stamp_decode(&after) - bench_stamp_decode(&before), PIPE_REPS);
 	close(p[0]);
 	close(p[1]);
 }
@@ -156,7 +124,7 @@ static void pipe_roundtrip(void)
 {
 	int there[2], back[2];
 	char c = 'x';
-	struct reads before, after;
+	struct bench_reads before, after;
 
 	if (pipe(there) || pipe(back))
 		die("pipe");
@@ -172,13 +140,13 @@ static void pipe_roundtrip(void)
 	}
 	xwrite(there[1], &c); /* one round trip first: the child is up and waiting */
 	xread(back[0], &c);
-	READ16(before);
+	BENCH_READ16(before);
 	for (unsigned long i = 0; i < PIPE_REPS; i++) {
 		xwrite(there[1], &c);
 		xread(back[0], &c);
 	}
-	READ16(after);
-	result("pipe_roundtrip", decode(&after) - decode(&before), PIPE_REPS);
+	BENCH_READ16(after);
+	result("pipe_roundtrip", bench_stamp_decode(&after) - bench_stamp_decode(&before), PIPE_REPS);
 	waitpid(child, NULL, 0);
 	close(there[0]);
 	close(there[1]);
@@ -190,9 +158,9 @@ static void pipe_roundtrip(void)
 static void fork_loop(const char *name, int exec)
 {
 	static char *const argv[] = { "/bin/nop", NULL }, *const envp[] = { NULL };
-	struct reads before, after;
+	struct bench_reads before, after;
 
-	READ16(before);
+	BENCH_READ16(before);
 	for (unsigned long i = 0; i < FORK_REPS; i++) {
 		pid_t child = fork();
 
@@ -208,18 +176,18 @@ static void fork_loop(const char *name, int exec)
 		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status))
 			die(name);
 	}
-	READ16(after);
-	result(name, decode(&after) - decode(&before), FORK_REPS);
+	BENCH_READ16(after);
+	result(name, bench_stamp_decode(&after) - bench_stamp_decode(&before), FORK_REPS);
 }
 
 int main(void)
 {
-	struct reads boot;
+	struct bench_reads boot;
 	struct timespec up;
 
-	READ16(boot);
+	BENCH_READ16(boot);
 	clock_gettime(CLOCK_BOOTTIME, &up);
-	printf("BHBOOT %llu %llu\n", decode(&boot),
+	printf("BHBOOT %llu %llu\n", bench_stamp_decode(&boot),
 	       (unsigned long long)up.tv_sec * 1000000000ull + (unsigned long long)up.tv_nsec);
 	fflush(stdout);
 
@@ -235,13 +203,13 @@ int main(void)
 	 * A blocking getrandom() makes the kernel seed it from timer jitter, as a machine with
 	 * an entropy source would be at boot. */
 	char seed[16];
-	struct reads before, after;
+	struct bench_reads before, after;
 
-	READ16(before);
+	BENCH_READ16(before);
 	if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
 		die("getrandom");
-	READ16(after);
-	result("crng_seed", decode(&after) - decode(&before), 1);
+	BENCH_READ16(after);
+	result("crng_seed", bench_stamp_decode(&after) - bench_stamp_decode(&before), 1);
 
 	/* Let what the boot left behind settle (idle time costs no instructions under icount). */
 	struct timespec settle = { 0, 200000000 };

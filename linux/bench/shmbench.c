@@ -46,44 +46,13 @@
 #include <unistd.h>
 #include "bhport.h"
 #include "shmbench.h"
+#include "stamp.h" /* exact instruction times, as every benchmark program takes them */
 
 #define WARMUP 20u
 #define PINGS 1000u           /* timed with CLOCK_MONOTONIC */
 #define STAMPED 500u          /* one-way legs, with stamps on both sides */
 #define BLOCK SHM_DATA_MAX    /* 64 KiB */
 #define BLOCKS 20u
-#define NS_PER_TICK 16ull
-
-/* --- stamps (as lbench and partitions/bench/common/bench.h) ------------------------------------ */
-
-struct reads {
-	unsigned long long r[16];
-};
-
-#define READ16(s)                                                                          \
-	__asm__ volatile("mrs %0, cntvct_el0\n\tmrs %1, cntvct_el0\n\t"                     \
-			 "mrs %2, cntvct_el0\n\tmrs %3, cntvct_el0\n\t"                     \
-			 "mrs %4, cntvct_el0\n\tmrs %5, cntvct_el0\n\t"                     \
-			 "mrs %6, cntvct_el0\n\tmrs %7, cntvct_el0\n\t"                     \
-			 "mrs %8, cntvct_el0\n\tmrs %9, cntvct_el0\n\t"                     \
-			 "mrs %10, cntvct_el0\n\tmrs %11, cntvct_el0\n\t"                   \
-			 "mrs %12, cntvct_el0\n\tmrs %13, cntvct_el0\n\t"                   \
-			 "mrs %14, cntvct_el0\n\tmrs %15, cntvct_el0"                       \
-			 : "=r"((s).r[0]), "=r"((s).r[1]), "=r"((s).r[2]), "=r"((s).r[3]),  \
-			   "=r"((s).r[4]), "=r"((s).r[5]), "=r"((s).r[6]), "=r"((s).r[7]),  \
-			   "=r"((s).r[8]), "=r"((s).r[9]), "=r"((s).r[10]), "=r"((s).r[11]), \
-			   "=r"((s).r[12]), "=r"((s).r[13]), "=r"((s).r[14]),               \
-			   "=r"((s).r[15])                                                  \
-			 : : "memory")
-
-/* The exact virtual time of r[0]: read i happens at T+i and returns floor((T+i)/16). */
-static unsigned long long decode(const struct reads *s)
-{
-	for (unsigned i = 1; i < 16; i++)
-		if (s->r[i] != s->r[0])
-			return s->r[i] * NS_PER_TICK - i;
-	return s->r[0] * NS_PER_TICK;
-}
 
 /* --- output --------------------------------------------------------------------------------- */
 
@@ -266,18 +235,18 @@ static void one_way(int spin, struct stat_ns *to_peer, struct stat_ns *to_linux)
 	if (first + STAMPED > SHM_STAMP_SLOTS)
 		fail("too many requests for the stamp table", (long)first);
 	for (unsigned i = 0; i < STAMPED; i++) {
-		struct reads a, b;
+		struct bench_reads a, b;
 		request(SHM_PING_STAMP, 0);
-		READ16(a);
+		BENCH_READ16(a);
 		ring();
 		if (spin)
 			spin_for_ack();
 		wait_edge();
-		READ16(b);
+		BENCH_READ16(b);
 		take_doorbell();
 		check_ack();
-		rang[i] = decode(&a);
-		woke[i] = decode(&b);
+		rang[i] = bench_stamp_decode(&a);
+		woke[i] = bench_stamp_decode(&b);
 	}
 	ping();
 	volatile uint64_t *slots = &hdr[SHM_STAMP_OFFSET / 8];
