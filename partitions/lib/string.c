@@ -65,3 +65,11 @@ unsigned long bh_strlen(const char *s)
 		n++;
 	return n;
 }
+
+const char *bh_after_prefix(const char *s, const char *prefix)
+{
+	for (; *prefix; s++, prefix++)
+		if (*s != *prefix)
+			return 0;
+	return s;
+}

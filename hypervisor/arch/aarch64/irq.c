@@ -53,7 +53,7 @@ static bool dispatch(struct percpu *c, unsigned intid)
 	case PPI_VTIMER:
 		return vtimer_fired(c->loaded);
 	case PPI_MAINTENANCE:
-		vgic_maintenance(c->loaded);
+		vgic_maintenance();
 		break;
 	case SGI_KICK:
 		exit_work_set(EXIT_RESCHED);

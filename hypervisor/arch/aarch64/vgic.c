@@ -150,9 +150,8 @@ bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid)
 }
 
 /* Maintenance interrupt: list registers drained while more were pending (underflow). */
-void vgic_maintenance(struct vcpu *v)
+void vgic_maintenance(void)
 {
-	(void)v;
 	write_ich_hcr_el2(read_ich_hcr_el2() & ~ICH_HCR_UIE);
 	isb();
 	exit_work_set(EXIT_FLUSH);

@@ -77,8 +77,6 @@ uint8_t vgic_priority(const struct vcpu *v, unsigned intid)
 {
 	struct vmachine *m = vm(v);
 
-	if (!m)
-		return VGIC_PARAVIRT_PRIORITY;
 	return intid < 32 ? m->redist[v->id].priority[intid] : m->dist.priority[intid];
 }
 

@@ -68,15 +68,6 @@ static void publish(const struct plant *p)
 		bh_sampling_write(temperature_port, msg, (unsigned)len);
 }
 
-/* The rest of s after prefix, or NULL if s does not start with it. */
-static const char *after(const char *s, const char *prefix)
-{
-	for (; *prefix; s++, prefix++)
-		if (*s != *prefix)
-			return 0;
-	return s;
-}
-
 /* "setpoint N" (whole degrees, 0..100) or "auto"; anything else is refused. */
 static void command(struct plant *p, const char *cmd)
 {
@@ -84,9 +75,9 @@ static void command(struct plant *p, const char *cmd)
 	long deg = 0;
 	int len, ok = 1;
 
-	const char *d = after(cmd, "setpoint ");
+	const char *d = bh_after_prefix(cmd, "setpoint ");
 
-	if (after(cmd, "auto") && !*after(cmd, "auto")) {
+	if (bh_after_prefix(cmd, "auto") && !*bh_after_prefix(cmd, "auto")) {
 		p->manual = 0;
 		len = bh_snprintf(reply, sizeof(reply), "ok: setpoint alternates again");
 	} else if (d) {

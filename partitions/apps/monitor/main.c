@@ -12,14 +12,6 @@
 
 static const char *const state_names[] = { "running", "halted", "suspended" };
 
-static const char *after(const char *s, const char *prefix)
-{
-	for (; *prefix; s++, prefix++)
-		if (*s != *prefix)
-			return 0;
-	return s;
-}
-
 static void status(void)
 {
 	struct bh_partition_status st;
@@ -57,13 +49,13 @@ static void command(const char *line)
 	};
 
 	bh_printf("> %s\n", line);
-	if (after(line, "status") && !*after(line, "status")) {
+	if (bh_after_prefix(line, "status") && !*bh_after_prefix(line, "status")) {
 		status();
 		return;
 	}
 	for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (after(line, ops[i].name)) {
-			control(ops[i].op, after(line, ops[i].name));
+		if (bh_after_prefix(line, ops[i].name)) {
+			control(ops[i].op, bh_after_prefix(line, ops[i].name));
 			return;
 		}
 	if (*line)

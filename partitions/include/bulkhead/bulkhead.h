@@ -267,6 +267,8 @@ static inline long bh_trace_read(unsigned core, struct bh_trace_event *buf, unsi
  * --------------------------------------------------------------------------------------- */
 
 unsigned long bh_strlen(const char *s); /* libbhpart */
+/* The rest of s after prefix, or 0 if s does not start with it (libbhpart). */
+const char *bh_after_prefix(const char *s, const char *prefix);
 
 /* Both create calls return the port's descriptor (>= 0), or BH_NO_ACTION when this partition
  * already opened the port (*desc gets the descriptor all the same), or an error: every

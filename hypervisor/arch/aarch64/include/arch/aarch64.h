@@ -40,7 +40,7 @@ void vgic_init_core(void);
 void vgic_save(struct arch_vcpu_ctx *a);
 void vgic_load(const struct arch_vcpu_ctx *a);
 void vgic_reset(struct arch_vcpu_ctx *a);
-void vgic_maintenance(struct vcpu *v);
+void vgic_maintenance(void);
 bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid);
 
 /* The guest touched FP/SIMD while its state was not loaded: load it (lazy switch). */

@@ -73,7 +73,7 @@ bool vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
 void vgic_send_sgi(struct vcpu *v, uint64_t value);
 /* A device model's interrupt line: make the SPI pending in the vCPU it is routed to. */
 void vgic_raise_spi(struct partition *p, unsigned intid);
-/* Priority the guest gave intid, for its list register. */
+/* Priority the guest gave intid, for its list register (partitions with a vmachine). */
 uint8_t vgic_priority(const struct vcpu *v, unsigned intid);
 
 void vgic_reset_dist(struct partition *p);
