@@ -73,7 +73,8 @@ void core_exit_work(void)
 
 void bh_enter_core(unsigned core)
 {
-	(void)core;
+	/* A dedicated core's vCPU waits in hardware: its wake-up costs no exit. */
+	arch_core_trap_guest_wait(percpu[core].sched.policy != BH_POLICY_DEDICATED);
 	exit_work_set(EXIT_RESCHED);
 	core_exit_work();
 	arch_vcpu_resume();

@@ -12,6 +12,7 @@
 #include "percpu.h"
 #include "plan.h"
 #include "sched.h"
+#include "trace.h"
 
 struct partition partitions[BH_MAX_PARTITIONS];
 unsigned partition_count;
@@ -47,6 +48,7 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 		*v = (struct vcpu){ .partition = p, .cfg = &cfg->vcpus[j], .id = j, .core = core,
 				    .state = VCPU_HALTED, .entry = cfg->entry,
 				    .boot_arg = cfg->boot_arg,
+				    .trace_source = trace_source(core, cfg->id, j),
 				    .timer_deadline = TIME_NEVER };
 		sched_add_vcpu(core, v);
 	}

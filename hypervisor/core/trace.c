@@ -1,19 +1,26 @@
 /* Trace rings: single writer (the core), readers serialized by a lock per ring. */
 #include "arch.h"
 #include "config_tables.h"
+#include "lib.h"
 #include "partition.h"
 #include "percpu.h"
 #include "trace.h"
 
-struct ring {
-	struct spinlock lock;
-	volatile uint32_t head; /* next slot the core writes */
-	volatile uint32_t tail; /* next slot a reader takes */
-	struct bh_trace_event events[TRACE_RING_EVENTS];
-	struct bh_trace_event scratch; /* where an event goes when the ring is full */
-};
+_Static_assert(sizeof(struct trace_raw_event) == sizeof(struct bh_trace_event),
+	       "trace event layout");
 
-static struct ring rings[BH_MAX_CORES];
+static struct trace_ring rings[BH_MAX_CORES];
+
+struct trace_ring *trace_ring_of(unsigned core)
+{
+	return &rings[core];
+}
+
+uint64_t trace_source(unsigned core, unsigned partition, unsigned vcpu)
+{
+	return (uint64_t)(core & 0xff) << 16 | (uint64_t)(partition & 0xff) << 24 |
+	       (uint64_t)(vcpu & 0xffff) << 32;
+}
 
 void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg)
 {
@@ -23,31 +30,29 @@ void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg)
 void trace_emit_at(unsigned type, const struct vcpu *v, uint64_t arg, uint64_t time)
 {
 	unsigned core = this_cpu()->core;
-	struct ring *r = &rings[core];
+	struct trace_ring *r = this_cpu()->trace;
 	uint32_t head = r->head;
 	bool full = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS;
-
 	/* The same work whether the ring is full or not: tracing must not change timing. */
-	*(full ? &r->scratch : &r->events[head % TRACE_RING_EVENTS]) = (struct bh_trace_event){
-		.time = time,
-		.type = (unsigned short)type,
-		.core = (unsigned char)core,
-		.partition = v ? (unsigned char)v->partition->cfg->id : BH_TRACE_IDLE_PARTITION,
-		.vcpu = v ? (unsigned short)v->id : BH_TRACE_IDLE_VCPU,
-		.arg = arg,
-	};
+	struct trace_raw_event *e = full ? &r->scratch : &r->events[head % TRACE_RING_EVENTS];
+
+	e->time = time;
+	e->source = (v ? v->trace_source
+		       : trace_source(core, BH_TRACE_IDLE_PARTITION, BH_TRACE_IDLE_VCPU)) |
+		    (type & 0xffff);
+	e->arg = arg;
 	__atomic_store_n(&r->head, head + !full, __ATOMIC_RELEASE);
 }
 
 unsigned trace_read(unsigned core, struct bh_trace_event *out, unsigned max)
 {
-	struct ring *r = &rings[core];
+	struct trace_ring *r = &rings[core];
 	unsigned n = 0;
 
 	arch_spin_lock(&r->lock);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 	for (; n < max && r->tail + n != head; n++)
-		out[n] = r->events[(r->tail + n) % TRACE_RING_EVENTS];
+		memcpy(&out[n], &r->events[(r->tail + n) % TRACE_RING_EVENTS], sizeof(out[n]));
 	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
 	arch_spin_unlock(&r->lock);
 	return n;

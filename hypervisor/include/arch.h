@@ -66,6 +66,9 @@ bool arch_vgic_pending(void); /* a list register holds a pending interrupt */
 void arch_timer_program(uint64_t deadline);
 /* Idle until an interrupt arrives, then handle the pending physical interrupts. */
 void arch_wait_for_interrupt(void);
+/* Whether a guest's wait-for-interrupt on this core comes to the hypervisor (a shared core
+ * must give the wait to others) or sleeps in hardware (a core the vCPU has to itself). */
+void arch_core_trap_guest_wait(bool trap);
 /* Boot: forward physical interrupt intid (an SPI) to `core`. */
 void arch_irq_route(unsigned intid, unsigned core);
 /* A forwarded physical interrupt whose guest will never end it (the partition restarts):

@@ -37,6 +37,7 @@ struct vcpu {
 	const struct bh_vcpu_cfg *cfg;
 	unsigned id;                  /* index within the partition */
 	unsigned core;
+	uint64_t trace_source;        /* its events' source fields, see trace_source() */
 	volatile uint32_t state;      /* enum vcpu_state */
 	volatile uint32_t request;    /* VCPU_REQ_* */
 	volatile uint32_t stop_ack;   /* set by its core once a STOP request was seen */

@@ -6,6 +6,7 @@
 #include "arch.h"
 #include "config_tables.h"
 #include "sched.h"
+#include "trace.h"
 
 #define PERCPU_ALIGN 0x800
 
@@ -20,6 +21,7 @@ struct percpu {
 	volatile uint32_t exit_work; /* EXIT_* */
 	struct vcpu *vcpu;          /* the vCPU running on this core, or NULL while idle */
 	struct vcpu *loaded;        /* the vCPU whose EL1 state is in the registers */
+	struct trace_ring *trace;   /* this core's trace ring */
 	volatile uint32_t requests; /* nonzero: some vCPU of this core has a request posted */
 	struct sched_core sched;
 	struct arch_regs idle_regs;

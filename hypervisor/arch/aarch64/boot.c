@@ -5,6 +5,7 @@
 #include "console.h"
 #include "main.h"
 #include "panic.h"
+#include "partition.h"
 #include "percpu.h"
 #include "platform.h"
 
@@ -16,6 +17,23 @@ _Static_assert(__builtin_offsetof(struct percpu, exit_work) == PERCPU_EXIT_WORK,
 _Static_assert(__builtin_offsetof(struct arch_regs, spsr) == REGS_SPSR, "REGS_SPSR");
 _Static_assert(__builtin_offsetof(struct arch_regs, elr) == REGS_ELR, "REGS_ELR");
 _Static_assert(sizeof(struct arch_regs) == REGS_SIZE, "REGS_SIZE");
+_Static_assert(__builtin_offsetof(struct percpu, loaded) == PERCPU_LOADED, "PERCPU_LOADED");
+_Static_assert(__builtin_offsetof(struct percpu, trace) == PERCPU_TRACE, "PERCPU_TRACE");
+_Static_assert(__builtin_offsetof(struct vcpu, arch.vtimer_priority) == VCPU_VTIMER_PRIORITY,
+	       "VCPU_VTIMER_PRIORITY");
+_Static_assert(__builtin_offsetof(struct vcpu, trace_source) == VCPU_TRACE_SOURCE,
+	       "VCPU_TRACE_SOURCE");
+_Static_assert(__builtin_offsetof(struct vcpu, virq.disabled) == VCPU_VIRQ_DISABLED,
+	       "VCPU_VIRQ_DISABLED");
+_Static_assert(__builtin_offsetof(struct vcpu, virq.count) == VCPU_VIRQ_COUNT, "VCPU_VIRQ_COUNT");
+_Static_assert(__builtin_offsetof(struct trace_ring, head) == RING_HEAD, "RING_HEAD");
+_Static_assert(__builtin_offsetof(struct trace_ring, tail) == RING_TAIL, "RING_TAIL");
+_Static_assert(__builtin_offsetof(struct trace_ring, scratch) == RING_SCRATCH, "RING_SCRATCH");
+_Static_assert(__builtin_offsetof(struct trace_ring, events) == RING_EVENTS, "RING_EVENTS");
+_Static_assert(TRACE_RING_EVENTS == 1u << RING_SIZE_LOG2, "RING_SIZE_LOG2");
+_Static_assert(sizeof(struct trace_raw_event) == EVENT_SIZE, "EVENT_SIZE");
+_Static_assert(BH_TRACE_VIRQ == TRACE_VIRQ, "TRACE_VIRQ");
+_Static_assert(PPI_VTIMER == INTID_VTIMER, "INTID_VTIMER");
 
 uint8_t aarch64_stacks[BH_MAX_CORES][STACK_SIZE] __attribute__((aligned(16)));
 
@@ -25,6 +43,7 @@ static void percpu_init(void)
 		percpu[c].core = c;
 		percpu[c].stack_top = (uint64_t)(uintptr_t)&aarch64_stacks[c][STACK_SIZE];
 		percpu[c].regs = &percpu[c].idle_regs;
+		percpu[c].trace = trace_ring_of(c);
 	}
 }
 

@@ -119,6 +119,8 @@ void arch_sync_loaded_image(void *p, size_t len)
 	isb();
 }
 
+static const uint8_t paravirt_priority = VGIC_PARAVIRT_PRIORITY;
+
 void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	struct arch_vcpu_ctx *a = &v->arch;
@@ -141,6 +143,7 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	vgic_reset(a);
 	if (p->cfg->vmachine)
 		vgic_reset_redist(v);
+	a->vtimer_priority = p->cfg->vmachine ? vgic_priority_ref(v, PPI_VTIMER) : &paravirt_priority;
 }
 
 void arch_vcpu_save(struct vcpu *v)
@@ -277,7 +280,7 @@ void arch_timer_program(uint64_t deadline)
 void arch_wait_for_interrupt(void)
 {
 	__asm__ volatile("dsb sy\n wfi" ::: "memory");
-	aarch64_handle_irqs();
+	aarch64_handle_irqs(gic_ack());
 }
 
 void arch_kick_core(unsigned core)

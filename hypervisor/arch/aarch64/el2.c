@@ -45,6 +45,14 @@ void aarch64_el2_init_core(void)
 	__asm__ volatile("tlbi alle1\n dsb nsh\n isb" ::: "memory");
 }
 
+void arch_core_trap_guest_wait(bool trap)
+{
+	uint64_t hcr = read_hcr_el2();
+
+	write_hcr_el2(trap ? hcr | HCR_TWI : hcr & ~HCR_TWI);
+	isb();
+}
+
 uint64_t aarch64_vttbr(uint64_t stage2_root, unsigned vmid)
 {
 	return stage2_root | (uint64_t)vmid << 48;

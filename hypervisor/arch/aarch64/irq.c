@@ -67,14 +67,12 @@ static bool dispatch(struct percpu *c, unsigned intid)
 	return false;
 }
 
-void aarch64_handle_irqs(void)
+void aarch64_handle_irqs(unsigned first)
 {
 	struct percpu *c = this_cpu();
+	unsigned intid = first;
 
-	for (unsigned n = 0; n < IRQS_PER_EXIT; n++) {
-		unsigned intid = gic_ack();
-		if (intid >= INTID_SPURIOUS)
-			break;
+	for (unsigned n = 0; n < IRQS_PER_EXIT && intid < INTID_SPURIOUS; n++, intid = gic_ack()) {
 		if (dispatch(c, intid))
 			gic_drop(intid);
 		else

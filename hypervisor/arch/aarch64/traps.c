@@ -165,16 +165,16 @@ void aarch64_guest_sync(struct arch_regs *r)
 	core_exit_work();
 }
 
-void aarch64_guest_irq(struct arch_regs *r)
+void aarch64_guest_irq(unsigned intid)
 {
-	(void)r;
-	aarch64_handle_irqs();
+	aarch64_handle_irqs(intid);
 	core_exit_work();
 }
 
 void aarch64_guest_fiq(struct arch_regs *r)
 {
-	aarch64_guest_irq(r);
+	(void)r;
+	aarch64_guest_irq(gic_ack());
 }
 
 void aarch64_guest_serror(struct arch_regs *r)

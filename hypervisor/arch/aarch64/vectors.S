@@ -70,7 +70,8 @@ aarch64_el2_vectors:
 	b.eq	guest_hvc
 	ldp	x0, x1, [sp], #16
 	b	guest_sync_full
-	guest_vector aarch64_guest_irq
+	.balign 0x80                         /* lower EL, AArch64: irq */
+	b	guest_irq
 	guest_vector aarch64_guest_fiq
 	guest_vector aarch64_guest_serror
 	el2_vector 12   /* lower EL, AArch32 (not allowed: HCR_EL2.RW = 1) */
@@ -81,6 +82,106 @@ aarch64_el2_vectors:
 guest_sync_full:
 	save_guest_regs
 	bl	aarch64_guest_sync
+	b	aarch64_guest_return
+
+/* x19-x29 and SPSR into the save area at \base, completing it after a fast-path save once
+ * the exit turns out to need everything. The C code in between preserved x19-x29. */
+.macro save_rest base
+	stp	x19, x20, [\base, #152]
+	stp	x21, x22, [\base, #168]
+	stp	x23, x24, [\base, #184]
+	stp	x25, x26, [\base, #200]
+	stp	x27, x28, [\base, #216]
+	str	x29, [\base, #232]
+	mrs	x2, spsr_el2
+	str	x2, [\base, #REGS_SPSR]
+.endm
+
+/* Interrupt fast path. The running vCPU's own virtual timer, with nothing queued for the
+ * vCPU and every list register empty, goes straight into list register 0, hardware-linked
+ * (the guest's end of it deactivates the physical one), with its VIRQ trace event, and back
+ * to the guest: x0-x9 saved, no C. This is the timer interrupt's whole cost on a core the
+ * vCPU has to itself. Anything else, or the timer when that way is closed (an interrupt
+ * queued or in flight, the timer disabled by the guest, no vCPU or another one loaded),
+ * continues in aarch64_guest_irq with everything saved. Same result as the queued way
+ * (virq_inject, then arch_vgic_flush on the way out), which vgic.c documents. */
+guest_irq:
+	stp	x0, x1, [sp, #-80]!
+	stp	x2, x3, [sp, #16]
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	stp	x8, x9, [sp, #64]
+	mrs	x0, icc_iar1_el1
+	and	w0, w0, #0xffffff
+	cmp	w0, #INTID_VTIMER
+	b.ne	irq_full
+	mrs	x1, tpidr_el2
+	ldp	x2, x3, [x1, #PERCPU_VCPU]      /* running, loaded */
+	cmp	x2, x3
+	ccmp	x2, #0, #4, eq                  /* Z: another one loaded, or none */
+	b.eq	irq_full
+	ldr	w3, [x2, #VCPU_VIRQ_COUNT]
+	cbnz	w3, irq_full
+	ldr	w3, [x2, #VCPU_VIRQ_DISABLED]
+	tbnz	w3, #INTID_VTIMER, irq_full
+	mrs	x3, ich_elrsr_el2
+	adrp	x4, vgic_lrs_all_empty
+	ldr	x4, [x4, :lo12:vgic_lrs_all_empty]
+	bics	xzr, x4, x3
+	b.ne	irq_full
+	/* List register: pending, hardware, group 1, the guest's priority, pINTID = vINTID. */
+	ldr	x4, [x2, #VCPU_VTIMER_PRIORITY]
+	ldrb	w4, [x4]
+	mov	x5, #INTID_VTIMER
+	movk	x5, #INTID_VTIMER, lsl #32
+	movk	x5, #0x7000, lsl #48
+	orr	x5, x5, x4, lsl #48
+	msr	ich_lr0_el2, x5
+	msr	icc_eoir1_el1, x0               /* priority drop; active until the guest ends it */
+	/* Trace event, as trace_emit_at: the next slot, or scratch when the ring is full. */
+	ldr	x4, [x1, #PERCPU_TRACE]
+	ldr	w5, [x4, #RING_HEAD]
+	add	x6, x4, #RING_TAIL
+	ldar	w6, [x6]
+	sub	w6, w5, w6
+	and	w7, w5, #((1 << RING_SIZE_LOG2) - 1)
+	mov	x8, #EVENT_SIZE
+	madd	x7, x7, x8, x4
+	add	x7, x7, #RING_EVENTS
+	add	x8, x4, #RING_SCRATCH
+	cmp	w6, #(1 << RING_SIZE_LOG2)
+	csel	x7, x7, x8, lo
+	cinc	w5, w5, lo
+	mrs	x8, cntpct_el0
+	ldr	x9, [x2, #VCPU_TRACE_SOURCE]
+	add	x9, x9, #TRACE_VIRQ              /* type: the low 16 bits, zero in source */
+	stp	x8, x9, [x7]
+	str	x0, [x7, #16]
+	add	x6, x4, #RING_HEAD
+	stlr	w5, [x6]
+	ldp	x2, x3, [sp, #16]
+	ldp	x4, x5, [sp, #32]
+	ldp	x6, x7, [sp, #48]
+	ldp	x8, x9, [sp, #64]
+	ldp	x0, x1, [sp], #80
+	eret
+
+irq_full:                               /* x0 = the interrupt taken; x0-x9 on the stack */
+	mrs	x1, tpidr_el2
+	ldr	x1, [x1, #PERCPU_REGS]
+	ldp	x2, x3, [sp, #16]
+	ldp	x4, x5, [sp, #32]
+	ldp	x6, x7, [sp, #48]
+	ldp	x8, x9, [sp, #64]
+	x2_to_x17 stp, x1
+	str	x18, [x1, #144]
+	str	x30, [x1, #240]
+	save_rest x1
+	ldp	x2, x3, [sp], #80
+	stp	x2, x3, [x1, #0]
+	mrs	x2, elr_el2
+	str	x2, [x1, #REGS_ELR]
+	bl	aarch64_guest_irq
 	b	aarch64_guest_return
 
 /* Hypercall fast path, straight into hypercall_dispatch(vcpu, regs). The dispatcher
@@ -116,14 +217,7 @@ guest_hvc:
 hvc_slow_exit:
 	ldr	x1, [x1, #PERCPU_REGS]
 	str	x0, [x1, #0]
-	stp	x19, x20, [x1, #152]
-	stp	x21, x22, [x1, #168]
-	stp	x23, x24, [x1, #184]
-	stp	x25, x26, [x1, #200]
-	stp	x27, x28, [x1, #216]
-	str	x29, [x1, #232]
-	mrs	x2, spsr_el2
-	str	x2, [x1, #REGS_SPSR]
+	save_rest x1
 	bl	core_exit_work
 	b	aarch64_guest_return
 

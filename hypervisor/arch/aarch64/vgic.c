@@ -24,6 +24,7 @@
 #define ICH_HCR_UIE (1ul << 1)
 
 static unsigned lr_count;
+uint64_t vgic_lrs_all_empty; /* ICH_ELRSR_EL2 with every list register empty */
 
 #define LR_CASE(n) case n: return read_ich_lr##n##_el2();
 static uint64_t lr_read(unsigned n)
@@ -53,6 +54,7 @@ void vgic_init_core(void)
 	lr_count = (unsigned)(read_ich_vtr_el2() & 0x1f) + 1;
 	if (lr_count > VGIC_MAX_LRS)
 		lr_count = VGIC_MAX_LRS;
+	vgic_lrs_all_empty = (1ul << lr_count) - 1;
 }
 
 void vgic_save(struct arch_vcpu_ctx *a)
@@ -111,6 +113,17 @@ static bool place(unsigned intid, uint8_t priority, bool forwarded, uint64_t *em
 	return true;
 }
 
+static uint8_t priority_of(const struct vcpu *v, unsigned intid)
+{
+	/* An emulated GIC has the guest's priorities; paravirtual partitions have one for all. */
+	return v->partition->cfg->vmachine ? vgic_priority(v, intid) : VGIC_PARAVIRT_PRIORITY;
+}
+
+static uint64_t empty_lrs(void)
+{
+	return read_ich_elrsr_el2() & vgic_lrs_all_empty;
+}
+
 void arch_vgic_flush(struct vcpu *v)
 {
 	bool forwarded;
@@ -118,11 +131,9 @@ void arch_vgic_flush(struct vcpu *v)
 
 	if (!v || !virq_has_pending(v))
 		return;
-	uint64_t empty = read_ich_elrsr_el2() & ((1ul << lr_count) - 1);
-	bool emulated = v->partition->cfg->vmachine; /* else one priority for all */
+	uint64_t empty = empty_lrs();
 	while ((intid = virq_take(v, &forwarded)) >= 0) {
-		uint8_t priority = emulated ? vgic_priority(v, (unsigned)intid) : VGIC_PARAVIRT_PRIORITY;
-		if (!place((unsigned)intid, priority, forwarded, &empty)) {
+		if (!place((unsigned)intid, priority_of(v, (unsigned)intid), forwarded, &empty)) {
 			virq_put_back(v, (unsigned)intid, forwarded);
 			/* Overflow: the underflow maintenance interrupt asks again. */
 			write_ich_hcr_el2(read_ich_hcr_el2() | ICH_HCR_UIE);

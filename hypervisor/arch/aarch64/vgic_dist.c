@@ -75,9 +75,14 @@ static bool spi_forwarded(const struct partition *p, unsigned intid)
 
 uint8_t vgic_priority(const struct vcpu *v, unsigned intid)
 {
+	return *vgic_priority_ref(v, intid);
+}
+
+const uint8_t *vgic_priority_ref(const struct vcpu *v, unsigned intid)
+{
 	struct vmachine *m = vm(v);
 
-	return intid < 32 ? m->redist[v->id].priority[intid] : m->dist.priority[intid];
+	return intid < 32 ? &m->redist[v->id].priority[intid] : &m->dist.priority[intid];
 }
 
 void vgic_raise_spi(struct partition *p, unsigned intid)

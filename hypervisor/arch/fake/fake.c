@@ -14,8 +14,10 @@ void fake_reset(void)
 	memset(&fake, 0, sizeof(fake));
 	memset(fake_ram, 0, sizeof(fake_ram));
 	memset(percpu, 0, sizeof(percpu));
-	for (unsigned c = 0; c < BH_MAX_CORES; c++)
+	for (unsigned c = 0; c < BH_MAX_CORES; c++) {
 		percpu[c].core = c;
+		percpu[c].trace = trace_ring_of(c);
+	}
 	fake.vtimer_deadline = UINT64_MAX;
 }
 
@@ -97,6 +99,7 @@ void arch_vgic_flush(struct vcpu *v) { (void)v; fake.flushes++; }
 bool arch_vgic_pending(void) { return false; }
 void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }
 void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
+void arch_core_trap_guest_wait(bool trap) { (void)trap; }
 void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
 void arch_irq_release(unsigned intid) { (void)intid; }
 void arch_partition_reset(struct partition *p) { (void)p; }

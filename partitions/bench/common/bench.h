@@ -25,8 +25,8 @@ extern const char bench_platform[];
  * redistributor) and checks the counter frequency; returns 0 or -1 after printing why. */
 int bench_init(void);
 
-/* Waits for an interrupt with IRQs in whatever state the caller left them: the idle
- * hypercall in a partition, `wfi` on bare metal. */
+/* Waits for an interrupt with IRQs in whatever state the caller left them: `wfi`, both in a
+ * partition and on bare metal. */
 void bench_wait(void);
 
 /* Ends the program after its output: a system partition halts the system, another halts

@@ -1,9 +1,8 @@
 /* Benchmarks `timer_irq_latency_partition` / `timer_irq_latency_bare`: from the EL1 virtual
  * timer's deadline to the first instruction of its interrupt handler.
  *
- * The same objects run as a partition alone on a dedicated core (bench/irqlat.yaml, waiting
- * in the idle hypercall) and bare-metal at EL1 without the hypervisor (build/bare/irqlat.elf,
- * waiting in wfi); both take the interrupt through libbhpart's vector and bh_irq_dispatch.
+ * The same objects run as a partition alone on a dedicated core (bench/irqlat.yaml) and
+ * bare-metal at EL1 without the hypervisor (build/bare/irqlat.elf), both waiting in wfi; both take the interrupt through libbhpart's vector and bh_irq_dispatch.
  * Each round arms CNTV_CVAL_EL0 about 1 ms ahead, unmasks IRQs and waits; the handler
  * (handler.S) reads the counter as its first instruction. Latency = read - CVAL:
  *   tick:  (R - CVAL) * 16 ns, R that first counter value (a multiple of 16);

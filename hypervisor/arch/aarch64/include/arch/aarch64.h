@@ -30,8 +30,11 @@ void gic_end(unsigned intid);
 void gic_drop(unsigned intid);
 void gic_set_ppi_active(unsigned intid, int active); /* this core's redistributor */
 void gic_deactivate_spi(unsigned intid);
-/* Handle every pending physical interrupt (at EL2, with interrupts masked). */
-void aarch64_handle_irqs(void);
+/* Handle `first` (already acknowledged, or >= 1020 for none), then every other pending
+ * physical interrupt (at EL2, with interrupts masked). */
+void aarch64_handle_irqs(unsigned first);
+/* An interrupt from a guest that vectors.S's fast path did not finish, already taken. */
+void aarch64_guest_irq(unsigned intid);
 
 /* Virtual CPU interface (vgic.c). */
 struct arch_vcpu_ctx;
@@ -42,6 +45,8 @@ void vgic_load(const struct arch_vcpu_ctx *a);
 void vgic_reset(struct arch_vcpu_ctx *a);
 void vgic_maintenance(void);
 bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid);
+/* ICH_ELRSR_EL2 when every list register is empty (vectors.S reads it too). */
+extern uint64_t vgic_lrs_all_empty;
 
 /* The guest touched FP/SIMD while its state was not loaded: load it (lazy switch). */
 void aarch64_fp_trap(struct vcpu *v);

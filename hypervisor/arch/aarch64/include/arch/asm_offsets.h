@@ -8,6 +8,20 @@
 #define PERCPU_STACK   8     /* struct percpu: top of this core's stack */
 #define PERCPU_EXIT_WORK 20  /* struct percpu: work before returning to a guest */
 #define PERCPU_VCPU    24    /* struct percpu: the vCPU running on this core */
+#define PERCPU_LOADED  32    /* struct percpu: the vCPU whose EL1 state is loaded (after VCPU) */
+#define PERCPU_TRACE   40    /* struct percpu: this core's trace ring */
+#define VCPU_VTIMER_PRIORITY 656  /* struct vcpu: arch.vtimer_priority */
+#define VCPU_TRACE_SOURCE    1224 /* struct vcpu: trace_source */
+#define VCPU_VIRQ_DISABLED   1372 /* struct vcpu: virq.disabled[0] */
+#define VCPU_VIRQ_COUNT      1444 /* struct vcpu: virq.count */
+#define RING_HEAD      4     /* struct trace_ring */
+#define RING_TAIL      8
+#define RING_SCRATCH   16
+#define RING_EVENTS    40
+#define RING_SIZE_LOG2 11    /* TRACE_RING_EVENTS = 1 << RING_SIZE_LOG2 */
+#define EVENT_SIZE     24    /* struct trace_raw_event */
+#define TRACE_VIRQ     5     /* BH_TRACE_VIRQ */
+#define INTID_VTIMER   27    /* PPI_VTIMER */
 #define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
 #define REGS_SPSR      256
 #define REGS_SIZE      264

@@ -17,6 +17,7 @@ struct arch_vcpu_ctx {
 	uint32_t vtimer_active;     /* switched out with its timer interrupt in flight: the
 				     * physical PPI is made active again when it is loaded */
 	uint32_t reserved;
+	const uint8_t *vtimer_priority; /* the guest's priority for its timer interrupt */
 	__uint128_t fp[32];
 	uint64_t fpcr, fpsr;
 } __attribute__((aligned(16)));

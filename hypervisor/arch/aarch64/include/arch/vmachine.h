@@ -75,6 +75,8 @@ void vgic_send_sgi(struct vcpu *v, uint64_t value);
 void vgic_raise_spi(struct partition *p, unsigned intid);
 /* Priority the guest gave intid, for its list register (partitions with a vmachine). */
 uint8_t vgic_priority(const struct vcpu *v, unsigned intid);
+/* Where the guest's priority for intid lives (its GICD/GICR IPRIORITYR byte). */
+const uint8_t *vgic_priority_ref(const struct vcpu *v, unsigned intid);
 
 void vgic_reset_dist(struct partition *p);
 void vgic_reset_redist(struct vcpu *v);
