@@ -265,7 +265,8 @@ void core_process_requests(void)
 {
 	struct sched_core *s = &this_cpu()->sched;
 
-	if (!__atomic_exchange_n(&this_cpu()->requests, 0u, __ATOMIC_SEQ_CST))
+	/* A plain look first: the exchange is the expensive part, and nothing is posted mostly. */
+	if (!this_cpu()->requests || !__atomic_exchange_n(&this_cpu()->requests, 0u, __ATOMIC_SEQ_CST))
 		return;
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];

@@ -11,11 +11,6 @@
 #include "sched.h"
 #include "trace.h"
 
-/* Cyclic cores: the hypervisor timer fires this long before each slot boundary; the core
- * decides, switches, then waits for the boundary itself, so the next vCPU starts on the
- * boundary whatever the decision cost. The outgoing vCPU gives up this much of its slot. */
-#define SLOT_LEAD_TICKS 80u
-
 struct decision {
 	struct vcpu *vcpu; /* NULL: idle */
 	uint64_t until;    /* the policy's next event */

@@ -53,7 +53,7 @@ void arch_vcpu_load(struct vcpu *v); /* v->arch -> registers, stage 2 and GIC in
 _Noreturn void arch_vcpu_resume(void);
 /* Skip the instruction that trapped (after an emulated or ignored access). */
 void arch_skip_instruction(struct arch_regs *r);
-/* The vCPU's EL1 virtual timer condition holds (it is loaded on this core). */
+/* The loaded vCPU's EL1 virtual timer has its interrupt pending on this core. */
 bool arch_vtimer_due(void);
 /* For a switched-out vCPU: counter value at which its virtual timer fires, or TIME_NEVER. */
 uint64_t arch_vtimer_deadline(const struct vcpu *v);

@@ -12,6 +12,13 @@
 
 #define TIME_NEVER UINT64_MAX
 
+/* Cyclic cores: the hypervisor timer fires this long before each slot boundary; the core
+ * decides, switches, then waits for the boundary itself, so the next vCPU starts on the
+ * boundary whatever the decision cost. The outgoing vCPU gives up this much of its slot, so
+ * it is kept just above the longest decision measured (about 700 instructions, 44 ticks of
+ * QEMU's 62.5 MHz counter; docs/performance.md): 50 ticks = 800 ns. */
+#define SLOT_LEAD_TICKS 50u
+
 struct vcpu;
 
 /* A trace event held back until the instant it describes (after the lead spin). */

@@ -12,7 +12,7 @@
 
 #define US(n) ((uint64_t)(n) * 125 / 2)
 #define T0 1000u
-#define LEAD 80u /* SLOT_LEAD_TICKS: the timer fires this long before a cyclic boundary */
+#define LEAD SLOT_LEAD_TICKS /* the timer fires this long before a cyclic boundary */
 
 static const uint8_t image[16];
 static const struct bh_segment_cfg seg = { .ipa = 0x40000000, .data = image, .file_size = 16,

@@ -26,6 +26,7 @@
 #define GICR_IGROUPR0 (GICR_SGI + 0x0080)
 #define GICR_ISENABLER0 (GICR_SGI + 0x0100)
 #define GICR_ICENABLER0 (GICR_SGI + 0x0180)
+#define GICR_ISPENDR0 (GICR_SGI + 0x0200)
 #define GICR_ISACTIVER0 (GICR_SGI + 0x0300)
 #define GICR_ICACTIVER0 (GICR_SGI + 0x0380)
 #define ICC_CTLR_EOIMODE (1ul << 1)
@@ -141,6 +142,11 @@ void gic_drop(unsigned intid)
 {
 	write_icc_eoir1_el1(intid);
 	isb();
+}
+
+bool gic_ppi_pending(unsigned intid)
+{
+	return *reg32(redist[this_cpu()->core], GICR_ISPENDR0) & (1u << intid);
 }
 
 void gic_set_ppi_active(unsigned intid, int active)

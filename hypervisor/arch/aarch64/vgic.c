@@ -57,10 +57,29 @@ void vgic_init_core(void)
 	vgic_lrs_all_empty = (1ul << lr_count) - 1;
 }
 
+/* Every implemented list register, highest first, by falling through from lr_count: the
+ * switch path's cost is one access per register. */
+#define LR_SAVE(n) case n + 1: a->lr[n] = read_ich_lr##n##_el2(); __attribute__((fallthrough));
+#define LR_LOAD(n) case n + 1: write_ich_lr##n##_el2(a->lr[n]); __attribute__((fallthrough));
+#define EACH_LR(op) op(15) op(14) op(13) op(12) op(11) op(10) op(9) op(8) op(7) op(6) op(5) \
+		    op(4) op(3) op(2) op(1) op(0)
+
 void vgic_save(struct arch_vcpu_ctx *a)
 {
-	for (unsigned n = 0; n < lr_count; n++)
-		a->lr[n] = lr_read(n);
+	/* Empty ones need no read; and only an occupied one can hold the timer interrupt. */
+	uint64_t occupied = ~read_ich_elrsr_el2() & vgic_lrs_all_empty;
+
+	if (occupied) {
+		switch (lr_count) {
+		EACH_LR(LR_SAVE)
+		case 0:
+			break;
+		}
+	} else {
+		for (unsigned n = 0; n < lr_count; n++)
+			a->lr[n] = 0;
+	}
+	a->vtimer_active = occupied && vgic_holds_forwarded(a, PPI_VTIMER);
 	a->vmcr = read_ich_vmcr_el2();
 	a->ap1r0 = read_ich_ap1r0_el2();
 	a->ich_hcr = read_ich_hcr_el2();
@@ -68,8 +87,11 @@ void vgic_save(struct arch_vcpu_ctx *a)
 
 void vgic_load(const struct arch_vcpu_ctx *a)
 {
-	for (unsigned n = 0; n < lr_count; n++)
-		lr_write(n, a->lr[n]);
+	switch (lr_count) {
+	EACH_LR(LR_LOAD)
+	case 0:
+		break;
+	}
 	write_ich_vmcr_el2(a->vmcr);
 	write_ich_ap1r0_el2(a->ap1r0);
 	write_ich_hcr_el2(a->ich_hcr | ICH_HCR_EN);

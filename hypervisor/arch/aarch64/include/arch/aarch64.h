@@ -29,6 +29,7 @@ void gic_end(unsigned intid);
  * (hardware-linked list register), so it cannot fire again meanwhile. */
 void gic_drop(unsigned intid);
 void gic_set_ppi_active(unsigned intid, int active); /* this core's redistributor */
+bool gic_ppi_pending(unsigned intid);                /* this core's redistributor */
 void gic_deactivate_spi(unsigned intid);
 /* Handle `first` (already acknowledged, or >= 1020 for none), then every other pending
  * physical interrupt (at EL2, with interrupts masked). */
