@@ -288,7 +288,7 @@ METHODS = {
     "partition_switch_exact": "the same resumes timed to the instruction (stamp of 16 back-to-back reads), B's loop phase shifted one instruction per frame: planned slot start to B's first instruction",
     "partition_switch_lead": "A's slot end - A's last instruction: the cyclic core's timer fires this long before the boundary, decides and switches, then waits for the boundary (min over 100 frames of the last counter read before the preemption; exact since the timer fires on a tick)",
     "partition_switch_total": "partition_switch_lead + partition_switch_exact: core time one switch takes from the partitions (PCS of the model below)",
-    "timer_irq_latency_partition": "EL1 virtual timer armed 1 ms ahead in a partition alone on a dedicated core, waiting in the idle hypercall with IRQs unmasked: (first CNTVCT_EL0 value its handler reads - CNTV_CVAL_EL0) x 16, min of 100; resolution 16",
+    "timer_irq_latency_partition": "EL1 virtual timer armed 1 ms ahead in a partition alone on a dedicated core, waiting in `wfi` with IRQs unmasked (no exit: dedicated cores do not trap WFI): (first CNTVCT_EL0 value its handler reads - CNTV_CVAL_EL0) x 16, min of 100; resolution 16",
     "timer_irq_latency_bare": "the same objects (libbhpart vectors and bh_irq_dispatch) at EL1 on QEMU virt without the hypervisor, waiting in `wfi`",
     "timer_irq_extra": "timer_irq_latency_partition - timer_irq_latency_bare: what the hypervisor adds (goal <= 100; Proteus +149)",
     "timer_irq_latency_partition_exact": "timer_irq_latency_partition with the handler's first read timed to the instruction (stamp), the read counted",

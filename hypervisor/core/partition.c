@@ -263,10 +263,11 @@ void vcpu_reset_here(struct vcpu *v)
 
 void core_process_requests(void)
 {
-	struct sched_core *s = &this_cpu()->sched;
+	struct percpu *c = this_cpu();
+	struct sched_core *s = &c->sched;
 
-	/* A plain look first: the exchange is the expensive part, and nothing is posted mostly. */
-	if (!this_cpu()->requests || !__atomic_exchange_n(&this_cpu()->requests, 0u, __ATOMIC_SEQ_CST))
+	/* A plain look first: the exchange is the expensive part, and mostly nothing is posted. */
+	if (!c->requests || !__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
 		return;
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];

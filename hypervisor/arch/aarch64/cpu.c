@@ -143,7 +143,8 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	vgic_reset(a);
 	if (p->cfg->vmachine)
 		vgic_reset_redist(v);
-	a->vtimer_priority = p->cfg->vmachine ? vgic_priority_ref(v, PPI_VTIMER) : &paravirt_priority;
+	a->vtimer_priority =
+		p->cfg->vmachine ? vgic_priority_ref(v, PPI_VTIMER) : &paravirt_priority;
 }
 
 void arch_vcpu_save(struct vcpu *v)

@@ -57,6 +57,11 @@ void vgic_init_core(void)
 	vgic_lrs_all_empty = (1ul << lr_count) - 1;
 }
 
+static uint64_t empty_lrs(void)
+{
+	return read_ich_elrsr_el2() & vgic_lrs_all_empty;
+}
+
 /* Every implemented list register, highest first, by falling through from lr_count: the
  * switch path's cost is one access per register. */
 #define LR_SAVE(n) case n + 1: a->lr[n] = read_ich_lr##n##_el2(); __attribute__((fallthrough));
@@ -66,20 +71,13 @@ void vgic_init_core(void)
 
 void vgic_save(struct arch_vcpu_ctx *a)
 {
-	/* Empty ones need no read; and only an occupied one can hold the timer interrupt. */
-	uint64_t occupied = ~read_ich_elrsr_el2() & vgic_lrs_all_empty;
-
-	if (occupied) {
-		switch (lr_count) {
-		EACH_LR(LR_SAVE)
-		case 0:
-			break;
-		}
-	} else {
-		for (unsigned n = 0; n < lr_count; n++)
-			a->lr[n] = 0;
+	switch (lr_count) {
+	EACH_LR(LR_SAVE)
+	case 0:
+		break;
 	}
-	a->vtimer_active = occupied && vgic_holds_forwarded(a, PPI_VTIMER);
+	/* Only an occupied list register can hold the timer interrupt: mostly none is. */
+	a->vtimer_active = empty_lrs() != vgic_lrs_all_empty && vgic_holds_forwarded(a, PPI_VTIMER);
 	a->vmcr = read_ich_vmcr_el2();
 	a->ap1r0 = read_ich_ap1r0_el2();
 	a->ich_hcr = read_ich_hcr_el2();
@@ -139,11 +137,6 @@ static uint8_t priority_of(const struct vcpu *v, unsigned intid)
 {
 	/* An emulated GIC has the guest's priorities; paravirtual partitions have one for all. */
 	return v->partition->cfg->vmachine ? vgic_priority(v, intid) : VGIC_PARAVIRT_PRIORITY;
-}
-
-static uint64_t empty_lrs(void)
-{
-	return read_ich_elrsr_el2() & vgic_lrs_all_empty;
 }
 
 void arch_vgic_flush(struct vcpu *v)
