@@ -1,0 +1,145 @@
+"""Instruction profile of a hypervisor path, for finding where a benchmark's cycles go.
+
+    python -m bench.profile IMAGE --elf ELF [--elf ELF ...] --start SYM|ADDR --stop SYM|ADDR
+                            [--cpu N] [--pick K] [--seconds S] [--filter LO..HI]
+
+Boots IMAGE (a packed Bulkhead image) under `-icount shift=0` with one instruction per
+translation block and QEMU's `-d exec` log, so the log lists every instruction each core
+executes. A path starts where core N executes START and ends at its next STOP (or, with
+`--stop next`, at its next START). The lengths of the paths found are printed, then path K
+broken down by function (symbols from the ELFs), in order and as totals. `--filter` restricts
+the log to an address range (QEMU's -dfilter), which keeps long runs small; a path's ends must
+lie inside it. Under -icount the counts are the "cycles" of bench/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "src"))
+
+from bulkhead.qemu import ICOUNT_ARGS, ICOUNT_MACHINE_OPTION  # noqa: E402
+
+TRACE = re.compile(r"Trace (\d+): \S+ \[[0-9a-f]+/([0-9a-f]+)/")
+
+
+class Symbols:
+    """Function symbols of ELF files, for naming addresses."""
+
+    def __init__(self, entries: list[tuple[int, str]]):
+        self.entries = sorted(entries)
+        self.addresses = [a for a, _ in self.entries]
+
+    @classmethod
+    def of(cls, elfs: list[Path]) -> Symbols:
+        entries = []
+        for elf in elfs:
+            out = subprocess.run(["aarch64-linux-gnu-nm", "-n", str(elf)], capture_output=True,
+                                 text=True, check=True).stdout
+            for line in out.splitlines():
+                fields = line.split()
+                if len(fields) == 3 and fields[1] in "tTwW":
+                    entries.append((int(fields[0], 16), fields[2]))
+        return cls(entries)
+
+    def name(self, address: int) -> str:
+        i = bisect.bisect_right(self.addresses, address) - 1
+        return self.entries[i][1] if i >= 0 else "?"
+
+    def address(self, text: str) -> int:
+        if text.startswith("0x"):
+            return int(text, 16)
+        found = [a for a, n in self.entries if n == text]
+        if not found:
+            raise SystemExit(f"profile: no symbol '{text}' in the ELF files given")
+        return found[0]
+
+
+def paths(lines, cpu: int, start: int, stop: int | None, limit: int = 100000) -> list[list[int]]:
+    """Address sequences of `cpu` from each `start` (included) to the next `stop` (excluded;
+    stop None: to the next start); a path longer than `limit` is dropped."""
+    found, current = [], None
+    for line in lines:
+        m = TRACE.match(line)
+        if not m or int(m.group(1)) != cpu:
+            continue
+        pc = int(m.group(2), 16)
+        if current is not None:
+            if pc == (start if stop is None else stop):
+                found.append(current)
+                current = [pc] if stop is None else None
+                continue
+            current.append(pc)
+            if len(current) > limit:
+                current = None
+        elif pc == start:
+            current = [pc]
+    return found
+
+
+def breakdown(path: list[int], symbols: Symbols) -> list[tuple[str, int]]:
+    """Consecutive runs of one function along the path: (name, instructions)."""
+    runs: list[tuple[str, int]] = []
+    for pc in path:
+        name = symbols.name(pc)
+        if runs and runs[-1][0] == name:
+            runs[-1] = (name, runs[-1][1] + 1)
+        else:
+            runs.append((name, 1))
+    return runs
+
+
+def record(image: Path, log: Path, seconds: float, address_filter: str | None) -> None:
+    argv = ["qemu-system-aarch64", "-M", f"virt,virtualization=on,gic-version=3,{ICOUNT_MACHINE_OPTION}",
+            "-cpu", "cortex-a53", "-smp", "4", "-m", "1024M", "-nic", "none", "-display", "none",
+            "-monitor", "none", "-serial", "stdio", "-no-reboot", *ICOUNT_ARGS, "-kernel", str(image),
+            "-singlestep", "-d", "exec,nochain", "-D", str(log)]
+    if address_filter:
+        argv += ["-dfilter", address_filter]
+    try:
+        subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pass  # the log so far is what we want
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("image", type=Path)
+    parser.add_argument("--elf", type=Path, action="append", required=True)
+    parser.add_argument("--start", required=True)
+    parser.add_argument("--stop", required=True, help="symbol, address, or 'next'")
+    parser.add_argument("--cpu", type=int, default=0)
+    parser.add_argument("--pick", type=int, default=2, help="which path to break down")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--filter", dest="address_filter")
+    args = parser.parse_args()
+    symbols = Symbols.of(args.elf)
+    start = symbols.address(args.start)
+    stop = None if args.stop == "next" else symbols.address(args.stop)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "exec.log"
+        record(args.image, log, args.seconds, args.address_filter)
+        with log.open() as lines:
+            found = paths(lines, args.cpu, start, stop)
+    if not found:
+        raise SystemExit("profile: no path found (wrong core, addresses, or too short a run)")
+    print(f"{len(found)} paths; lengths {[len(p) for p in found[:20]]}")
+    pick = min(args.pick, len(found) - 1)
+    chosen = found[pick]
+    print(f"path {pick}, {len(chosen)} instructions, in order:")
+    for name, count in breakdown(chosen, symbols):
+        print(f"  {count:6d}  {name}")
+    print("totals:")
+    for name, count in Counter(symbols.name(pc) for pc in chosen).most_common():
+        print(f"  {count:6d}  {name}")
+
+
+if __name__ == "__main__":
+    main()
