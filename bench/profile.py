@@ -3,7 +3,7 @@
     python -m bench.profile IMAGE --elf ELF [--elf ELF ...] --start SYM|ADDR --stop SYM|ADDR
                             [--cpu N] [--pick K] [--seconds S] [--filter LO..HI]
 
-Boots IMAGE (a packed Bulkhead image) under `-icount shift=0` with one instruction per
+Boots IMAGE (a packed Bulkhead image, with the qemu.cmd `bulkhead build` wrote beside it) under `-icount shift=0` with one instruction per
 translation block and QEMU's `-d exec` log, so the log lists every instruction each core
 executes. A path starts where core N executes START and ends at its next STOP (or, with
 `--stop next`, at its next START). The lengths of the paths found are printed, then path K
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -97,10 +98,15 @@ def breakdown(path: list[int], symbols: Symbols) -> list[tuple[str, int]]:
 
 
 def record(image: Path, log: Path, seconds: float, address_filter: str | None) -> None:
-    argv = ["qemu-system-aarch64", "-M", f"virt,virtualization=on,gic-version=3,{ICOUNT_MACHINE_OPTION}",
-            "-cpu", "cortex-a53", "-smp", "4", "-m", "1024M", "-nic", "none", "-display", "none",
-            "-monitor", "none", "-serial", "stdio", "-no-reboot", *ICOUNT_ARGS, "-kernel", str(image),
-            "-singlestep", "-d", "exec,nochain", "-D", str(log)]
+    """Runs the image with the QEMU command `bulkhead build` wrote beside it (qemu.cmd), under
+    -icount, one instruction per block, logging every block executed."""
+    cmd = image.parent / "qemu.cmd"
+    if not cmd.is_file():
+        raise SystemExit(f"profile: no {cmd}: give an image that `bulkhead build` packed")
+    argv = shlex.split(cmd.read_text())
+    machine = argv.index("-M") + 1
+    argv[machine] += f",{ICOUNT_MACHINE_OPTION}"
+    argv += [*ICOUNT_ARGS, "-singlestep", "-d", "exec,nochain", "-D", str(log)]
     if address_filter:
         argv += ["-dfilter", address_filter]
     try:

@@ -16,6 +16,14 @@
 	\op	x16, x17, [\base, #128]
 .endm
 
+/* What C may clobber besides x0 and x1 (x2-x18, x30), to or from the save area at \base:
+ * the fast paths save only these around a C call. */
+.macro caller_saved pair, single, base
+	x2_to_x17 \pair, \base
+	\single	x18, [\base, #144]
+	\single	x30, [\base, #240]
+.endm
+
 .macro save_guest_regs
 	stp	x0, x1, [sp, #-16]!
 	mrs	x0, tpidr_el2
@@ -134,7 +142,7 @@ guest_irq:
 	ldrb	w4, [x4]
 	mov	x5, #INTID_VTIMER
 	movk	x5, #INTID_VTIMER, lsl #32
-	movk	x5, #0x7000, lsl #48
+	movk	x5, #LR_PENDING_HW_GROUP1, lsl #48
 	orr	x5, x5, x4, lsl #48
 	msr	ich_lr0_el2, x5
 	msr	icc_eoir1_el1, x0               /* priority drop; active until the guest ends it */
@@ -173,9 +181,7 @@ irq_full:                               /* x0 = the interrupt taken; x0-x9 on th
 	ldp	x4, x5, [sp, #32]
 	ldp	x6, x7, [sp, #48]
 	ldp	x8, x9, [sp, #64]
-	x2_to_x17 stp, x1
-	str	x18, [x1, #144]
-	str	x30, [x1, #240]
+	caller_saved stp, str, x1
 	save_rest x1
 	ldp	x2, x3, [sp], #80
 	stp	x2, x3, [x1, #0]
@@ -194,9 +200,7 @@ guest_hvc:
 	mrs	x1, tpidr_el2
 	ldr	x0, [x1, #PERCPU_VCPU]
 	ldr	x1, [x1, #PERCPU_REGS]
-	x2_to_x17 stp, x1
-	str	x18, [x1, #144]
-	str	x30, [x1, #240]
+	caller_saved stp, str, x1
 	ldp	x2, x3, [sp], #16
 	stp	x2, x3, [x1, #0]
 	mrs	x2, elr_el2
@@ -206,9 +210,7 @@ guest_hvc:
 	ldr	w2, [x1, #PERCPU_EXIT_WORK]
 	cbnz	w2, hvc_slow_exit
 	ldr	x1, [x1, #PERCPU_REGS]
-	x2_to_x17 ldp, x1
-	ldr	x18, [x1, #144]
-	ldr	x30, [x1, #240]
+	caller_saved ldp, ldr, x1
 	ldr	x1, [x1, #8]
 	eret
 

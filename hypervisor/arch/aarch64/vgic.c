@@ -6,6 +6,7 @@
  * end of the virtual interrupt deactivates the physical one, with no exit. Until then it cannot
  * fire again, so a level interrupt never storms the hypervisor. */
 #include "arch/aarch64.h"
+#include "arch/asm_offsets.h"
 #include "arch/sysreg.h"
 #include "arch/vmachine.h"
 #include "panic.h"
@@ -23,31 +24,33 @@
 #define ICH_HCR_EN (1ul << 0)
 #define ICH_HCR_UIE (1ul << 1)
 
+/* vectors.S writes the timer's list register itself, from these bits. */
+_Static_assert((LR_PENDING | LR_HW | LR_GROUP1) == (uint64_t)LR_PENDING_HW_GROUP1 << 48,
+	       "LR_PENDING_HW_GROUP1 in asm_offsets.h");
+
 static unsigned lr_count;
 uint64_t vgic_lrs_all_empty; /* ICH_ELRSR_EL2 with every list register empty */
 
-#define LR_CASE(n) case n: return read_ich_lr##n##_el2();
+/* The list registers are separate system registers: these name each implemented one. */
+#define EACH_LR(op) op(15) op(14) op(13) op(12) op(11) op(10) op(9) op(8) op(7) op(6) op(5) \
+		    op(4) op(3) op(2) op(1) op(0)
+
+#define LR_READ(n) case n: return read_ich_lr##n##_el2();
 static uint64_t lr_read(unsigned n)
 {
 	switch (n) {
-	LR_CASE(0) LR_CASE(1) LR_CASE(2) LR_CASE(3) LR_CASE(4) LR_CASE(5) LR_CASE(6) LR_CASE(7)
-	LR_CASE(8) LR_CASE(9) LR_CASE(10) LR_CASE(11) LR_CASE(12) LR_CASE(13) LR_CASE(14)
-	LR_CASE(15)
+	EACH_LR(LR_READ)
 	}
 	return 0;
 }
-#undef LR_CASE
 
-#define LR_CASE(n) case n: write_ich_lr##n##_el2(v); return;
+#define LR_WRITE(n) case n: write_ich_lr##n##_el2(v); return;
 static void lr_write(unsigned n, uint64_t v)
 {
 	switch (n) {
-	LR_CASE(0) LR_CASE(1) LR_CASE(2) LR_CASE(3) LR_CASE(4) LR_CASE(5) LR_CASE(6) LR_CASE(7)
-	LR_CASE(8) LR_CASE(9) LR_CASE(10) LR_CASE(11) LR_CASE(12) LR_CASE(13) LR_CASE(14)
-	LR_CASE(15)
+	EACH_LR(LR_WRITE)
 	}
 }
-#undef LR_CASE
 
 void vgic_init_core(void)
 {
@@ -66,8 +69,6 @@ static uint64_t empty_lrs(void)
  * switch path's cost is one access per register. */
 #define LR_SAVE(n) case n + 1: a->lr[n] = read_ich_lr##n##_el2(); __attribute__((fallthrough));
 #define LR_LOAD(n) case n + 1: write_ich_lr##n##_el2(a->lr[n]); __attribute__((fallthrough));
-#define EACH_LR(op) op(15) op(14) op(13) op(12) op(11) op(10) op(9) op(8) op(7) op(6) op(5) \
-		    op(4) op(3) op(2) op(1) op(0)
 
 void vgic_save(struct arch_vcpu_ctx *a)
 {

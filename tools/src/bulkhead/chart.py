@@ -30,7 +30,8 @@ class Chart:
 
     def x_range(self) -> tuple[float, float]:
         xs = [x for x, _ in self.points]
-        return min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
+        low, high = min(xs), max(xs)
+        return low, high if high > low else low + 1
 
     def y_range(self) -> tuple[float, float]:
         """The values' range with a margin; a flat series is centred in a band of ±1 % of its

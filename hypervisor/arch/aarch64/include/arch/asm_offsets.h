@@ -22,6 +22,7 @@
 #define EVENT_SIZE     24    /* struct trace_raw_event */
 #define TRACE_VIRQ     5     /* BH_TRACE_VIRQ */
 #define INTID_VTIMER   27    /* PPI_VTIMER */
+#define LR_PENDING_HW_GROUP1 0x7000 /* ICH_LR<n>_EL2 bits 63:48: pending, hardware, group 1 */
 #define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
 #define REGS_SPSR      256
 #define REGS_SIZE      264
