@@ -24,14 +24,16 @@ bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, ui
 	return false;
 }
 
-enum copy { CHECK_ONLY, COPY_IN, COPY_OUT };
+enum copy { CHECK_ONLY, COPY_IN, COPY_OUT, TRANSLATE };
 
 /* Walks [va, va+len) page by page, checking each piece for `rights`; copies it into the
- * hypervisor buffer (COPY_IN) or out of it (COPY_OUT). */
+ * hypervisor buffer (COPY_IN) or out of it (COPY_OUT), or records it (TRANSLATE: buf is a
+ * struct guest_pieces with room for the pieces). */
 static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights,
 			   enum copy mode, void *buf)
 {
 	uint8_t *h = buf;
+	struct guest_pieces *out = buf;
 
 	while (len) {
 		uint64_t in_page = GUEST_PAGE - (va & (GUEST_PAGE - 1));
@@ -44,7 +46,9 @@ static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32
 			memcpy(h, arch_phys_to_ptr(pa), n);
 		else if (mode == COPY_OUT)
 			memcpy(arch_phys_to_ptr(pa), h, n);
-		h += mode == CHECK_ONLY ? 0 : n;
+		else if (mode == TRANSLATE)
+			out->piece[out->count++] = (struct guest_piece){ pa, (uint32_t)n };
+		h += mode == COPY_IN || mode == COPY_OUT ? n : 0;
 		va += n;
 		len -= n;
 	}
@@ -85,4 +89,12 @@ bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len)
 bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t len)
 {
 	return copy(v, va, len, BH_AREA_READ | BH_AREA_WRITE, COPY_OUT, (void *)src);
+}
+
+bool guest_translate_writable(const struct vcpu *v, uint64_t va, size_t len,
+			      struct guest_pieces *out)
+{
+	out->count = 0;
+	return len && len <= GUEST_PAGE && va + len >= va &&
+	       for_each_piece(v, va, len, BH_AREA_READ | BH_AREA_WRITE, TRANSLATE, out);
 }

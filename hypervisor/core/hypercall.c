@@ -312,6 +312,7 @@ static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_SHM_INFO & 0xffff] = ports_hc_shm_info,
 	[BH_HC_SHM_DOORBELL & 0xffff] = ports_hc_shm_doorbell,
 	[BH_HC_CONSOLE_READ & 0xffff] = hc_console_read,
+	[BH_HC_QUEUING_RECEIVE_WAIT & 0xffff] = ports_hc_queuing_receive_wait,
 };
 
 int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r)

@@ -69,6 +69,8 @@ void core_exit_work(void)
 		__atomic_fetch_and(&c->exit_work, ~EXIT_FLUSH, __ATOMIC_RELAXED);
 		arch_vgic_flush(c->vcpu);
 	} while (c->exit_work);
+	if (c->vcpu->wait.port) /* it comes back from a receive wait that blocked */
+		ports_wait_finish(c->vcpu);
 }
 
 void bh_enter_core(unsigned core)

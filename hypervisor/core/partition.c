@@ -243,6 +243,7 @@ void vcpu_reset_here(struct vcpu *v)
 	uint64_t now = arch_counter_read();
 
 	v->line_len = 0;
+	ports_vcpu_reset(v);
 	virq_reset(v);
 	v->timer_deadline = TIME_NEVER;
 	v->exec_ticks = 0;

@@ -5,6 +5,11 @@
  * sees another's memory through a port. Each channel has a ticket lock held for one copy of at
  * most BH_MAX_MESSAGE_SIZE bytes, so a vCPU on another core waits for at most that long.
  *
+ * The exception is a receiver blocked in BH_HC_QUEUING_RECEIVE_WAIT on an empty queue: a send
+ * then copies the message straight into the buffer it translated when it began to wait, and
+ * wakes it with the message as the call's result. Its buffer is in its own partition's areas
+ * (checked then), so whatever its page tables do meanwhile, the copy stays inside them.
+ *
  * Notifications (BH_VIRQ_PORT, BH_VIRQ_DOORBELL) are edge-triggered and re-armed only by the
  * receiver: a port raises its interrupt once, then not again until its partition has used the
  * port (read, receive, send) or taken its doorbells. A sender that floods therefore costs the
@@ -16,12 +21,14 @@
 #include "partition.h"
 #include "plan.h"
 #include "ports.h"
+#include "sched.h"
 #include "virq.h"
 
 struct port_rt {
 	volatile uint32_t open_gen; /* the partition's restarts + 1 once opened: a restart closes */
 	uint32_t seen_seq;          /* sampling destination: channel seq at its last read */
 	uint32_t notified;          /* BH_VIRQ_PORT raised and not re-armed yet (channel lock) */
+	struct vcpu *waiter;        /* queuing destination: blocked in a receive wait (lock) */
 };
 
 struct channel_rt {
@@ -181,6 +188,60 @@ static void notify(uint32_t partition_mask, unsigned intid)
 	}
 }
 
+/* --- Receive waits ------------------------------------------------------------------------ */
+
+static struct port_rt *dest_rt(const struct bh_port_ref *ref)
+{
+	return &part_ports[ref->partition][ref->port];
+}
+
+/* The caller found its queue empty (channel lock held): it waits for the next message into
+ * its buffer, translated now, and is VCPU_IDLE from here on, so a sender can wake it. */
+#define WAITING (INT64_C(1) << 62) /* not a byte count nor an error */
+static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, const struct port *p)
+{
+	struct port_wait *w = &v->wait;
+	uint32_t n = min_u32(p->ch->max_message_size, arg(r, 3));
+
+	if (p->rt->waiter)
+		return BH_OP_NOT_ALLOWED; /* another vCPU of the partition waits on it */
+	w->buf.count = 0;
+	if (n && !guest_translate_writable(v, arg(r, 2), n, &w->buf))
+		return BH_INVALID_PARAM;
+	w->port = p->rt;
+	w->channel = p->crt;
+	w->regs = r;
+	w->result = BH_NOT_AVAILABLE;
+	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
+	p->rt->waiter = v;
+	return WAITING;
+}
+
+/* Copy size bytes at the sender's va into the waiter's buffer (truncated to it) and make the
+ * waiter ready with the message as its result (channel lock held). BH_NOT_AVAILABLE if it
+ * no longer waits (it was woken, suspended or halted meanwhile): the message is queued. */
+static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcpu *waiter)
+{
+	struct port_wait *w = &waiter->wait;
+	uint32_t done = 0;
+
+	for (unsigned i = 0; i < w->buf.count && done < size; i++) {
+		uint32_t k = min_u32(w->buf.piece[i].len, size - done);
+		if (!guest_copy_from(sender, arch_phys_to_ptr(w->buf.piece[i].pa), va + done, k))
+			return BH_INVALID_PARAM;
+		done += k;
+	}
+	if (done < size && !guest_readable(sender, va + done, size - done))
+		return BH_INVALID_PARAM; /* truncated, but the whole message must be the sender's */
+	if (!__atomic_compare_exchange_n(&waiter->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY,
+					 false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return BH_NOT_AVAILABLE;
+	w->result = done;
+	w->length = (uint32_t)size;
+	w->port->waiter = NULL;
+	return BH_OK;
+}
+
 /* --- Creating ports ----------------------------------------------------------------------- */
 
 static int64_t create(struct vcpu *v, struct arch_regs *r, uint32_t kind)
@@ -300,6 +361,16 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 		arch_spin_unlock(&p.crt->lock);
 		return BH_NOT_AVAILABLE;
 	}
+	struct vcpu *waiter = count ? NULL : dest_rt(&p.ch->destinations[0])->waiter;
+	if (waiter) {
+		rc = hand_over(v, va, size, waiter);
+		if (rc != BH_NOT_AVAILABLE) {
+			arch_spin_unlock(&p.crt->lock);
+			if (rc == BH_OK)
+				sched_vcpu_changed(waiter);
+			return rc;
+		}
+	}
 	uint32_t *msg = slot(&p, tail >= p.ch->max_messages ? tail - p.ch->max_messages : tail);
 	if (!guest_copy_from(v, msg + 2, va, size)) {
 		arch_spin_unlock(&p.crt->lock);
@@ -314,8 +385,9 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 }
 
 /* A receive that does not fit the buffer is truncated and the message consumed all the same
- * (XtratuM): x1 tells the guest the length it missed. */
-int64_t ports_hc_queuing_receive(struct vcpu *v, struct arch_regs *r)
+ * (XtratuM): x1 tells the guest the length it missed. With `wait`, an empty queue makes the
+ * caller a waiter (WAITING). */
+static int64_t receive(struct vcpu *v, struct arch_regs *r, bool wait)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
 	struct port p;
@@ -327,8 +399,9 @@ int64_t ports_hc_queuing_receive(struct vcpu *v, struct arch_regs *r)
 	p.rt->notified = 0;
 	uint32_t count = p.crt->count, head = p.crt->head;
 	if (!count) {
+		int64_t result = wait ? begin_wait(v, r, &p) : BH_NOT_AVAILABLE;
 		arch_spin_unlock(&p.crt->lock);
-		return BH_NOT_AVAILABLE;
+		return result;
 	}
 	const uint32_t *msg = slot(&p, head);
 	uint32_t length = msg[0], n = min_u32(length, size);
@@ -343,6 +416,51 @@ int64_t ports_hc_queuing_receive(struct vcpu *v, struct arch_regs *r)
 	notify(wake ? 1u << p.ch->source.partition : 0, BH_VIRQ_PORT);
 	arch_regs_set(r, 1, length);
 	return n;
+}
+
+int64_t ports_hc_queuing_receive(struct vcpu *v, struct arch_regs *r)
+{
+	return receive(v, r, false);
+}
+
+int64_t ports_hc_queuing_receive_wait(struct vcpu *v, struct arch_regs *r)
+{
+	int64_t rc = receive(v, r, true);
+
+	if (rc != WAITING)
+		return rc;
+	sched_vcpu_block(v);
+	if (v->state == VCPU_IDLE)
+		return BH_NOT_AVAILABLE; /* blocked: ports_wait_finish sets x0 when it runs again */
+	return ports_wait_finish(v); /* woken already, or never blocked */
+}
+
+int64_t ports_wait_finish(struct vcpu *v)
+{
+	struct port_wait *w = &v->wait;
+
+	arch_spin_lock(&w->channel->lock);
+	if (w->port->waiter == v)
+		w->port->waiter = NULL; /* woken by something else: no message */
+	arch_spin_unlock(&w->channel->lock);
+	w->port = NULL;
+	arch_regs_set(w->regs, 0, (uint64_t)w->result);
+	if (w->result >= 0)
+		arch_regs_set(w->regs, 1, w->length);
+	return w->result;
+}
+
+void ports_vcpu_reset(struct vcpu *v)
+{
+	struct port_wait *w = &v->wait;
+
+	if (!w->port)
+		return;
+	arch_spin_lock(&w->channel->lock);
+	if (w->port->waiter == v)
+		w->port->waiter = NULL;
+	arch_spin_unlock(&w->channel->lock);
+	w->port = NULL;
 }
 
 /* --- Status, information, readiness -------------------------------------------------------- */

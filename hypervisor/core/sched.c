@@ -376,7 +376,8 @@ static bool vcpu_has_work(const struct vcpu *v)
  * a state change by another core, a timer of the scheduler's) leaves through the scheduler. */
 static void idle_in_place(struct percpu *c, struct vcpu *v)
 {
-	while (!vcpu_has_work(v) && !(c->exit_work & EXIT_RESCHED) && !c->requests)
+	while (v->state == VCPU_IDLE && !vcpu_has_work(v) && !(c->exit_work & EXIT_RESCHED) &&
+	       !c->requests)
 		arch_wait_for_interrupt();
 	__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -387,19 +388,25 @@ static void idle_in_place(struct percpu *c, struct vcpu *v)
 	}
 }
 
-void sched_vcpu_idle(struct vcpu *v)
+void sched_vcpu_block(struct vcpu *v)
 {
 	struct percpu *c = this_cpu();
 
-	/* Mark it idle before looking for work, so an interrupt another core injects now
-	 * either is seen here or finds the vCPU idle and wakes it. */
-	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
 	if (vcpu_has_work(v))
-		v->state = VCPU_READY;
+		__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	else if (c->sched.policy == BH_POLICY_DEDICATED)
 		idle_in_place(c, v);
 	else
 		exit_work_set(EXIT_RESCHED);
+}
+
+void sched_vcpu_idle(struct vcpu *v)
+{
+	/* Mark it idle before looking for work, so an interrupt another core injects now
+	 * either is seen here or finds the vCPU idle and wakes it. */
+	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
+	sched_vcpu_block(v);
 }
 
 void sched_timer_event(void)

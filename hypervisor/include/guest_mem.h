@@ -25,4 +25,21 @@ bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len);
  * partition; nothing is written unless all of it is. */
 bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t len);
 
+/* A guest buffer of at most one page, translated: the physical pieces it lies in, in order
+ * (two when it crosses a page boundary). */
+struct guest_piece {
+	uint64_t pa;
+	uint32_t len;
+};
+struct guest_pieces {
+	unsigned count;
+	struct guest_piece piece[2];
+};
+
+/* Translate writable [va, va+len), 0 < len <= 4096, into out; false if any part is not
+ * writable memory of the vCPU's partition. The pieces stay in its partition's own areas
+ * whatever its page tables do later, so the hypervisor may write them while it waits. */
+bool guest_translate_writable(const struct vcpu *v, uint64_t va, size_t len,
+			      struct guest_pieces *out);
+
 #endif

@@ -7,6 +7,7 @@
 #include "arch.h"
 #include "arch/vcpu_ctx.h"
 #include "config_tables.h"
+#include "ports.h"
 #include "virq.h"
 
 #define CONSOLE_LINE_MAX 160
@@ -22,7 +23,7 @@ enum partition_state {
 enum vcpu_state {
 	VCPU_HALTED = 0,    /* = BH_VCPU_STATE_HALTED: not started, or halted */
 	VCPU_READY = 1,     /* runnable */
-	VCPU_IDLE = 2,      /* blocked in BH_HC_IDLE until a virtual interrupt */
+	VCPU_IDLE = 2,      /* blocked in BH_HC_IDLE (or a receive wait) until a virtual interrupt */
 	VCPU_SUSPENDED = 3,
 };
 
@@ -52,6 +53,7 @@ struct vcpu {
 	/* EDF state. */
 	uint64_t budget_left, abs_deadline, next_release, charged_at;
 	struct virq_state virq;
+	struct port_wait wait;        /* BH_HC_QUEUING_RECEIVE_WAIT */
 	unsigned line_len;            /* console output not yet ending in a newline */
 	char line[CONSOLE_LINE_MAX];
 };

@@ -7,8 +7,22 @@
 #include <stdint.h>
 #include "arch.h"
 #include "config_tables.h"
+#include "guest_mem.h"
 
 struct vcpu;
+struct port_rt;
+struct channel_rt;
+
+/* A vCPU's BH_HC_QUEUING_RECEIVE_WAIT, from the call until its result is in its registers
+ * (struct vcpu.wait). Written by its own core, and by a sender's under the channel lock. */
+struct port_wait {
+	struct port_rt *port;       /* the port it waits on; NULL: not in a wait */
+	struct channel_rt *channel;
+	struct arch_regs *regs;     /* where the call's results go */
+	struct guest_pieces buf;    /* its buffer, translated when it began to wait */
+	int64_t result;             /* bytes, once a sender handed a message over */
+	uint32_t length;            /* that message's length */
+};
 
 /* Boot, after partition_init_all: bind the run-time state to sys's channels and ports. */
 void ports_init(const struct bh_system_cfg *sys);
@@ -20,10 +34,18 @@ int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_queuing_create(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_queuing_receive(struct vcpu *v, struct arch_regs *r);
+int64_t ports_hc_queuing_receive_wait(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_status(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_info(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_ready(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_shm_info(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_shm_doorbell(struct vcpu *v, struct arch_regs *r);
+
+/* On v's core, before v runs again after BH_HC_QUEUING_RECEIVE_WAIT blocked (v->wait.port
+ * set): the message handed over, or BH_NOT_AVAILABLE if something else woke it, into its
+ * registers; returns that x0. */
+int64_t ports_wait_finish(struct vcpu *v);
+/* v is being reset: it waits for nothing any more. */
+void ports_vcpu_reset(struct vcpu *v);
 
 #endif

@@ -52,6 +52,9 @@ void sched_add_vcpu(unsigned core, struct vcpu *v);
 void sched_reschedule(void);
 /* The running vCPU waits for a virtual interrupt (BH_HC_IDLE, WFI): its core goes to others. */
 void sched_vcpu_idle(struct vcpu *v);
+/* The same for a vCPU its caller has marked VCPU_IDLE already (and may have been woken since,
+ * by another core): on a dedicated core it waits in place, else its core goes to others. */
+void sched_vcpu_block(struct vcpu *v);
 /* This core's hypervisor timer fired. */
 void sched_timer_event(void);
 

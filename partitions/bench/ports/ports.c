@@ -15,13 +15,18 @@
  *                       the idle hypercall and its receive (M5150's "message delivery");
  *   port_delivery_cross_core_<n>B, sampling_latency_cross_core_<n>B: the same to `far`,
  *                       waiting in the idle hypercall on its own core, for a queuing send and
- *                       a sampling write (to the read that returns it).
+ *                       a sampling write (to the read that returns it);
+ *   port_delivery_wait_<n>B, port_delivery_wait_cross_core_<n>B: the send to a receiver
+ *                       blocked in bh_queuing_receive_wait, `near_wait` (3, core 1, priority
+ *                       11) and `far_wait` (4, dedicated core 3), to its call's return.
  * Receivers store their stamp (the instruction time right after the receive) in the shared
  * region "stamps"; the sender decodes its own and subtracts. */
 #include "bench.h"
 
 #define SENDER 0u
 #define NEAR 1u
+#define NEAR_WAIT 3u
+#define FAR_WAIT 4u
 #define ROUNDS 20u
 #define SIZES 5u
 #define MAX_MSG 100u
@@ -84,10 +89,31 @@ _Noreturn static void receiver(int near)
 	}
 }
 
+/* Blocks in the receive wait; the stamp as soon as it returns with a message, then, across
+ * cores, the ack. */
+_Noreturn static void waiting_receiver(int near)
+{
+	int in = port("in", 0, BH_DESTINATION_PORT, 4);
+	int ack = near ? -1 : port("ack", 0, BH_SOURCE_PORT, 4);
+	unsigned char buf[MAX_MSG] __attribute__((aligned(8)));
+
+	if (ack >= 0)
+		bh_queuing_send(ack, buf, 1);
+	for (;;) {
+		if (bh_queuing_receive_wait(in, buf, sizeof(buf), 0) <= 0) {
+			bh_irq_poll(); /* what woke it instead (IRQs stay masked otherwise) */
+			continue;
+		}
+		stamp_now();
+		if (ack >= 0)
+			bh_queuing_send(ack, buf, 1);
+	}
+}
+
 /* --- sender ------------------------------------------------------------------------------- */
 
 struct ports {
-	int self_out, self_in, to_near, to_far, s_out, ack_in;
+	int self_out, self_in, to_near, to_far, s_out, ack_in, to_near_wait, to_far_wait, ackw_in;
 };
 
 static unsigned long long min_of(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
@@ -135,29 +161,43 @@ static void send_and_receive(const struct ports *p, unsigned size, unsigned char
 		report_size("port_send_queued", size, queued);
 }
 
-/* The near receiver preempts the sender inside its send, so its stamp is there on return. */
-static void delivery_near(const struct ports *p, unsigned size, unsigned char *msg)
+/* A near receiver preempts the sender inside its send, so its stamp is there on return. */
+static void delivery_near(int to, const char *what, unsigned size, unsigned char *msg)
 {
 	unsigned long long best = ~0ull;
 
 	for (unsigned r = 0; r < ROUNDS; r++) {
 		struct bench_reads a;
 		BENCH_READ16(a);
-		bh_queuing_send(p->to_near, msg, size);
+		bh_queuing_send(to, msg, size);
 		best = min_of(best, STAMPS[0] - bench_stamp_decode(&a) - BENCH_STAMP_READS);
 	}
-	report_size("port_delivery", size, best);
+	report_size(what, size, best);
 }
 
-/* Waits in the idle hypercall for the far receiver's ack, which comes after its stamp. */
-static void wait_ack(const struct ports *p)
+/* Waits in the idle hypercall for a far receiver's ack, which comes after its stamp. */
+static void wait_ack(int ack_in)
 {
 	unsigned char c;
 
-	while (bh_queuing_receive(p->ack_in, &c, 1, 0) != 1) {
+	while (bh_queuing_receive(ack_in, &c, 1, 0) != 1) {
 		bh_idle();
 		bh_irq_poll();
 	}
+}
+
+static void delivery_far_wait(const struct ports *p, unsigned size, unsigned char *msg)
+{
+	unsigned long long best = ~0ull;
+
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		struct bench_reads a;
+		BENCH_READ16(a);
+		bh_queuing_send(p->to_far_wait, msg, size);
+		wait_ack(p->ackw_in);
+		best = min_of(best, STAMPS[0] - bench_stamp_decode(&a) - BENCH_STAMP_READS);
+	}
+	report_size("port_delivery_wait_cross_core", size, best);
 }
 
 static void delivery_far(const struct ports *p, unsigned size, unsigned char *msg, int sampling)
@@ -166,7 +206,7 @@ static void delivery_far(const struct ports *p, unsigned size, unsigned char *ms
 
 	if (sampling) {
 		bh_queuing_send(p->to_far, "S", 1);
-		wait_ack(p);
+		wait_ack(p->ack_in);
 	}
 	for (unsigned r = 0; r < ROUNDS; r++) {
 		struct bench_reads a;
@@ -176,12 +216,12 @@ static void delivery_far(const struct ports *p, unsigned size, unsigned char *ms
 			bh_sampling_write(p->s_out, msg, size);
 		else
 			bh_queuing_send(p->to_far, msg, size);
-		wait_ack(p);
+		wait_ack(p->ack_in);
 		best = min_of(best, STAMPS[0] - bench_stamp_decode(&a) - BENCH_STAMP_READS);
 	}
 	if (sampling) {
 		bh_queuing_send(p->to_far, "Q", 1);
-		wait_ack(p);
+		wait_ack(p->ack_in);
 	}
 	report_size(sampling ? "sampling_latency_cross_core" : "port_delivery_cross_core", size, best);
 }
@@ -195,16 +235,22 @@ _Noreturn static void sender(void)
 		.to_far = port("to_far", 0, BH_SOURCE_PORT, 4),
 		.s_out = port("s_out", 1, BH_SOURCE_PORT, 1000000000),
 		.ack_in = port("ack_in", 0, BH_DESTINATION_PORT, 4),
+		.to_near_wait = port("to_near_wait", 0, BH_SOURCE_PORT, 4),
+		.to_far_wait = port("to_far_wait", 0, BH_SOURCE_PORT, 4),
+		.ackw_in = port("ackw_in", 0, BH_DESTINATION_PORT, 4),
 	};
 	unsigned char msg[MAX_MSG] __attribute__((aligned(8)));
 
 	for (unsigned i = 0; i < MAX_MSG; i++)
 		msg[i] = (unsigned char)i;
-	wait_ack(&p); /* under -icount the far core may not even have started yet */
+	wait_ack(p.ack_in); /* under -icount the far cores may not even have started yet */
+	wait_ack(p.ackw_in);
 	for (unsigned s = 1; s <= SIZES; s++) {
 		unsigned size = s * MAX_MSG / SIZES;
 		send_and_receive(&p, size, msg);
-		delivery_near(&p, size, msg);
+		delivery_near(p.to_near, "port_delivery", size, msg);
+		delivery_near(p.to_near_wait, "port_delivery_wait", size, msg);
+		delivery_far_wait(&p, size, msg);
 		delivery_far(&p, size, msg, 0);
 		delivery_far(&p, size, msg, 1);
 	}
@@ -223,5 +269,7 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 		bench_exit();
 	if (id == SENDER)
 		sender();
+	if (id == NEAR_WAIT || id == FAR_WAIT)
+		waiting_receiver(id == NEAR_WAIT);
 	receiver(id == NEAR);
 }

@@ -59,7 +59,10 @@
 #define BH_HC_SHM_DOORBELL   BH_HC(0x1c) /* (region) -> OK: BH_VIRQ_DOORBELL in the other members */
 #define BH_HC_CONSOLE_READ   BH_HC(0x1d) /* (buf, max) -> bytes read (0: none); the partition
 					  * takes console input from its first call on */
-#define BH_HC_COUNT          0x1e
+#define BH_HC_QUEUING_RECEIVE_WAIT BH_HC(0x1e) /* (desc, buf, size) -> as RECEIVE; with the queue
+					       * empty, blocks until a message or an interrupt
+					       * (then BH_NOT_AVAILABLE) */
+#define BH_HC_COUNT          0x1f
 
 /* Error codes (XtratuM numbering). */
 #define BH_OK                  0

@@ -344,6 +344,21 @@ static inline long bh_queuing_receive(int desc, void *buf, unsigned size, unsign
 	return r.x0;
 }
 
+/* bh_queuing_receive that waits: with the queue empty the vCPU blocks until a message
+ * arrives, which is copied straight from the sender into buf (the sender's core switches to
+ * this vCPU if the scheduler prefers it), or until an interrupt is pending for the vCPU, when
+ * it returns BH_NOT_AVAILABLE (buf's contents are then undefined). Arm the virtual timer
+ * first for a timeout. One vCPU at a time may wait on a port (else BH_OP_NOT_ALLOWED). */
+static inline long bh_queuing_receive_wait(int desc, void *buf, unsigned size, unsigned *length)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_QUEUING_RECEIVE_WAIT, (unsigned long)desc,
+				       (unsigned long)buf, size, 0, 0);
+
+	if (r.x0 >= 0 && length)
+		*length = (unsigned)r.x1;
+	return r.x0;
+}
+
 static inline long bh_port_status(int desc, struct bh_port_status *st)
 {
 	return bh_hypercall(BH_HC_PORT_STATUS, (unsigned long)desc, (unsigned long)st, 0, 0, 0);
