@@ -24,16 +24,19 @@ def test_ports_semantics_shared_memory_and_isolation():
                  "sampling_validity_expires_after_refresh_period", "queuing_is_fifo_and_never_blocks",
                  "readiness_bitmap", "same_core_echo_through_port_interrupts",
                  "cross_core_echo_through_port_interrupts", "sampling_fan_out_to_two_partitions",
-                 "shared_memory_with_doorbells", "doorbell_rules"):
+                 "shared_memory_with_doorbells", "doorbell_rules",
+                 "receive_wait_same_core_takes_the_message_inside_the_send", "receive_wait_across_cores",
+                 "receive_wait_takes_a_queued_message_at_once", "receive_wait_ends_with_an_interrupt",
+                 "receive_wait_checks_its_arguments"):
         passed(run, "alpha", name)
-    assert run.index(r"\[alpha\] BHTEST-SUMMARY 13 passed, 0 failed") >= 0
+    assert run.index(r"\[alpha\] BHTEST-SUMMARY 18 passed, 0 failed") >= 0
     for name in ("intruder_cannot_open_ports_of_others", "intruder_cannot_use_regions_it_does_not_map",
                  "intruder_stage2_stops_writes"):
         passed(run, "intruder", name)
     # A read-only mapping and a region it does not map: both stopped at stage 2.
     assert run.index(HM.format(addr="0x50000000") + r".*-> ignore") >= 0
     assert run.index(HM.format(addr="0x44000000") + r".*-> ignore") >= 0
-    assert run.count(r"HM: partition (alpha|beta|gamma)") == 0
+    assert run.count(r"HM: partition (alpha|beta|gamma|delta|epsilon)") == 0
     assert run.count("unexpected virtual interrupt") == 0
 
 

@@ -213,3 +213,137 @@ TEST(doorbells_ring_members_only_and_once_until_taken)
 	len = name(beta(), "mute");
 	EXPECT_EQ(call(beta(), BH_HC_SHM_INFO, NAMES, len, BETA_BUF, 0, 0), BH_INVALID_CONFIG);
 }
+
+/* --- Receive waits ------------------------------------------------------------------------ */
+
+static uint8_t *beta_buf(void) { return fake_ram + (BETA_RAM_PHYS - ALPHA_RAM_PHYS) + 0x3000; }
+
+/* Beta's vCPU v calls BH_HC_QUEUING_RECEIVE_WAIT on q_in with its own register frame, on a
+ * shared core (so a block gives the core away instead of waiting in place). */
+static int64_t wait_call(struct vcpu *v, uint64_t buf, uint64_t size)
+{
+	fixture_run(v->core, v);
+	percpu[v->core].sched.policy = BH_POLICY_FIXED_PRIORITY;
+	v->regs = (struct arch_regs){ .x = { BH_HC_QUEUING_RECEIVE_WAIT, 1, buf, size } };
+	v->regs.x[0] = (uint64_t)hypercall_dispatch(v, &v->regs);
+	return (int64_t)v->regs.x[0];
+}
+
+static uint32_t queued(void)
+{
+	EXPECT_EQ(call(beta(), BH_HC_PORT_STATUS, 1, BETA_BUF + 0x100, 0, 0, 0), BH_OK);
+	uint8_t *st = beta_buf() + 0x100;
+	return ((struct bh_port_status *)(void *)st)->messages;
+}
+
+static void open_both(void)
+{
+	boot();
+	open_q(alpha(), "q_out", BH_SOURCE_PORT);
+	open_q(beta(), "q_in", BH_DESTINATION_PORT);
+	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
+}
+
+TEST(a_receive_wait_takes_a_queued_message_at_once)
+{
+	open_both();
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	EXPECT_EQ(wait_call(beta(), BETA_BUF, 8), 3);
+	EXPECT_EQ(beta()->regs.x[1], 3);
+	EXPECT_EQ(beta()->state, VCPU_READY);
+	EXPECT(memcmp(beta_buf(), "abc", 3) == 0);
+}
+
+TEST(a_waiting_receiver_gets_the_message_straight_from_the_sender)
+{
+	open_both();
+	EXPECT_EQ(wait_call(beta(), BETA_BUF, 8), BH_NOT_AVAILABLE);
+	EXPECT_EQ(beta()->state, VCPU_IDLE);
+	EXPECT(percpu[beta()->core].exit_work & EXIT_RESCHED); /* its core goes to others */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF + 2, 5, 0, 0), BH_OK);
+	EXPECT_EQ(beta()->state, VCPU_READY);
+	EXPECT(memcmp(beta_buf(), "cdefg", 5) == 0);
+	EXPECT_EQ(queued(), 0);                 /* never in the queue */
+	EXPECT(!port_irq_pending(beta()));      /* the call's return is the notification */
+	EXPECT_EQ(fake.kicks[beta()->core], 1); /* another core: kicked */
+	EXPECT_EQ(ports_wait_finish(beta()), 5);
+	EXPECT_EQ(beta()->regs.x[0], 5);
+	EXPECT_EQ(beta()->regs.x[1], 5);
+	EXPECT(beta()->wait.port == NULL);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 1, 0, 0), BH_OK);
+	EXPECT_EQ(queued(), 1); /* nobody waits now */
+}
+
+TEST(a_message_longer_than_the_waiting_buffer_is_truncated_and_consumed)
+{
+	open_both();
+	memset(beta_buf(), 'z', 8);
+	wait_call(beta(), BETA_BUF, 2);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 6, 0, 0), BH_OK);
+	EXPECT_EQ(ports_wait_finish(beta()), 2);
+	EXPECT_EQ(beta()->regs.x[1], 6);
+	EXPECT(memcmp(beta_buf(), "abzz", 4) == 0); /* nothing past its buffer */
+	EXPECT_EQ(queued(), 0);
+}
+
+TEST(a_waiter_woken_by_something_else_gets_not_available_and_the_message_queues)
+{
+	open_both();
+	wait_call(beta(), BETA_BUF, 8);
+	beta()->state = VCPU_READY; /* as an interrupt wakes it */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(queued(), 1);
+	EXPECT(port_irq_pending(beta()));
+	EXPECT_EQ(ports_wait_finish(beta()), BH_NOT_AVAILABLE);
+	EXPECT_EQ((int64_t)beta()->regs.x[0], BH_NOT_AVAILABLE);
+	EXPECT_EQ(wait_call(beta(), BETA_BUF, 8), 4); /* the next wait takes it */
+}
+
+TEST(one_vcpu_at_a_time_waits_on_a_port)
+{
+	open_both();
+	struct vcpu *second = &partitions[1].vcpus[1];
+	wait_call(beta(), BETA_BUF, 8);
+	EXPECT_EQ(wait_call(second, BETA_BUF + 0x10, 8), BH_OP_NOT_ALLOWED);
+	EXPECT_EQ(second->state, VCPU_READY);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(ports_wait_finish(beta()), 4); /* the first one got it */
+}
+
+TEST(receive_wait_checks_its_arguments_before_it_blocks)
+{
+	open_both();
+	EXPECT_EQ(wait_call(beta(), 0x7000, 8), BH_INVALID_PARAM);  /* not beta's memory */
+	EXPECT_EQ(beta()->state, VCPU_READY);
+	EXPECT(beta()->wait.port == NULL);
+	EXPECT_EQ(wait_call(beta(), ALPHA_RAM_IPA + 0x200000 - 4, 8), BH_INVALID_PARAM);
+	beta()->regs = (struct arch_regs){ .x = { BH_HC_QUEUING_RECEIVE_WAIT, 0, BETA_BUF, 8 } };
+	EXPECT_EQ(hypercall_dispatch(beta(), &beta()->regs), BH_INVALID_PARAM); /* port not open */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(queued(), 1); /* no waiter was left behind */
+}
+
+TEST(a_bad_sender_buffer_leaves_the_receiver_waiting)
+{
+	open_both();
+	wait_call(beta(), BETA_BUF, 8);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, 0x7000, 4, 0, 0), BH_INVALID_PARAM);
+	EXPECT_EQ(beta()->state, VCPU_IDLE);
+	/* Truncated to beta's 8 bytes or not, all of the sender's message must be readable. */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, ALPHA_RAM_IPA + ALPHA_RAM_SIZE - 4, 8, 0, 0),
+		  BH_INVALID_PARAM);
+	EXPECT_EQ(beta()->state, VCPU_IDLE);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(ports_wait_finish(beta()), 4);
+}
+
+TEST(a_reset_ends_a_wait)
+{
+	open_both();
+	wait_call(beta(), BETA_BUF, 8);
+	fake.core = beta()->core;
+	vcpu_reset_here(beta());
+	EXPECT(beta()->wait.port == NULL);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(queued(), 1); /* queued, not handed to a vCPU that no longer waits */
+}

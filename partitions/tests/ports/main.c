@@ -2,11 +2,14 @@
  * (tests/system/configs/ports.yaml):
  *   0 alpha: runs the tests; system partition, core 1 (fixed priority 5);
  *   1 beta:  echo server on alpha's core (priority 10, so a message preempts alpha);
- *   2 gamma: echo server on its own core; alpha's peer in shared region "shared".
+ *   2 gamma: echo server on its own core; alpha's peer in shared region "shared";
+ *   4 delta: echo server blocked in bh_queuing_receive_wait, on alpha's core (priority 20);
+ *   5 epsilon: the same on its own core.
  * The echo servers block in bh_port_wait() (BH_HC_IDLE until BH_VIRQ_PORT/DOORBELL) and
  * never poll. Replies: 'E' + every byte of the request plus one; 'S' + the sample read from
  * "fan"; on a doorbell of "shared", 'D' + the first 8 bytes of the region (gamma also writes
- * them, plus one, at offset 64 and rings back). */
+ * them, plus one, at offset 64 and rings back). The waiting servers take at most WAIT_BUF bytes
+ * and reply 'W', the bytes they got, the message's length, then those bytes plus one. */
 #include "bhtest.h"
 
 #define ALPHA 0u
@@ -19,6 +22,9 @@
 #define FAN_REFRESH_NS  100000000ull
 #define WAIT_NS         20000000ull         /* an echo arrives within this, or fails */
 #define CNTV_CTL_ENABLE 1ul
+#define WAIT_BUF        48u
+#define DELTA 4u
+#define EPSILON 5u
 
 static unsigned long long bit(int desc) { return 1ull << desc; }
 
@@ -27,6 +33,7 @@ static unsigned long long bit(int desc) { return 1ull << desc; }
 /* Alpha's ports, opened by ports_open (descriptors, -1 until open). */
 static int s_out = -1, s_in = -1, fan_out = -1, q_out = -1, q_in = -1;
 static int to_beta = -1, from_beta = -1, to_gamma = -1, from_gamma = -1;
+static int to_delta = -1, from_delta = -1, to_epsilon = -1, from_epsilon = -1;
 static volatile unsigned port_irqs, doorbell_irqs;
 
 static void count_irq(unsigned intid)
@@ -134,6 +141,11 @@ BH_TEST(create_opens_once_then_no_action)
 	BH_EXPECT(bh_queuing_port_create("from_beta", 64, BH_DESTINATION_PORT, 4, &from_beta) >= 0);
 	BH_EXPECT(bh_queuing_port_create("to_gamma", 64, BH_SOURCE_PORT, 4, &to_gamma) >= 0);
 	BH_EXPECT(bh_queuing_port_create("from_gamma", 64, BH_DESTINATION_PORT, 4, &from_gamma) >= 0);
+	BH_EXPECT(bh_queuing_port_create("to_delta", 64, BH_SOURCE_PORT, 4, &to_delta) >= 0);
+	BH_EXPECT(bh_queuing_port_create("from_delta", 64, BH_DESTINATION_PORT, 4, &from_delta) >= 0);
+	BH_EXPECT(bh_queuing_port_create("to_epsilon", 64, BH_SOURCE_PORT, 4, &to_epsilon) >= 0);
+	BH_EXPECT(bh_queuing_port_create("from_epsilon", 64, BH_DESTINATION_PORT, 4,
+					 &from_epsilon) >= 0);
 	BH_EXPECT_EQ(bh_queuing_port_create("q_in", 16, BH_DESTINATION_PORT, 4, &again), BH_NO_ACTION);
 	BH_EXPECT_EQ(again, q_in);
 	struct bh_port_info info;
@@ -356,6 +368,73 @@ BH_TEST(doorbell_rules)
 	BH_EXPECT_EQ(bh_shm_doorbell(1000), BH_PERM_ERROR);
 }
 
+/* A request of n bytes to a waiting server and its 'W' reply, checked; `at_once`: the
+ * server preempted alpha inside the send, so the reply is there when the send returns. */
+static void wait_round_trip(int to, int from, unsigned n, unsigned char seed, int at_once)
+{
+	unsigned char req[64], rep[64];
+	unsigned got = n < WAIT_BUF ? n : WAIT_BUF;
+
+	for (unsigned i = 0; i < n; i++)
+		req[i] = (unsigned char)(seed + i);
+	BH_EXPECT_EQ(bh_queuing_send(to, req, n), BH_OK);
+	if (!at_once)
+		BH_EXPECT(wait_for(bit(from), 0, 0));
+	BH_EXPECT_EQ(bh_queuing_receive(from, rep, sizeof(rep), 0), 3 + got);
+	BH_EXPECT(rep[0] == 'W' && rep[1] == got && rep[2] == n);
+	for (unsigned i = 0; i < got; i++)
+		if (rep[3 + i] != (unsigned char)(req[i] + 1))
+			BH_EXPECT(rep[3 + i] == (unsigned char)(req[i] + 1));
+}
+
+BH_TEST(receive_wait_same_core_takes_the_message_inside_the_send)
+{
+	for (unsigned char k = 0; k < 10; k++)
+		wait_round_trip(to_delta, from_delta, 1 + k * 4u, k, 1);
+	wait_round_trip(to_delta, from_delta, 60, 7, 1); /* truncated to its 48 bytes */
+}
+
+BH_TEST(receive_wait_across_cores)
+{
+	for (unsigned char k = 0; k < 10; k++)
+		wait_round_trip(to_epsilon, from_epsilon, 1 + k * 5u, (unsigned char)(50 + k), 0);
+	wait_round_trip(to_epsilon, from_epsilon, 64, 9, 0);
+}
+
+BH_TEST(receive_wait_takes_a_queued_message_at_once)
+{
+	char got[16];
+	unsigned length = 0;
+
+	BH_EXPECT_EQ(bh_queuing_send(q_out, "queued", 6), BH_OK);
+	BH_EXPECT_EQ(bh_queuing_receive_wait(q_in, got, sizeof(got), &length), 6);
+	BH_EXPECT(length == 6 && got[0] == 'q' && got[5] == 'd');
+}
+
+/* An empty queue and the virtual timer armed: the wait ends with the interrupt, not before. */
+BH_TEST(receive_wait_ends_with_an_interrupt)
+{
+	char got[16];
+	unsigned long long deadline = bh_now_ns() + 2000000;
+
+	bh_irq_poll(); /* nothing pending from the tests before */
+	vtimer_at(deadline);
+	BH_EXPECT_EQ(bh_queuing_receive_wait(q_in, got, sizeof(got), 0), BH_NOT_AVAILABLE);
+	BH_EXPECT(bh_now_ns() >= deadline);
+	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
+	bh_irq_poll();
+}
+
+BH_TEST(receive_wait_checks_its_arguments)
+{
+	char got[16];
+
+	BH_EXPECT_EQ(bh_queuing_receive_wait(q_out, got, sizeof(got), 0), BH_INVALID_MODE);
+	BH_EXPECT_EQ(bh_queuing_receive_wait(s_in, got, sizeof(got), 0), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_wait(63, got, sizeof(got), 0), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_wait(q_in, (void *)(MEM_END - 4), 16, 0), BH_INVALID_PARAM);
+}
+
 static void alpha_main(void)
 {
 	bh_irq_set_handler(BH_VIRQ_PORT, count_irq);
@@ -415,6 +494,31 @@ _Noreturn static void echo_server(int is_gamma)
 	}
 }
 
+/* --- delta and epsilon: echo servers that block in the receive wait ------------------------ */
+
+_Noreturn static void waiting_echo_server(void)
+{
+	int from = -1, to = -1;
+	unsigned char req[WAIT_BUF], rep[3 + WAIT_BUF];
+	unsigned length = 0;
+
+	bh_queuing_port_create("from_alpha", 64, BH_DESTINATION_PORT, 4, &from);
+	bh_queuing_port_create("to_alpha", 64, BH_SOURCE_PORT, 4, &to);
+	for (;;) {
+		long n = bh_queuing_receive_wait(from, req, sizeof(req), &length);
+		if (n < 0) {
+			bh_irq_poll(); /* what woke it instead */
+			continue;
+		}
+		rep[0] = 'W';
+		rep[1] = (unsigned char)n;
+		rep[2] = (unsigned char)length;
+		for (long i = 0; i < n; i++)
+			rep[3 + i] = (unsigned char)(req[i] + 1);
+		bh_queuing_send(to, rep, 3 + (unsigned)n);
+	}
+}
+
 int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
 	unsigned id = bh_partition_id();
@@ -422,6 +526,8 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	(void)vcpu;
 	(void)boot_kind;
 	(void)restarts;
+	if (id == DELTA || id == EPSILON)
+		waiting_echo_server();
 	if (id != ALPHA)
 		echo_server(id == 2);
 	alpha_main();
