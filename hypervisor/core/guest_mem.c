@@ -26,6 +26,23 @@ bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, ui
 
 enum copy { CHECK_ONLY, COPY_IN, COPY_OUT, TRANSLATE };
 
+/* The physical address of [va, va+n), which lies in one guest page, if it has `rights`. */
+static bool piece_pa(const struct vcpu *v, uint64_t va, uint64_t n, uint32_t rights, uint64_t *pa)
+{
+	uint64_t ipa;
+
+	return arch_guest_va_to_ipa(va, rights & BH_AREA_WRITE, &ipa) &&
+	       guest_ipa_to_phys(v->partition, ipa, n, rights, pa);
+}
+
+static void copy_piece(enum copy mode, void *buf, uint64_t pa, uint64_t n)
+{
+	if (mode == COPY_IN)
+		memcpy(buf, arch_phys_to_ptr(pa), n);
+	else
+		memcpy(arch_phys_to_ptr(pa), buf, n);
+}
+
 /* Walks [va, va+len) page by page, checking each piece for `rights`; copies it into the
  * hypervisor buffer (COPY_IN) or out of it (COPY_OUT), or records it (TRANSLATE: buf is a
  * struct guest_pieces with room for the pieces). */
@@ -38,14 +55,11 @@ static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32
 	while (len) {
 		uint64_t in_page = GUEST_PAGE - (va & (GUEST_PAGE - 1));
 		uint64_t n = len < in_page ? len : in_page;
-		uint64_t ipa, pa;
-		if (!arch_guest_va_to_ipa(va, rights & BH_AREA_WRITE, &ipa) ||
-		    !guest_ipa_to_phys(v->partition, ipa, n, rights, &pa))
+		uint64_t pa;
+		if (!piece_pa(v, va, n, rights, &pa))
 			return false;
-		if (mode == COPY_IN)
-			memcpy(h, arch_phys_to_ptr(pa), n);
-		else if (mode == COPY_OUT)
-			memcpy(arch_phys_to_ptr(pa), h, n);
+		if (mode == COPY_IN || mode == COPY_OUT)
+			copy_piece(mode, h, pa, n);
 		else if (mode == TRANSLATE)
 			out->piece[out->count++] = (struct guest_piece){ pa, (uint32_t)n };
 		h += mode == COPY_IN || mode == COPY_OUT ? n : 0;
@@ -76,8 +90,14 @@ bool guest_writable(const struct vcpu *v, uint64_t va, size_t len)
 static bool copy(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights, enum copy mode,
 		 void *buf)
 {
-	if (len <= GUEST_PAGE - (va & (GUEST_PAGE - 1))) /* no overflow, whatever len is */
-		return for_each_piece(v, va, len, rights, mode, buf);
+	uint64_t pa;
+
+	if (len <= GUEST_PAGE - (va & (GUEST_PAGE - 1))) { /* no overflow, whatever len is */
+		if (!piece_pa(v, va, len, rights, &pa))
+			return false;
+		copy_piece(mode, buf, pa, len);
+		return true;
+	}
 	return range_ok(v, va, len, rights) && for_each_piece(v, va, len, rights, mode, buf);
 }
 

@@ -64,7 +64,7 @@ void core_exit_work(void)
 
 	do {
 		core_process_requests();
-		if ((c->exit_work & EXIT_RESCHED) || !c->vcpu)
+		if ((c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) || !c->vcpu)
 			sched_reschedule();
 		__atomic_fetch_and(&c->exit_work, ~EXIT_FLUSH, __ATOMIC_RELAXED);
 		arch_vgic_flush(c->vcpu);

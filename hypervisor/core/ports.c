@@ -236,9 +236,9 @@ static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcp
 	if (!__atomic_compare_exchange_n(&waiter->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY,
 					 false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return BH_NOT_AVAILABLE;
-	w->result = done;
-	w->length = (uint32_t)size;
 	w->port->waiter = NULL;
+	w->length = (uint32_t)size;
+	__atomic_store_n(&w->result, (int64_t)done, __ATOMIC_RELEASE); /* see ports_wait_finish */
 	return BH_OK;
 }
 
@@ -367,7 +367,7 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 		if (rc != BH_NOT_AVAILABLE) {
 			arch_spin_unlock(&p.crt->lock);
 			if (rc == BH_OK)
-				sched_vcpu_changed(waiter);
+				sched_vcpu_woken(waiter);
 			return rc;
 		}
 	}
@@ -439,10 +439,14 @@ int64_t ports_wait_finish(struct vcpu *v)
 {
 	struct port_wait *w = &v->wait;
 
-	arch_spin_lock(&w->channel->lock);
-	if (w->port->waiter == v)
-		w->port->waiter = NULL; /* woken by something else: no message */
-	arch_spin_unlock(&w->channel->lock);
+	/* A message handed over is final: the sender removed v from the port before it stored
+	 * the result. Else take v off the port, unless a sender is handing one over right now. */
+	if (__atomic_load_n(&w->result, __ATOMIC_ACQUIRE) < 0) {
+		arch_spin_lock(&w->channel->lock);
+		if (w->port->waiter == v)
+			w->port->waiter = NULL; /* woken by something else: no message */
+		arch_spin_unlock(&w->channel->lock);
+	}
 	w->port = NULL;
 	arch_regs_set(w->regs, 0, (uint64_t)w->result);
 	if (w->result >= 0)

@@ -278,6 +278,8 @@ static uint64_t service_timers(struct percpu *c, uint64_t now)
 
 	for (unsigned i = 0; i < c->sched.count; i++) {
 		struct vcpu *v = c->sched.vcpus[i];
+		if (v->timer_deadline == TIME_NEVER && v->state != VCPU_IDLE)
+			continue; /* nothing to serve: most vCPUs, most of the time */
 		next = min_u64(next, service_set_timer(c, v, now));
 		next = min_u64(next, service_idle(c, v, now));
 	}
@@ -339,14 +341,55 @@ static uint64_t timer_for(const struct sched_core *s, struct decision d, uint64_
 	return min_u64(policy_at, wake);
 }
 
+/* Fixed priority, when the only change since the last decision is that s->woken became ready:
+ * it preempts the running vCPU if it outranks it (which outranked every other ready one).
+ * Nothing else the full decision computes changes: the vCPU switched out is ready, not waiting
+ * for a timer, and the one switched in was waiting, so the next wake-up can only come later
+ * (the core's timer then fires early and finds nothing due), unless the execution clock of
+ * the vCPU switched in starts a deadline. Returns false to take the full decision. */
+static bool preempt(struct percpu *c)
+{
+	struct sched_core *s = &c->sched;
+	struct vcpu *w = s->woken, *cur = c->vcpu;
+
+	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
+	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || !cur || !vcpu_runnable(cur) ||
+	    !vcpu_runnable(w) || w->cfg->priority <= cur->cfg->priority ||
+	    (w->timer_clock == BH_CLOCK_EXEC && w->timer_deadline != TIME_NEVER))
+		return false;
+	uint64_t now = arch_counter_read();
+	if (now >= s->next_wake)
+		return false;
+	account(c, now);
+	switch_to(c, w, now);
+	flush_trace(s, now);
+	return true;
+}
+
+void sched_vcpu_woken(struct vcpu *v)
+{
+	struct percpu *c = this_cpu();
+
+	if (v->core != c->core) {
+		arch_kick_core(v->core);
+	} else if (!(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT))) {
+		c->sched.woken = v;
+		exit_work_set(EXIT_PREEMPT);
+	} else {
+		exit_work_set(EXIT_RESCHED); /* more than one change: decide in full */
+	}
+}
+
 void sched_reschedule(void)
 {
 	struct percpu *c = this_cpu();
 	struct sched_core *s = &c->sched;
 
+	if (!(c->exit_work & EXIT_RESCHED) && (c->exit_work & EXIT_PREEMPT) && preempt(c))
+		return;
 	for (;;) {
 		core_process_requests();
-		__atomic_fetch_and(&c->exit_work, ~EXIT_RESCHED, __ATOMIC_RELAXED);
+		__atomic_fetch_and(&c->exit_work, ~(EXIT_RESCHED | EXIT_PREEMPT), __ATOMIC_RELAXED);
 		uint64_t at = decision_time(s, arch_counter_read());
 		account(c, at);
 		if (at >= s->next_wake)

@@ -13,6 +13,7 @@
 /* Work to do before returning to a guest (percpu.exit_work). */
 #define EXIT_RESCHED (1u << 0) /* the running vCPU may have to give way */
 #define EXIT_FLUSH   (1u << 1) /* virtual interrupts wait for the list registers */
+#define EXIT_PREEMPT (1u << 2) /* the one change since the last decision: sched.woken is ready */
 
 struct percpu {
 	struct arch_regs *regs;     /* save area of the running vCPU (or idle_regs) */

@@ -40,6 +40,7 @@ struct sched_core {
 	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */
 	uint64_t boundary;                 /* cyclic: the slot boundary the timer leads, or NEVER */
 	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
+	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
 };
@@ -55,6 +56,9 @@ void sched_vcpu_idle(struct vcpu *v);
 /* The same for a vCPU its caller has marked VCPU_IDLE already (and may have been woken since,
  * by another core): on a dedicated core it waits in place, else its core goes to others. */
 void sched_vcpu_block(struct vcpu *v);
+/* v was just made ready by its caller (a message handed to it): on v's core, a fixed-priority
+ * decision that only has to compare it with the running vCPU; elsewhere, a kick. */
+void sched_vcpu_woken(struct vcpu *v);
 /* This core's hypervisor timer fired. */
 void sched_timer_event(void);
 

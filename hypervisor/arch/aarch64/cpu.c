@@ -1,4 +1,6 @@
 /* AArch64 implementation of the per-core parts of the arch interface. */
+#include <assert.h>
+#include <stddef.h>
 #include "arch.h"
 #include "arch/aarch64.h"
 #include "arch/sysreg.h"
@@ -147,34 +149,21 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 		p->cfg->vmachine ? vgic_priority_ref(v, PPI_VTIMER) : &paravirt_priority;
 }
 
+void arch_el1_save(struct arch_vcpu_ctx *a);
+void arch_el1_load(const struct arch_vcpu_ctx *a);
+/* el1_ctx.S moves the fields from sctlr to mdscr, in declaration order, by these offsets. */
+static_assert(offsetof(struct arch_vcpu_ctx, sctlr) == 0 &&
+	      offsetof(struct arch_vcpu_ctx, cpacr) == 56 &&
+	      offsetof(struct arch_vcpu_ctx, contextidr) == 64 &&
+	      offsetof(struct arch_vcpu_ctx, tpidr_el0) == 120 &&
+	      offsetof(struct arch_vcpu_ctx, tpidrro) == 128 &&
+	      offsetof(struct arch_vcpu_ctx, mdscr) == 184, "el1_ctx.S offsets");
+
 void arch_vcpu_save(struct vcpu *v)
 {
 	struct arch_vcpu_ctx *a = &v->arch;
 
-	a->sctlr = read_sctlr_el1();
-	a->ttbr0 = read_ttbr0_el1();
-	a->ttbr1 = read_ttbr1_el1();
-	a->tcr = read_tcr_el1();
-	a->mair = read_mair_el1();
-	a->amair = read_amair_el1();
-	a->vbar = read_vbar_el1();
-	a->cpacr = read_cpacr_el1();
-	a->contextidr = read_contextidr_el1();
-	a->esr = read_esr_el1();
-	a->far = read_far_el1();
-	a->par = read_par_el1();
-	a->afsr0 = read_afsr0_el1();
-	a->afsr1 = read_afsr1_el1();
-	a->tpidr_el1 = read_tpidr_el1();
-	a->tpidr_el0 = read_tpidr_el0();
-	a->tpidrro = read_tpidrro_el0();
-	a->sp_el0 = read_sp_el0();
-	a->sp_el1 = read_sp_el1();
-	a->elr_el1 = read_elr_el1();
-	a->spsr_el1 = read_spsr_el1();
-	a->cntkctl = read_cntkctl_el1();
-	a->csselr = read_csselr_el1();
-	a->mdscr = read_mdscr_el1();
+	arch_el1_save(a);
 	a->cntv_ctl = read_cntv_ctl_el0();
 	a->cntv_cval = read_cntv_cval_el0();
 	write_cntv_ctl_el0(0); /* its timer must not fire for the next vCPU */
@@ -188,30 +177,7 @@ void arch_vcpu_load(struct vcpu *v)
 {
 	const struct arch_vcpu_ctx *a = &v->arch;
 
-	write_sctlr_el1(a->sctlr);
-	write_ttbr0_el1(a->ttbr0);
-	write_ttbr1_el1(a->ttbr1);
-	write_tcr_el1(a->tcr);
-	write_mair_el1(a->mair);
-	write_amair_el1(a->amair);
-	write_vbar_el1(a->vbar);
-	write_cpacr_el1(a->cpacr);
-	write_contextidr_el1(a->contextidr);
-	write_esr_el1(a->esr);
-	write_far_el1(a->far);
-	write_par_el1(a->par);
-	write_afsr0_el1(a->afsr0);
-	write_afsr1_el1(a->afsr1);
-	write_tpidr_el1(a->tpidr_el1);
-	write_tpidr_el0(a->tpidr_el0);
-	write_tpidrro_el0(a->tpidrro);
-	write_sp_el0(a->sp_el0);
-	write_sp_el1(a->sp_el1);
-	write_elr_el1(a->elr_el1);
-	write_spsr_el1(a->spsr_el1);
-	write_cntkctl_el1(a->cntkctl);
-	write_csselr_el1(a->csselr);
-	write_mdscr_el1(a->mdscr);
+	arch_el1_load(a);
 	write_vmpidr_el2(a->vmpidr);
 	write_vttbr_el2(a->vttbr);
 	write_cntv_cval_el0(a->cntv_cval);
