@@ -147,6 +147,46 @@ TEST(fixed_priority_runs_the_highest_ready_vcpu)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* A vCPU made ready by a message hand-over is compared with the running vCPU alone; a second
+ * change before the decision takes the full one. */
+TEST(fixed_priority_decides_a_single_wake_up_by_one_comparison)
+{
+	struct percpu *c = &percpu[0];
+
+	vcpus[0].priority = 1;
+	vcpus[1].priority = 5;
+	vcpus[2].priority = 3;
+	boot(BH_POLICY_FIXED_PRIORITY);
+	fake.vtimer_deadline = UINT64_MAX; /* idle vCPUs wait for their wake-up alone */
+	EXPECT(at(5) == vcpu_of(1));          /* every vCPU started */
+	vcpu_of(1)->state = VCPU_IDLE;
+	vcpu_of(2)->state = VCPU_IDLE;
+	EXPECT(at(10) == vcpu_of(0));
+	fake.counter = 20;
+	vcpu_of(2)->state = VCPU_READY;
+	sched_vcpu_woken(vcpu_of(2));
+	EXPECT_EQ(c->exit_work, EXIT_PREEMPT);
+	FAKE_RUN(core_exit_work());
+	EXPECT(c->vcpu == vcpu_of(2)); /* 3 outranks 1 */
+	EXPECT_EQ(c->exit_work, 0);
+	vcpu_of(0)->state = VCPU_READY;
+	sched_vcpu_woken(vcpu_of(0));
+	FAKE_RUN(core_exit_work());
+	EXPECT(c->vcpu == vcpu_of(2)); /* 1 does not outrank 3 */
+	vcpu_of(2)->state = VCPU_IDLE;
+	EXPECT(at(30) == vcpu_of(0));
+	/* b (5) then c (3) wake: the second change makes it a full decision, which finds b. */
+	vcpu_of(1)->state = VCPU_READY;
+	sched_vcpu_woken(vcpu_of(1));
+	vcpu_of(2)->state = VCPU_READY;
+	sched_vcpu_woken(vcpu_of(2));
+	EXPECT(c->exit_work & EXIT_RESCHED);
+	FAKE_RUN(core_exit_work());
+	EXPECT(c->vcpu == vcpu_of(1));
+	fake.vtimer_deadline = 0;
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 TEST(edf_runs_earliest_deadline_and_enforces_budgets)
 {
 	vcpus[0] = (struct bh_vcpu_cfg){ .period_ns = 10000000, .budget_ns = 2000000,
