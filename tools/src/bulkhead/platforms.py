@@ -32,6 +32,7 @@ class Platform:
     hyp_align: int     # alignment of the hypervisor memory base and size
     ram_granule: int   # the RAM size must be a multiple of this (QEMU -m takes MiB)
     ipa_bits: int      # guest (intermediate physical) address width
+    stage2_block_max: int  # the largest stage-2 block the hypervisor may map: 4K, 2M or 1G
     first_spi: int     # INTIDs below are SGIs and PPIs (private to a core): never assignable
     intid_limit: int   # INTIDs at or above do not exist on the board's GIC
     devices: tuple[Device, ...]
@@ -57,6 +58,7 @@ QEMU_VIRT = Platform(
     hyp_align=2 * M,
     ram_granule=1 * M,
     ipa_bits=40,
+    stage2_block_max=1 * G,
     first_spi=32,
     intid_limit=288,  # QEMU's virt GICv3: 256 SPIs
     devices=(
