@@ -126,7 +126,7 @@ partition 1 control flags=1 entry=0x40000000 hm=2,1,1,1,3,0,0 irqs=none
   segment ipa=0x40002000 file=0 mem=0x2000 data=none
   vcpu core=1 priority=0 period=0 budget=0 deadline=0
 policies=0,0,0,0,0,0,0,0 plans=0 initial=0 none
-stage2 block_max=0x40000000 pool=8 aligned=1
+stage2 block_max=0x1000 pool=10 aligned=1
 """
 
 SCHED_SEGMENTS = """\
@@ -157,7 +157,7 @@ EXPECTED_SCHED_DUMP = (
     "  core 0 slots=2\n"
     "    slot start=0 duration=200000 vcpu=1.0 flags=1\n"
     "    slot start=500000 duration=300000 vcpu=0.0 flags=0\n"
-    "stage2 block_max=0x40000000 pool=8 aligned=1\n"
+    "stage2 block_max=0x1000 pool=12 aligned=1\n"
 )
 
 
