@@ -31,7 +31,7 @@ static struct {
 	unsigned size; /* tables in the pool */
 	unsigned used;
 } pool;
-static uint64_t block_max = STAGE2_PAGE_SIZE; /* the largest block map_one may write */
+static uint64_t block_max; /* the largest block map_one may write (stage2_init) */
 
 static uint64_t *table_alloc(void)
 {
