@@ -298,7 +298,7 @@ METHODS = {
     "perf_loss_cost_per_switch_1ms": "(elapsed - guest instructions) / switches at d = 1 ms, to compare with partition_switch_total",
     "footprint_text_rodata": "code and read-only data of `libbulkhead.a` (no configuration tables or partition images)",
     "footprint_data": "initialised data of `libbulkhead.a`",
-    "footprint_bss": "zeroed data of `libbulkhead.a` (stacks, per-CPU blocks, stage-2 table pool)",
+    "footprint_bss": "zeroed data of `libbulkhead.a` (stacks, per-CPU blocks; not the stage-2 table pool, which is in each system's generated tables)",
 }
 for _d, _frames in PERF_LOSS_FRAMES.items():
     METHODS[f"perf_loss_{_d}ms"] = (

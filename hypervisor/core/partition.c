@@ -71,6 +71,7 @@ void partition_init_all(const struct bh_system_cfg *sys)
 	partition_count = sys->partition_count;
 	for (unsigned c = 0; c < BH_MAX_CORES; c++)
 		percpu[c].sched.policy = sys->cores[c].policy;
+	arch_stage2_init(sys);
 	for (unsigned i = 0; i < partition_count; i++) {
 		struct partition *p = &partitions[i];
 		*p = (struct partition){ .cfg = &sys->partitions[i], .boot_kind = BH_BOOT_COLD };

@@ -12,6 +12,7 @@
 struct partition;
 struct vcpu;
 struct percpu;
+struct bh_system_cfg;
 
 /* Time: the system counter shared by all cores. */
 uint64_t arch_counter_read(void);
@@ -35,7 +36,9 @@ void *arch_phys_to_ptr(uint64_t pa);
 bool arch_guest_va_to_ipa(uint64_t va, bool write, uint64_t *ipa);
 void arch_sync_loaded_image(void *p, size_t len); /* clean caches after writing guest code */
 
-/* Stage-2 address space of a partition, built once at boot from its areas. */
+/* Stage-2 address space of a partition, built once at boot from its areas; arch_stage2_init
+ * first takes the system's table pool and block limit, forgetting any tables built before. */
+void arch_stage2_init(const struct bh_system_cfg *sys);
 void arch_stage2_build(struct partition *p);
 /* The partition (re)starts: put its emulated machine, if it has one, in its reset state. */
 void arch_partition_reset(struct partition *p);

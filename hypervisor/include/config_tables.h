@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define BH_CONFIG_MAGIC   0x44484b42u /* "BKHD" little-endian */
-#define BH_CONFIG_VERSION 3u
+#define BH_CONFIG_VERSION 4u
 
 #define BH_MAX_PARTITIONS 16u
 #define BH_MAX_CORES      8u
@@ -225,6 +225,13 @@ struct bh_system_cfg {
 	uint32_t shm_count;
 	const struct bh_channel_cfg *channels;
 	const struct bh_shm_cfg *shm_regions; /* region id = index */
+	/* Stage 2 (arch/aarch64/stage2.c): the largest block it may map, the platform's choice
+	 * (4 KiB, 2 MiB or 1 GiB), and the table pages, counted by the tool for exactly these areas
+	 * and this limit. The pool is zeroed data in the generated tables, 4 KiB aligned. */
+	uint64_t stage2_block_max;
+	uint32_t stage2_pool_pages;
+	uint32_t reserved;
+	uint64_t (*stage2_pool)[512];
 };
 
 extern const struct bh_system_cfg bh_system_config;

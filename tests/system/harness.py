@@ -18,6 +18,7 @@ from typing import Callable
 
 from bulkhead.config import load
 from bulkhead.qemu import qemu_command
+from bulkhead.stage2 import pool_of
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -67,6 +68,20 @@ def build_image(config: Path, out: Path | None = None) -> Path:
     if done.returncode != 0:
         raise AssertionError(f"bulkhead build {config.name} failed:\n{done.stdout}{done.stderr}")
     return out / "bulkhead.img"
+
+
+STAGE2_LOG = re.compile(r"\[bulkhead\] partition (\S+): (\d+) stage-2 table pages \(pool: (\d+) of (\d+) used\)")
+
+
+def check_stage2_pool(config: Path | str, log: str) -> None:
+    """The hypervisor's boot log shows that each partition's stage-2 tables took the pages the tool
+    counted for it, and that the last one used up the pool the tool emitted: no page more, no
+    page less."""
+    config = CONFIGS / config if isinstance(config, str) else config
+    pool = pool_of(load(config))
+    logged = [(name, int(pages), int(used), int(size)) for name, pages, used, size in STAGE2_LOG.findall(log)]
+    assert [(name, pages) for name, pages, _, _ in logged] == list(pool.per_partition), logged
+    assert logged[-1][2:] == (pool.pages, pool.pages), logged
 
 
 def run_system(config: Path | str, timeout: float = 60.0,

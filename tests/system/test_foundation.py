@@ -1,6 +1,6 @@
 """System tests of the foundation: boot on 4 cores, isolation, hypercalls, health monitor."""
 
-from harness import run_system
+from harness import check_stage2_pool, run_system
 
 HM = r"\[bulkhead\] HM: partition {part} \(id {pid}\) vcpu 0: {event} at {addr} \({detail}"
 
@@ -18,6 +18,7 @@ def test_partitions_run_on_all_four_cores():
         passed(run, part, name)
     for i in range(4):
         assert run.index(rf"partition p{i} \(id {i}\) vcpu 0 on core {i}") >= 0
+    check_stage2_pool("four_cores.yaml", run.log)
 
 
 def test_partition_with_two_vcpus_on_two_cores():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from harness import ROOT, Console, partition_view
+from harness import ROOT, Console, check_stage2_pool, partition_view
 
 CONFIGS_DIR = ROOT / "configs"
 
@@ -170,6 +170,7 @@ def test_default_systems_land_in_a_linux_shell_beside_real_time_partitions():
         with Console.boot(CONFIGS_DIR / config) as con:
             linux_expect(con, r"^BusyBox", 90)
             linux_expect(con, PROMPT)
+            check_stage2_pool(CONFIGS_DIR / config, con.text)  # Linux RAM, a device page, paravirtual partitions
             assert shell(con, "nproc").strip() == "2"
             assert flavour in shell(con, "uname -v")
             assert shell(con, "head -c 16 /dev/hwrng | wc -c").strip() == "16"

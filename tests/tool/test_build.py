@@ -102,12 +102,14 @@ int main(void)
 	printf(" plans=%u initial=%u%s\n", c->plan_count, c->initial_plan, c->plans ? "" : " none");
 	for (uint32_t i = 0; i < c->plan_count; i++)
 		dump_plan(&c->plans[i]);
+	printf("stage2 block_max=%#llx pool=%u aligned=%d\n", (unsigned long long)c->stage2_block_max,
+	       c->stage2_pool_pages, ((uintptr_t)c->stage2_pool & 4095) == 0);
 	return 0;
 }
 """
 
 EXPECTED_DUMP = """\
-magic=0x44484b42 version=3 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
+magic=0x44484b42 version=4 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
 partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=none
   area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
   area phys=0xa000000 ipa=0xa000000 size=0x1000 flags=0xb
@@ -124,6 +126,7 @@ partition 1 control flags=1 entry=0x40000000 hm=2,1,1,1,3,0,0 irqs=none
   segment ipa=0x40002000 file=0 mem=0x2000 data=none
   vcpu core=1 priority=0 period=0 budget=0 deadline=0
 policies=0,0,0,0,0,0,0,0 plans=0 initial=0 none
+stage2 block_max=0x1000 pool=10 aligned=1
 """
 
 SCHED_SEGMENTS = """\
@@ -134,7 +137,7 @@ SCHED_SEGMENTS = """\
 """
 
 EXPECTED_SCHED_DUMP = (
-    "magic=0x44484b42 version=3 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
+    "magic=0x44484b42 version=4 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
     "partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=48,49\n" + SCHED_SEGMENTS % "0x42200000" +
     "  vcpu core=0 priority=0 period=0 budget=0 deadline=0\n"
     "  vcpu core=1 priority=5 period=0 budget=0 deadline=0\n"
@@ -154,6 +157,7 @@ EXPECTED_SCHED_DUMP = (
     "  core 0 slots=2\n"
     "    slot start=0 duration=200000 vcpu=1.0 flags=1\n"
     "    slot start=500000 duration=300000 vcpu=0.0 flags=0\n"
+    "stage2 block_max=0x1000 pool=12 aligned=1\n"
 )
 
 

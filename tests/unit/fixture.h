@@ -10,6 +10,7 @@
 #define ALPHA_DEV_IPA 0x0a000000ul
 #define BETA_RAM_PHYS 0x42200000ul
 #define SEG_TEXT "segment-data"
+#define FIXTURE_STAGE2_PAGES 8u /* exactly what the fixture needs (fixture.c) */
 
 extern struct bh_partition_cfg fixture_partitions[2];
 /* Boot the fixture: partition_init_all on a clean fake machine. */

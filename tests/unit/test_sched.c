@@ -7,7 +7,6 @@
 #include "percpu.h"
 #include "plan.h"
 #include "sched.h"
-#include "stage2.h"
 #include "unit.h"
 
 #define US(n) ((uint64_t)(n) * 125 / 2)
@@ -36,9 +35,12 @@ static struct bh_plan_cfg plans[2] = {
 	{ .name = "normal", .major_frame_ns = 1000000 },
 	{ .name = "solo", .major_frame_ns = 1000000 },
 };
+/* 4 KiB stage-2 pages: a root, a level-2 and a level-3 table per partition. */
+static uint64_t stage2_pool[9][512] __attribute__((aligned(4096)));
 static struct bh_system_cfg sys = {
 	.magic = BH_CONFIG_MAGIC, .version = BH_CONFIG_VERSION, .name = "sched", .core_count = 1,
 	.partition_count = 3, .partitions = parts, .plans = plans,
+	.stage2_block_max = 0x1000, .stage2_pool_pages = 9, .stage2_pool = stage2_pool,
 };
 
 static void boot(enum bh_policy policy)
@@ -54,7 +56,6 @@ static void boot(enum bh_policy policy)
 	sys.plan_count = policy == BH_POLICY_CYCLIC ? 2 : 0;
 	plans[0].cores[0] = (struct bh_plan_core_cfg){ .slot_count = 3, .slots = plan0 };
 	plans[1].cores[0] = (struct bh_plan_core_cfg){ .slot_count = 1, .slots = plan1 };
-	stage2_pool_reset();
 	partition_init_all(&sys);
 	plan_init(&sys, T0);
 }

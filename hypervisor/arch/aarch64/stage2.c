@@ -1,7 +1,11 @@
 /* Stage-2 tables: each partition's guest-physical space, built once at boot from its areas,
- * with the largest block each area's alignment allows (1 GiB, 2 MiB, else 4 KiB pages).
- * Anything not described is unmapped, so hypervisor memory and others' memory fault. */
+ * with the largest block each area's alignment allows (1 GiB, 2 MiB, else 4 KiB pages) up to the
+ * platform's limit (bh_system_cfg.stage2_block_max). Anything not described is unmapped, so
+ * hypervisor memory and others' memory fault. The tables come from a pool in the generated
+ * configuration, which the tool sized by counting with this same algorithm
+ * (tools/src/bulkhead/stage2.py: change both together). */
 #include "arch.h"
+#include "console.h"
 #include "lib.h"
 #include "panic.h"
 #include "partition.h"
@@ -22,15 +26,22 @@ static uint64_t *table_at(uint64_t pa) { return (uint64_t *)(uintptr_t)pa; }
 #define MEMATTR_DEVICE_NGNRE (0x1ul << 2)
 #define ADDR_MASK 0x0000fffffffff000ul
 
-static uint64_t pool[STAGE2_POOL_PAGES][512] __attribute__((aligned(4096)));
-static unsigned pool_used;
+static struct {
+	uint64_t (*tables)[512];
+	unsigned size; /* tables in the pool */
+	unsigned used;
+} pool;
+static uint64_t block_max; /* the largest block map_one may write (stage2_init) */
 
 static uint64_t *table_alloc(void)
 {
-	if (pool_used == STAGE2_POOL_PAGES)
-		bh_panic("stage-2 table pool exhausted (%u pages): align partition areas to 2 MiB "
-			 "or raise STAGE2_POOL_PAGES", STAGE2_POOL_PAGES);
-	return pool[pool_used++];
+	/* The tool counts the pages this system needs exactly, so this means tables built by
+	 * another tool version or a hypervisor change the tool does not mirror. */
+	if (pool.used == pool.size)
+		bh_panic("stage-2 table pool exhausted (%u pages): the pool `bulkhead build` sized "
+			 "for this system must never run out; rebuild the image with the tool matching "
+			 "this hypervisor", pool.size);
+	return pool.tables[pool.used++];
 }
 
 static unsigned level_shift(unsigned level)
@@ -71,12 +82,13 @@ static void map_one(uint64_t *root, uint64_t ipa, uint64_t pa, unsigned level, u
 	table[index] = pa | attrs | (level == 3 ? DESC_TABLE : 0);
 }
 
-/* The coarsest level whose block fits the alignment of both addresses and the size left. */
+/* The coarsest level whose block is within the platform's limit and fits the alignment of both
+ * addresses and the size left. */
 static unsigned block_level(uint64_t ipa, uint64_t pa, uint64_t size)
 {
 	for (unsigned level = 1; level < 3; level++) {
 		uint64_t block = 1ul << level_shift(level);
-		if (((ipa | pa) & (block - 1)) == 0 && size >= block)
+		if (block <= block_max && ((ipa | pa) & (block - 1)) == 0 && size >= block)
 			return level;
 	}
 	return 3;
@@ -102,19 +114,29 @@ uint64_t *stage2_new_root(void)
 	return table_alloc();
 }
 
-void stage2_pool_reset(void)
+void stage2_init(uint64_t (*tables)[512], unsigned count, uint64_t largest_block)
 {
-	memset(pool, 0, sizeof(pool));
-	pool_used = 0;
+	BH_CHECK(largest_block >= STAGE2_PAGE_SIZE);
+	memset(tables, 0, count * sizeof(*tables));
+	pool.tables = tables;
+	pool.size = count;
+	pool.used = 0;
+	block_max = largest_block;
 }
 
 unsigned stage2_pages_used(void)
 {
-	return pool_used;
+	return pool.used;
+}
+
+void arch_stage2_init(const struct bh_system_cfg *sys)
+{
+	stage2_init(sys->stage2_pool, sys->stage2_pool_pages, sys->stage2_block_max);
 }
 
 void arch_stage2_build(struct partition *p)
 {
+	unsigned used_before = pool.used;
 	uint64_t *root = stage2_new_root();
 
 	for (uint32_t i = 0; i < p->cfg->area_count; i++) {
@@ -122,4 +144,7 @@ void arch_stage2_build(struct partition *p)
 		stage2_map(root, a->ipa, a->phys, a->size, a->flags);
 	}
 	p->stage2_root = table_pa(root);
+	/* The system tests compare these lines with the tool's count (tests/system/harness.py). */
+	bh_log("partition %s: %u stage-2 table pages (pool: %u of %u used)", p->cfg->name,
+	       pool.used - used_before, pool.used, pool.size);
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-CONFIG_VERSION = 3   # BH_CONFIG_VERSION
+CONFIG_VERSION = 4   # BH_CONFIG_VERSION
 MAX_PARTITIONS = 16  # BH_MAX_PARTITIONS
 MAX_CORES = 8        # BH_MAX_CORES
 MAX_VCPUS = 8        # per partition (BH_MAX_CORES)

@@ -7,6 +7,8 @@ from bulkhead.abi import (ACTION_ENUM, AREA_DEVICE_FLAG, HM_EVENTS, PART_SYSTEM_
                           SLOT_NOTIFY_FLAG)
 from bulkhead.emit_channels import partition_fields, render_channels, system_fields
 from bulkhead.model import Area, Partition, Plan, System
+from bulkhead.stage2 import Pool, pool_of
+from bulkhead.units import size_text
 
 
 def segment_symbol(part_id: int, index: int) -> str:
@@ -46,7 +48,9 @@ def render_config(system: System, source_name: str) -> str:
     chunks.append(_partitions(parts))
     chunks += [_slots(system, plan) for plan in system.schedule.plans]
     chunks.append(_plans(system))
-    chunks.append(_system(system))
+    pool = pool_of(system)
+    chunks.append(_stage2_pool(pool))
+    chunks.append(_system(system, pool))
     return "\n".join(chunk for chunk in chunks if chunk)
 
 
@@ -66,7 +70,7 @@ def _externs(parts: list[Partition]) -> str:
 def _areas(part: Partition) -> str:
     rows = [f"\t{{ .phys = {u64(a.phys)}, .ipa = {u64(a.guest)}, .size = {u64(a.size)}, "
             f".flags = {area_flags(a)} }}, /* {c_comment(a.label or f'memory[{a.index}]')} */"
-            for a in part.areas + part.shared_areas]
+            for a in part.stage2_areas]
     return _array("struct bh_area_cfg", f"bh_areas_{part.id}", rows)
 
 
@@ -157,7 +161,7 @@ def _partition(part: Partition) -> str:
             f"\t\t.id = {part.id}u,\n"
             f"\t\t.flags = {PART_SYSTEM_FLAG if part.system else '0u'},\n"
             f"\t\t.entry = {u64(part.entry_point)},\n"
-            f"\t\t.area_count = {len(part.areas) + len(part.shared_areas)}u,\n"
+            f"\t\t.area_count = {len(part.stage2_areas)}u,\n"
             f"\t\t.segment_count = {len(part.segments)}u,\n"
             f"\t\t.vcpu_count = {len(part.vcpus)}u,\n"
             f"\t\t.irq_count = {len(part.interrupts)}u,\n"
@@ -194,7 +198,25 @@ def _linux_fields(part: Partition) -> str:
             f"\t\t.vmachine = &bh_vmachine_{part.id},\n")
 
 
-def _system(system: System) -> str:
+STAGE2_POOL = "bh_stage2_pool"
+
+
+def _stage2_pool(pool: Pool) -> str:
+    """The hypervisor's stage-2 tables: zeroed data (.bss), exactly as many pages as it takes."""
+    if not pool.pages:
+        return ""
+    counts = ", ".join(f"{c_comment(name)} {pages}" for name, pages in pool.per_partition)
+    return (f"/* Stage-2 table pages with blocks of at most {size_text(pool.block_max)}: {counts}. */\n"
+            f"static uint64_t {STAGE2_POOL}[{pool.pages}][512] __attribute__((aligned(4096)));\n")
+
+
+def _stage2_fields(pool: Pool) -> str:
+    return (f"\t.stage2_block_max = {u64(pool.block_max)},\n"
+            f"\t.stage2_pool_pages = {pool.pages}u,\n"
+            f"\t.stage2_pool = {STAGE2_POOL if pool.pages else '0'},\n")
+
+
+def _system(system: System, pool: Pool) -> str:
     hyp = system.hypervisor
     cores = "".join(f"\t\t[{core}] = {{ .policy = {POLICY_ENUM[system.policy_of(core)]} }},\n"
                     for core in range(system.cores))
@@ -216,4 +238,5 @@ def _system(system: System) -> str:
             f"\t.initial_plan = {initial}u,\n"
             f"\t.plans = {'bh_plans' if plans else '0'},\n"
             f"{system_fields(system)}"
+            f"{_stage2_fields(pool)}"
             "};\n")

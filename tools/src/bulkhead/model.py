@@ -125,6 +125,12 @@ class Partition(Located):
             return self.linux.payload.segments if self.linux.payload else ()
         return self.elf.segments if self.elf else ()
 
+    @property
+    def stage2_areas(self) -> list[Area]:
+        """What stage 2 maps, in the order of the emitted area table: its own areas, then the
+        shared regions it maps."""
+        return self.areas + self.shared_areas
+
     def vcpu_label(self, index: int) -> str:
         return f"{self.name}.{index}"
 

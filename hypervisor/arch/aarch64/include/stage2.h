@@ -4,14 +4,15 @@
 
 #include <stdint.h>
 
-#define STAGE2_POOL_PAGES 128u
 #define STAGE2_IPA_LIMIT (1ul << 32) /* VTCR_EL2.T0SZ = 32: 4 GiB guest space, level-1 root */
+#define STAGE2_PAGE_SIZE 0x1000ul    /* level-3 pages: the smallest mapping */
 
+/* Take `count` tables (zeroed here) for the tables to come, forgetting any built before (host
+ * unit tests boot many times); no block larger than largest_block will be mapped. */
+void stage2_init(uint64_t (*tables)[512], unsigned count, uint64_t largest_block);
 uint64_t *stage2_new_root(void);
 void stage2_map(uint64_t *root, uint64_t ipa, uint64_t pa, uint64_t size, uint32_t flags);
 uint64_t stage2_leaf_attrs(uint32_t flags);
 unsigned stage2_pages_used(void);
-/* Forget every table (host unit tests boot many times). */
-void stage2_pool_reset(void);
 
 #endif
