@@ -435,18 +435,26 @@ int64_t ports_hc_queuing_receive_wait(struct vcpu *v, struct arch_regs *r)
 	return ports_wait_finish(v); /* woken already, or never blocked */
 }
 
+/* v's wait ends: take it off its port, unless a sender has handed it a message meanwhile. */
+static void stop_waiting(struct vcpu *v)
+{
+	struct port_wait *w = &v->wait;
+
+	arch_spin_lock(&w->channel->lock);
+	if (w->port->waiter == v)
+		w->port->waiter = NULL;
+	arch_spin_unlock(&w->channel->lock);
+	w->port = NULL;
+}
+
 int64_t ports_wait_finish(struct vcpu *v)
 {
 	struct port_wait *w = &v->wait;
 
-	/* A message handed over is final: the sender removed v from the port before it stored
-	 * the result. Else take v off the port, unless a sender is handing one over right now. */
-	if (__atomic_load_n(&w->result, __ATOMIC_ACQUIRE) < 0) {
-		arch_spin_lock(&w->channel->lock);
-		if (w->port->waiter == v)
-			w->port->waiter = NULL; /* woken by something else: no message */
-		arch_spin_unlock(&w->channel->lock);
-	}
+	/* A message handed over is final: the sender took v off the port before it stored the
+	 * result, so only a wait without one needs the lock. */
+	if (__atomic_load_n(&w->result, __ATOMIC_ACQUIRE) < 0)
+		stop_waiting(v);
 	w->port = NULL;
 	arch_regs_set(w->regs, 0, (uint64_t)w->result);
 	if (w->result >= 0)
@@ -456,15 +464,8 @@ int64_t ports_wait_finish(struct vcpu *v)
 
 void ports_vcpu_reset(struct vcpu *v)
 {
-	struct port_wait *w = &v->wait;
-
-	if (!w->port)
-		return;
-	arch_spin_lock(&w->channel->lock);
-	if (w->port->waiter == v)
-		w->port->waiter = NULL;
-	arch_spin_unlock(&w->channel->lock);
-	w->port = NULL;
+	if (v->wait.port)
+		stop_waiting(v);
 }
 
 /* --- Status, information, readiness -------------------------------------------------------- */
