@@ -70,15 +70,26 @@ static uint64_t empty_lrs(void)
 #define LR_SAVE(n) case n + 1: a->lr[n] = read_ich_lr##n##_el2(); __attribute__((fallthrough));
 #define LR_LOAD(n) case n + 1: write_ich_lr##n##_el2(a->lr[n]); __attribute__((fallthrough));
 
+#define LR_CLEAR(n) case n + 1: write_ich_lr##n##_el2(0); __attribute__((fallthrough));
+
+/* Per core: the vCPU just saved left every list register empty (invalid). Mostly none is
+ * occupied at a switch: then neither that save nor the load right after touches them. */
+static bool saved_empty[BH_MAX_CORES];
+
 void vgic_save(struct arch_vcpu_ctx *a)
 {
-	switch (lr_count) {
-	EACH_LR(LR_SAVE)
-	case 0:
-		break;
+	a->lrs_live = empty_lrs() != vgic_lrs_all_empty;
+	saved_empty[this_cpu()->core] = !a->lrs_live;
+	/* Only an occupied list register can hold the timer interrupt. */
+	a->vtimer_active = 0;
+	if (a->lrs_live) {
+		switch (lr_count) {
+		EACH_LR(LR_SAVE)
+		case 0:
+			break;
+		}
+		a->vtimer_active = vgic_holds_forwarded(a, PPI_VTIMER);
 	}
-	/* Only an occupied list register can hold the timer interrupt: mostly none is. */
-	a->vtimer_active = empty_lrs() != vgic_lrs_all_empty && vgic_holds_forwarded(a, PPI_VTIMER);
 	a->vmcr = read_ich_vmcr_el2();
 	a->ap1r0 = read_ich_ap1r0_el2();
 	a->ich_hcr = read_ich_hcr_el2();
@@ -86,11 +97,22 @@ void vgic_save(struct arch_vcpu_ctx *a)
 
 void vgic_load(const struct arch_vcpu_ctx *a)
 {
-	switch (lr_count) {
-	EACH_LR(LR_LOAD)
-	case 0:
-		break;
+	bool *empty = &saved_empty[this_cpu()->core];
+
+	if (a->lrs_live) {
+		switch (lr_count) {
+		EACH_LR(LR_LOAD)
+		case 0:
+			break;
+		}
+	} else if (!*empty) { /* the registers may hold another vCPU's interrupts: clear them */
+		switch (lr_count) {
+		EACH_LR(LR_CLEAR)
+		case 0:
+			break;
+		}
 	}
+	*empty = false; /* until the next save: the vCPU loaded now fills them */
 	write_ich_vmcr_el2(a->vmcr);
 	write_ich_ap1r0_el2(a->ap1r0);
 	write_ich_hcr_el2(a->ich_hcr | ICH_HCR_EN);
@@ -100,6 +122,7 @@ void vgic_reset(struct arch_vcpu_ctx *a)
 {
 	for (unsigned n = 0; n < VGIC_MAX_LRS; n++)
 		a->lr[n] = 0;
+	a->lrs_live = 0;
 	a->vmcr = (0xfful << 24) | (1ul << 1); /* VPMR 0xff, group 1 enabled */
 	a->ap1r0 = 0;
 	a->ich_hcr = ICH_HCR_EN;

@@ -12,11 +12,12 @@ struct arch_vcpu_ctx {
 	uint64_t elr_el1, spsr_el1, cntkctl, csselr, mdscr;
 	uint64_t cntv_ctl, cntv_cval;
 	uint64_t vmpidr, vttbr;
-	uint64_t lr[VGIC_MAX_LRS];  /* GICv3 list registers */
+	uint64_t lr[VGIC_MAX_LRS];  /* GICv3 list registers, if lrs_live */
 	uint64_t vmcr, ap1r0, ich_hcr;
 	uint32_t vtimer_active;     /* switched out with its timer interrupt in flight: the
 				     * physical PPI is made active again when it is loaded */
-	uint32_t reserved;
+	uint32_t lrs_live;          /* some list register was occupied when it was switched out:
+				     * lr[] holds them (else they were all empty, lr[] is stale) */
 	const uint8_t *vtimer_priority; /* the guest's priority for its timer interrupt */
 	__uint128_t fp[32];
 	uint64_t fpcr, fpsr;
