@@ -32,8 +32,10 @@ static inline __attribute__((always_inline)) void notify(struct vcpu *v, unsigne
 {
 	if (v == this_cpu()->vcpu)
 		exit_work_set(EXIT_FLUSH); /* running here, or idling in place: it sees it */
-	else if (v->state == VCPU_IDLE && !(v->virq.disabled[intid / 32] & bit(intid)))
-		vcpu_set_state(v, VCPU_READY);
+	else if (v->state == VCPU_IDLE && !(v->virq.disabled[intid / 32] & bit(intid))) {
+		v->state = VCPU_READY;
+		sched_vcpu_woken(v); /* on its own core, a priority comparison may do */
+	}
 	else
 		sched_vcpu_changed(v);
 }

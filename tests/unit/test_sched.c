@@ -176,6 +176,15 @@ TEST(fixed_priority_decides_a_single_wake_up_by_one_comparison)
 	EXPECT(c->vcpu == vcpu_of(2)); /* 1 does not outrank 3 */
 	vcpu_of(2)->state = VCPU_IDLE;
 	EXPECT(at(30) == vcpu_of(0));
+	/* An interrupt that wakes an idle vCPU of this core is such a single change too. */
+	virq_inject(vcpu_of(2), BH_VIRQ_TIMER, false);
+	EXPECT_EQ(c->exit_work, EXIT_PREEMPT);
+	FAKE_RUN(core_exit_work());
+	EXPECT(c->vcpu == vcpu_of(2));
+	vcpu_of(2)->virq.pending[0] = 0;
+	vcpu_of(2)->virq.count = 0;
+	vcpu_of(2)->state = VCPU_IDLE;
+	EXPECT(at(35) == vcpu_of(0));
 	/* b (5) then c (3) wake: the second change makes it a full decision, which finds b. */
 	vcpu_of(1)->state = VCPU_READY;
 	sched_vcpu_woken(vcpu_of(1));
