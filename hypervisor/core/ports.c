@@ -24,13 +24,6 @@
 #include "sched.h"
 #include "virq.h"
 
-struct port_rt {
-	volatile uint32_t open_gen; /* the partition's restarts + 1 once opened: a restart closes */
-	uint32_t seen_seq;          /* sampling destination: channel seq at its last read */
-	uint32_t notified;          /* BH_VIRQ_PORT raised and not re-armed yet (channel lock) */
-	struct vcpu *waiter;        /* queuing destination: blocked in a receive wait (lock) */
-};
-
 struct channel_rt {
 	struct spinlock lock;
 	volatile uint32_t head;  /* queuing: slot of the oldest message */
@@ -40,18 +33,26 @@ struct channel_rt {
 	uint64_t refresh_ticks;  /* sampling: validity */
 };
 
-/* An open port of the calling partition, resolved. */
+/* A configured port with its run-time state, resolved once by ports_init so a call finds
+ * everything it needs from the descriptor by one index. */
 struct port {
 	const struct bh_port_cfg *cfg;
 	const struct bh_channel_cfg *ch;
-	struct port_rt *rt;
 	struct channel_rt *crt;
+	const struct partition *owner;
+	struct port *peer;           /* queuing: the channel's other end */
+	uint32_t type;               /* TYPE(kind, direction) */
+	volatile uint32_t open_gen;  /* owner's restarts + 1 once opened: a restart closes */
+	uint32_t seen_seq;           /* sampling destination: channel seq at its last read */
+	uint32_t notified;           /* BH_VIRQ_PORT raised and not re-armed yet (channel lock) */
+	struct vcpu *waiter;         /* queuing destination: blocked in a receive wait (lock) */
 };
+#define TYPE(kind, direction) ((kind) << 1 | (direction))
 
 static const struct bh_system_cfg *sys;
 static struct channel_rt channels[BH_MAX_CHANNELS];
-static struct port_rt port_pool[BH_MAX_SYSTEM_PORTS];
-static struct port_rt *part_ports[BH_MAX_PARTITIONS];
+static struct port port_pool[BH_MAX_SYSTEM_PORTS];
+static struct port *part_ports[BH_MAX_PARTITIONS];
 static uint32_t part_port_count[BH_MAX_PARTITIONS]; /* 0 until ports_init: every call fails */
 static volatile uint64_t doorbells[BH_MAX_PARTITIONS]; /* rung, not taken yet: bit = region */
 
@@ -64,21 +65,20 @@ static bool valid_ref(const struct bh_system_cfg *cfg, struct bh_port_ref ref)
 	       ref.port < cfg->partitions[ref.partition].port_count;
 }
 
-void ports_init(const struct bh_system_cfg *cfg)
+static struct port *port_at(struct bh_port_ref ref)
 {
-	unsigned next = 0;
+	return &part_ports[ref.partition][ref.port];
+}
 
-	sys = cfg;
-	memset(port_pool, 0, sizeof(port_pool)); /* every port closed, nothing rung */
-	for (unsigned i = 0; i < BH_MAX_PARTITIONS; i++)
-		doorbells[i] = 0;
+static void check_channels(const struct bh_system_cfg *cfg)
+{
 	BH_CHECK(cfg->channel_count <= BH_MAX_CHANNELS && cfg->shm_count <= BH_MAX_SHM_REGIONS);
 	for (unsigned i = 0; i < cfg->channel_count; i++) {
 		const struct bh_channel_cfg *ch = &cfg->channels[i];
 		BH_CHECK(ch->max_messages && ch->max_message_size <= BH_MAX_MESSAGE_SIZE &&
 			 ch->buffer_size == (uint64_t)ch->max_messages *
 			 BH_MSG_SLOT_SIZE(ch->max_message_size) && !((uintptr_t)ch->buffer & 7));
-		BH_CHECK(valid_ref(cfg, ch->source));
+		BH_CHECK(valid_ref(cfg, ch->source) && ch->destination_count);
 		for (uint32_t d = 0; d < ch->destination_count; d++)
 			BH_CHECK(valid_ref(cfg, ch->destinations[d]));
 		channels[i] = (struct channel_rt){ .refresh_ticks = ns_to_ticks(ch->refresh_ns) };
@@ -86,44 +86,75 @@ void ports_init(const struct bh_system_cfg *cfg)
 	for (unsigned i = 0; i < cfg->shm_count; i++)
 		for (uint32_t m = 0; m < cfg->shm_regions[i].mapping_count; m++)
 			BH_CHECK(cfg->shm_regions[i].mappings[m].partition < cfg->partition_count);
+}
+
+static void resolve(struct port *port, const struct bh_partition_cfg *p, unsigned desc)
+{
+	const struct bh_port_cfg *cfg = &p->ports[desc];
+	const struct bh_channel_cfg *ch = &sys->channels[cfg->channel];
+
+	*port = (struct port){
+		.cfg = cfg, .ch = ch, .crt = &channels[cfg->channel], .owner = &partitions[p->id],
+		.type = TYPE(ch->kind, cfg->direction), /* every port closed, nothing rung */
+	};
+}
+
+void ports_init(const struct bh_system_cfg *cfg)
+{
+	unsigned next = 0;
+
+	sys = cfg;
+	for (unsigned i = 0; i < BH_MAX_PARTITIONS; i++)
+		doorbells[i] = 0;
+	check_channels(cfg);
 	for (unsigned i = 0; i < cfg->partition_count; i++) {
 		const struct bh_partition_cfg *p = &cfg->partitions[i];
-		BH_CHECK(p->port_count <= BH_MAX_PORTS && next + p->port_count <= BH_MAX_SYSTEM_PORTS);
-		for (unsigned d = 0; d < p->port_count; d++)
-			BH_CHECK(p->ports[d].channel < cfg->channel_count);
+		BH_CHECK(p->id == i && p->port_count <= BH_MAX_PORTS &&
+			 next + p->port_count <= BH_MAX_SYSTEM_PORTS);
 		part_ports[i] = &port_pool[next];
+		for (unsigned d = 0; d < p->port_count; d++) {
+			BH_CHECK(p->ports[d].channel < cfg->channel_count);
+			resolve(&part_ports[i][d], p, d);
+		}
 		part_port_count[i] = p->port_count;
 		next += p->port_count;
+	}
+	for (unsigned i = 0; i < cfg->channel_count; i++) {
+		const struct bh_channel_cfg *ch = &cfg->channels[i];
+		if (ch->kind != BH_CHANNEL_QUEUING)
+			continue; /* one destination: each end knows the other */
+		port_at(ch->source)->peer = port_at(ch->destinations[0]);
+		port_at(ch->destinations[0])->peer = port_at(ch->source);
 	}
 }
 
 /* --- Ports of the caller ---------------------------------------------------------------- */
 
-static bool is_open(const struct port_rt *rt, const struct partition *p)
+static bool is_open(const struct port *p)
 {
-	return rt->open_gen == p->restarts + 1;
+	return p->open_gen == p->owner->restarts + 1;
 }
 
-static void resolve(const struct partition *p, unsigned desc, struct port *out)
+/* The caller's port `desc`, or NULL if it has none by that descriptor. */
+static struct port *own_port(const struct vcpu *v, uint64_t desc)
 {
-	out->cfg = &p->cfg->ports[desc];
-	out->ch = &sys->channels[out->cfg->channel];
-	out->rt = &part_ports[p->cfg->id][desc];
-	out->crt = &channels[out->cfg->channel];
+	unsigned id = v->partition->cfg->id;
+
+	return desc < part_port_count[id] ? &part_ports[id][desc] : NULL;
 }
 
-/* The caller's open port `desc`, of `kind` and `direction`. */
-static int open_port(struct vcpu *v, uint64_t desc, uint32_t kind, uint32_t direction,
-		     struct port *out)
+/* The caller's open port `desc`, of `kind` and `direction`, into *out. */
+static int open_port(const struct vcpu *v, uint64_t desc, uint32_t kind, uint32_t direction,
+		     struct port **out)
 {
-	const struct partition *p = v->partition;
+	struct port *p = own_port(v, desc);
 
-	if (desc >= part_port_count[p->cfg->id])
+	*out = p;
+	if (p && p->type == TYPE(kind, direction) && is_open(p))
+		return BH_OK;
+	if (!p || !is_open(p) || p->ch->kind != kind)
 		return BH_INVALID_PARAM;
-	resolve(p, (unsigned)desc, out);
-	if (!is_open(out->rt, p) || out->ch->kind != kind)
-		return BH_INVALID_PARAM;
-	return out->cfg->direction == direction ? BH_OK : BH_INVALID_MODE;
+	return BH_INVALID_MODE;
 }
 
 static uint32_t *slot(const struct port *p, uint32_t index)
@@ -164,13 +195,11 @@ static int find_port(struct vcpu *v, uint64_t va, uint64_t len)
 }
 
 /* Mark `dst` notified and say whether to raise its interrupt (channel lock held). */
-static bool arm(const struct bh_port_ref *dst)
+static bool arm(struct port *dst)
 {
-	struct port_rt *rt = &part_ports[dst->partition][dst->port];
-
-	if (rt->notified || !is_open(rt, &partitions[dst->partition]))
+	if (dst->notified || !is_open(dst))
 		return false;
-	rt->notified = 1;
+	dst->notified = 1;
 	return true;
 }
 
@@ -190,30 +219,24 @@ static void notify(uint32_t partition_mask, unsigned intid)
 
 /* --- Receive waits ------------------------------------------------------------------------ */
 
-static struct port_rt *dest_rt(const struct bh_port_ref *ref)
-{
-	return &part_ports[ref->partition][ref->port];
-}
-
 /* The caller found its queue empty (channel lock held): it waits for the next message into
  * its buffer, translated now, and is VCPU_IDLE from here on, so a sender can wake it. */
 #define WAITING (INT64_C(1) << 62) /* not a byte count nor an error */
-static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, const struct port *p)
+static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 {
 	struct port_wait *w = &v->wait;
 	uint32_t n = min_u32(p->ch->max_message_size, arg(r, 3));
 
-	if (p->rt->waiter)
+	if (p->waiter)
 		return BH_OP_NOT_ALLOWED; /* another vCPU of the partition waits on it */
 	w->buf.count = 0;
 	if (n && !guest_translate_writable(v, arg(r, 2), n, &w->buf))
 		return BH_INVALID_PARAM;
-	w->port = p->rt;
-	w->channel = p->crt;
+	w->port = p;
 	w->regs = r;
 	w->result = BH_NOT_AVAILABLE;
 	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
-	p->rt->waiter = v;
+	p->waiter = v;
 	return WAITING;
 }
 
@@ -248,23 +271,25 @@ static int64_t create(struct vcpu *v, struct arch_regs *r, uint32_t kind)
 {
 	uint64_t max_size = arg(r, 3), direction = arg(r, 4), param = arg(r, 5);
 	struct partition *p = v->partition;
-	struct port port;
 
 	if (direction != BH_SOURCE_PORT && direction != BH_DESTINATION_PORT)
 		return BH_INVALID_PARAM;
 	int desc = find_port(v, arg(r, 1), arg(r, 2));
 	if (desc < 0)
 		return desc;
-	resolve(p, (unsigned)desc, &port);
-	uint64_t expected = kind == BH_CHANNEL_SAMPLING ? port.ch->refresh_ns : port.ch->max_messages;
-	if (port.ch->kind != kind || port.cfg->direction != direction ||
-	    port.ch->max_message_size != max_size || expected != param)
+	struct port *port = own_port(v, (unsigned)desc);
+	uint64_t expected = kind == BH_CHANNEL_SAMPLING ? port->ch->refresh_ns : port->ch->max_messages;
+	if (port->type != TYPE(kind, direction) || port->ch->max_message_size != max_size ||
+	    expected != param)
 		return BH_INVALID_CONFIG;
-	arch_spin_lock(&port.crt->lock);
-	bool was_open = is_open(port.rt, p);
-	if (!was_open)
-		*port.rt = (struct port_rt){ .open_gen = p->restarts + 1 };
-	arch_spin_unlock(&port.crt->lock);
+	arch_spin_lock(&port->crt->lock);
+	bool was_open = is_open(port);
+	if (!was_open) {
+		port->seen_seq = port->notified = 0;
+		port->waiter = NULL;
+		port->open_gen = p->restarts + 1;
+	}
+	arch_spin_unlock(&port->crt->lock);
 	if (was_open) {
 		arch_regs_set(r, 1, (uint64_t)desc);
 		return BH_NO_ACTION;
@@ -288,27 +313,27 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
 	uint32_t wake = 0;
-	struct port p;
+	struct port *p;
 	int rc = open_port(v, arg(r, 1), BH_CHANNEL_SAMPLING, BH_SOURCE_PORT, &p);
 
 	if (rc != BH_OK)
 		return rc;
-	if (!size || size > p.ch->max_message_size)
+	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
-	uint32_t *msg = slot(&p, 0);
-	arch_spin_lock(&p.crt->lock);
+	uint32_t *msg = slot(p, 0);
+	arch_spin_lock(&p->crt->lock);
 	if (!guest_copy_from(v, msg + 2, va, size)) {
-		arch_spin_unlock(&p.crt->lock);
+		arch_spin_unlock(&p->crt->lock);
 		return BH_INVALID_PARAM;
 	}
 	msg[0] = (uint32_t)size;
-	p.crt->written_at = arch_counter_read();
-	p.crt->seq++;
-	p.crt->count = 1;
-	for (uint32_t i = 0; i < p.ch->destination_count; i++)
-		if (arm(&p.ch->destinations[i]))
-			wake |= 1u << p.ch->destinations[i].partition;
-	arch_spin_unlock(&p.crt->lock);
+	p->crt->written_at = arch_counter_read();
+	p->crt->seq++;
+	p->crt->count = 1;
+	for (uint32_t i = 0; i < p->ch->destination_count; i++)
+		if (arm(port_at(p->ch->destinations[i])))
+			wake |= 1u << p->ch->destinations[i].partition;
+	arch_spin_unlock(&p->crt->lock);
 	notify(wake, BH_VIRQ_PORT);
 	return BH_OK;
 }
@@ -321,22 +346,22 @@ static bool sampling_valid(const struct channel_rt *c, uint64_t now)
 int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
-	struct port p;
+	struct port *p;
 	int rc = open_port(v, arg(r, 1), BH_CHANNEL_SAMPLING, BH_DESTINATION_PORT, &p);
 
 	if (rc != BH_OK)
 		return rc;
-	const uint32_t *msg = slot(&p, 0);
-	arch_spin_lock(&p.crt->lock);
-	p.rt->notified = 0;
-	uint32_t length = p.crt->count ? msg[0] : 0, n = min_u32(length, size);
-	if (!p.crt->count || !guest_copy_to(v, va, msg + 2, n)) {
-		arch_spin_unlock(&p.crt->lock);
-		return p.crt->count ? BH_INVALID_PARAM : BH_NO_ACTION; /* never written */
+	const uint32_t *msg = slot(p, 0);
+	arch_spin_lock(&p->crt->lock);
+	p->notified = 0;
+	uint32_t length = p->crt->count ? msg[0] : 0, n = min_u32(length, size);
+	if (!p->crt->count || !guest_copy_to(v, va, msg + 2, n)) {
+		arch_spin_unlock(&p->crt->lock);
+		return p->crt->count ? BH_INVALID_PARAM : BH_NO_ACTION; /* never written */
 	}
-	p.rt->seen_seq = p.crt->seq;
-	bool valid = sampling_valid(p.crt, arch_counter_read());
-	arch_spin_unlock(&p.crt->lock);
+	p->seen_seq = p->crt->seq;
+	bool valid = sampling_valid(p->crt, arch_counter_read());
+	arch_spin_unlock(&p->crt->lock);
 	arch_regs_set(r, 1, valid ? BH_MSG_VALID : 0);
 	arch_regs_set(r, 2, length);
 	return n;
@@ -347,40 +372,40 @@ int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
-	struct port p;
+	struct port *p;
 	int rc = open_port(v, arg(r, 1), BH_CHANNEL_QUEUING, BH_SOURCE_PORT, &p);
 
 	if (rc != BH_OK)
 		return rc;
-	if (!size || size > p.ch->max_message_size)
+	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
-	arch_spin_lock(&p.crt->lock);
-	p.rt->notified = 0; /* the sender came back: tell it again when room frees up */
-	uint32_t count = p.crt->count, tail = p.crt->head + count;
-	if (count == p.ch->max_messages) {
-		arch_spin_unlock(&p.crt->lock);
+	arch_spin_lock(&p->crt->lock);
+	p->notified = 0; /* the sender came back: tell it again when room frees up */
+	uint32_t count = p->crt->count, tail = p->crt->head + count;
+	if (count == p->ch->max_messages) {
+		arch_spin_unlock(&p->crt->lock);
 		return BH_NOT_AVAILABLE;
 	}
-	struct vcpu *waiter = count ? NULL : dest_rt(&p.ch->destinations[0])->waiter;
+	struct vcpu *waiter = count ? NULL : p->peer->waiter;
 	if (waiter) {
 		rc = hand_over(v, va, size, waiter);
 		if (rc != BH_NOT_AVAILABLE) {
-			arch_spin_unlock(&p.crt->lock);
+			arch_spin_unlock(&p->crt->lock);
 			if (rc == BH_OK)
 				sched_vcpu_woken(waiter);
 			return rc;
 		}
 	}
-	uint32_t *msg = slot(&p, tail >= p.ch->max_messages ? tail - p.ch->max_messages : tail);
+	uint32_t *msg = slot(p, tail >= p->ch->max_messages ? tail - p->ch->max_messages : tail);
 	if (!guest_copy_from(v, msg + 2, va, size)) {
-		arch_spin_unlock(&p.crt->lock);
+		arch_spin_unlock(&p->crt->lock);
 		return BH_INVALID_PARAM;
 	}
 	msg[0] = (uint32_t)size;
-	p.crt->count = count + 1;
-	bool wake = arm(&p.ch->destinations[0]);
-	arch_spin_unlock(&p.crt->lock);
-	notify(wake ? 1u << p.ch->destinations[0].partition : 0, BH_VIRQ_PORT);
+	p->crt->count = count + 1;
+	bool wake = arm(p->peer);
+	arch_spin_unlock(&p->crt->lock);
+	notify(wake ? 1u << p->ch->destinations[0].partition : 0, BH_VIRQ_PORT);
 	return BH_OK;
 }
 
@@ -390,30 +415,30 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 static int64_t receive(struct vcpu *v, struct arch_regs *r, bool wait)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
-	struct port p;
+	struct port *p;
 	int rc = open_port(v, arg(r, 1), BH_CHANNEL_QUEUING, BH_DESTINATION_PORT, &p);
 
 	if (rc != BH_OK)
 		return rc;
-	arch_spin_lock(&p.crt->lock);
-	p.rt->notified = 0;
-	uint32_t count = p.crt->count, head = p.crt->head;
+	arch_spin_lock(&p->crt->lock);
+	p->notified = 0;
+	uint32_t count = p->crt->count, head = p->crt->head;
 	if (!count) {
-		int64_t result = wait ? begin_wait(v, r, &p) : BH_NOT_AVAILABLE;
-		arch_spin_unlock(&p.crt->lock);
+		int64_t result = wait ? begin_wait(v, r, p) : BH_NOT_AVAILABLE;
+		arch_spin_unlock(&p->crt->lock);
 		return result;
 	}
-	const uint32_t *msg = slot(&p, head);
+	const uint32_t *msg = slot(p, head);
 	uint32_t length = msg[0], n = min_u32(length, size);
 	if (!guest_copy_to(v, va, msg + 2, n)) {
-		arch_spin_unlock(&p.crt->lock);
+		arch_spin_unlock(&p->crt->lock);
 		return BH_INVALID_PARAM; /* the message stays */
 	}
-	p.crt->head = head + 1 == p.ch->max_messages ? 0 : head + 1;
-	p.crt->count = count - 1;
-	bool wake = count == p.ch->max_messages && arm(&p.ch->source);
-	arch_spin_unlock(&p.crt->lock);
-	notify(wake ? 1u << p.ch->source.partition : 0, BH_VIRQ_PORT);
+	p->crt->head = head + 1 == p->ch->max_messages ? 0 : head + 1;
+	p->crt->count = count - 1;
+	bool wake = count == p->ch->max_messages && arm(p->peer);
+	arch_spin_unlock(&p->crt->lock);
+	notify(wake ? 1u << p->ch->source.partition : 0, BH_VIRQ_PORT);
 	arch_regs_set(r, 1, length);
 	return n;
 }
@@ -440,10 +465,10 @@ static void stop_waiting(struct vcpu *v)
 {
 	struct port_wait *w = &v->wait;
 
-	arch_spin_lock(&w->channel->lock);
+	arch_spin_lock(&w->port->crt->lock);
 	if (w->port->waiter == v)
 		w->port->waiter = NULL;
-	arch_spin_unlock(&w->channel->lock);
+	arch_spin_unlock(&w->port->crt->lock);
 	w->port = NULL;
 }
 
@@ -473,37 +498,32 @@ void ports_vcpu_reset(struct vcpu *v)
 int64_t ports_hc_status(struct vcpu *v, struct arch_regs *r)
 {
 	struct bh_port_status st = { 0 };
-	uint64_t desc = arg(r, 1);
-	struct port p;
+	struct port *p = own_port(v, arg(r, 1));
 
-	if (desc >= part_port_count[v->partition->cfg->id])
+	if (!p || !is_open(p))
 		return BH_INVALID_PARAM;
-	resolve(v->partition, (unsigned)desc, &p);
-	if (!is_open(p.rt, v->partition))
-		return BH_INVALID_PARAM;
-	arch_spin_lock(&p.crt->lock);
-	st.messages = p.crt->count;
-	st.last_size = p.crt->count ? slot(&p, p.crt->head)[0] : 0;
-	if (p.ch->kind == BH_CHANNEL_SAMPLING && p.crt->count) {
-		st.timestamp_ns = ticks_to_ns(p.crt->written_at);
-		st.flags = sampling_valid(p.crt, arch_counter_read()) ? BH_MSG_VALID : 0;
+	arch_spin_lock(&p->crt->lock);
+	st.messages = p->crt->count;
+	st.last_size = p->crt->count ? slot(p, p->crt->head)[0] : 0;
+	if (p->ch->kind == BH_CHANNEL_SAMPLING && p->crt->count) {
+		st.timestamp_ns = ticks_to_ns(p->crt->written_at);
+		st.flags = sampling_valid(p->crt, arch_counter_read()) ? BH_MSG_VALID : 0;
 	}
-	arch_spin_unlock(&p.crt->lock);
+	arch_spin_unlock(&p->crt->lock);
 	return guest_copy_to(v, arg(r, 2), &st, sizeof(st)) ? BH_OK : BH_INVALID_PARAM;
 }
 
 int64_t ports_hc_info(struct vcpu *v, struct arch_regs *r)
 {
 	int desc = find_port(v, arg(r, 1), arg(r, 2));
-	struct port p;
 
 	if (desc < 0)
 		return desc;
-	resolve(v->partition, (unsigned)desc, &p);
+	const struct port *p = own_port(v, (unsigned)desc);
 	struct bh_port_info info = {
-		.kind = p.ch->kind, .direction = p.cfg->direction,
-		.max_message_size = p.ch->max_message_size, .max_messages = p.ch->max_messages,
-		.refresh_ns = p.ch->refresh_ns, .descriptor = is_open(p.rt, v->partition) ? desc : -1,
+		.kind = p->ch->kind, .direction = p->cfg->direction,
+		.max_message_size = p->ch->max_message_size, .max_messages = p->ch->max_messages,
+		.refresh_ns = p->ch->refresh_ns, .descriptor = is_open(p) ? desc : -1,
 	};
 	return guest_copy_to(v, arg(r, 3), &info, sizeof(info)) ? BH_OK : BH_INVALID_PARAM;
 }
@@ -514,22 +534,18 @@ static bool ready(const struct port *p)
 	if (p->cfg->direction == BH_SOURCE_PORT)
 		return p->ch->kind == BH_CHANNEL_SAMPLING || p->crt->count < p->ch->max_messages;
 	if (p->ch->kind == BH_CHANNEL_SAMPLING)
-		return p->crt->count && p->crt->seq != p->rt->seen_seq;
+		return p->crt->count && p->crt->seq != p->seen_seq;
 	return p->crt->count != 0;
 }
 
 int64_t ports_hc_ready(struct vcpu *v, struct arch_regs *r)
 {
-	const struct partition *part = v->partition;
-	unsigned id = part->cfg->id;
+	unsigned id = v->partition->cfg->id;
 	uint64_t bits = 0;
-	struct port p;
 
-	for (unsigned d = 0; d < part_port_count[id]; d++) {
-		resolve(part, d, &p);
-		if (is_open(p.rt, part) && ready(&p))
+	for (unsigned d = 0; d < part_port_count[id]; d++)
+		if (is_open(&part_ports[id][d]) && ready(&part_ports[id][d]))
 			bits |= 1ull << d;
-	}
 	arch_regs_set(r, 1, bits);
 	arch_regs_set(r, 2, __atomic_exchange_n(&doorbells[id], 0ull, __ATOMIC_SEQ_CST));
 	return BH_OK;

@@ -10,14 +10,12 @@
 #include "guest_mem.h"
 
 struct vcpu;
-struct port_rt;
-struct channel_rt;
+struct port;
 
 /* A vCPU's BH_HC_QUEUING_RECEIVE_WAIT, from the call until its result is in its registers
  * (struct vcpu.wait). Written by its own core, and by a sender's under the channel lock. */
 struct port_wait {
-	struct port_rt *port;       /* the port it waits on; NULL: not in a wait */
-	struct channel_rt *channel;
+	struct port *port;          /* the port it waits on; NULL: not in a wait */
 	struct arch_regs *regs;     /* where the call's results go */
 	struct guest_pieces buf;    /* its buffer, translated when it began to wait */
 	int64_t result;             /* bytes, once a sender handed a message over */
