@@ -47,7 +47,11 @@ struct port {
 	uint32_t notified;           /* BH_VIRQ_PORT raised and not re-armed yet (channel lock) */
 	struct vcpu *waiter;         /* queuing destination: blocked in a receive wait (lock) */
 };
-#define TYPE(kind, direction) ((kind) << 1 | (direction))
+#define TYPE(kind, direction) ((kind) << 1 | (direction)) /* direction: 0 or 1 */
+#define SAMPLING_SOURCE TYPE(BH_CHANNEL_SAMPLING, BH_SOURCE_PORT)
+#define SAMPLING_DESTINATION TYPE(BH_CHANNEL_SAMPLING, BH_DESTINATION_PORT)
+#define QUEUING_SOURCE TYPE(BH_CHANNEL_QUEUING, BH_SOURCE_PORT)
+#define QUEUING_DESTINATION TYPE(BH_CHANNEL_QUEUING, BH_DESTINATION_PORT)
 
 static const struct bh_system_cfg *sys;
 static struct channel_rt channels[BH_MAX_CHANNELS];
@@ -113,7 +117,7 @@ void ports_init(const struct bh_system_cfg *cfg)
 			 next + p->port_count <= BH_MAX_SYSTEM_PORTS);
 		part_ports[i] = &port_pool[next];
 		for (unsigned d = 0; d < p->port_count; d++) {
-			BH_CHECK(p->ports[d].channel < cfg->channel_count);
+			BH_CHECK(p->ports[d].channel < cfg->channel_count && p->ports[d].direction <= 1);
 			resolve(&part_ports[i][d], p, d);
 		}
 		part_port_count[i] = p->port_count;
@@ -143,17 +147,21 @@ static struct port *own_port(const struct vcpu *v, uint64_t desc)
 	return desc < part_port_count[id] ? &part_ports[id][desc] : NULL;
 }
 
-/* The caller's open port `desc`, of `kind` and `direction`, into *out. */
-static int open_port(const struct vcpu *v, uint64_t desc, uint32_t kind, uint32_t direction,
-		     struct port **out)
+/* The caller's open port `desc` of `type`, or NULL: port_error says why not. */
+static inline __attribute__((always_inline))
+struct port *open_port(const struct vcpu *v, uint64_t desc, uint32_t type)
 {
 	struct port *p = own_port(v, desc);
 
-	*out = p;
-	if (p && p->type == TYPE(kind, direction) && is_open(p))
-		return BH_OK;
-	if (!p || !is_open(p) || p->ch->kind != kind)
-		return BH_INVALID_PARAM;
+	return p && p->type == type && is_open(p) ? p : NULL;
+}
+
+static int port_error(const struct vcpu *v, uint64_t desc, uint32_t type)
+{
+	struct port *p = own_port(v, desc);
+
+	if (!p || !is_open(p) || p->type >> 1 != type >> 1)
+		return BH_INVALID_PARAM; /* no such open port, or of the other kind */
 	return BH_INVALID_MODE;
 }
 
@@ -313,11 +321,10 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
 	uint32_t wake = 0;
-	struct port *p;
-	int rc = open_port(v, arg(r, 1), BH_CHANNEL_SAMPLING, BH_SOURCE_PORT, &p);
+	struct port *p = open_port(v, arg(r, 1), SAMPLING_SOURCE);
 
-	if (rc != BH_OK)
-		return rc;
+	if (!p)
+		return port_error(v, arg(r, 1), SAMPLING_SOURCE);
 	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
 	uint32_t *msg = slot(p, 0);
@@ -346,11 +353,10 @@ static bool sampling_valid(const struct channel_rt *c, uint64_t now)
 int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
-	struct port *p;
-	int rc = open_port(v, arg(r, 1), BH_CHANNEL_SAMPLING, BH_DESTINATION_PORT, &p);
+	struct port *p = open_port(v, arg(r, 1), SAMPLING_DESTINATION);
 
-	if (rc != BH_OK)
-		return rc;
+	if (!p)
+		return port_error(v, arg(r, 1), SAMPLING_DESTINATION);
 	const uint32_t *msg = slot(p, 0);
 	arch_spin_lock(&p->crt->lock);
 	p->notified = 0;
@@ -372,11 +378,10 @@ int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
-	struct port *p;
-	int rc = open_port(v, arg(r, 1), BH_CHANNEL_QUEUING, BH_SOURCE_PORT, &p);
+	struct port *p = open_port(v, arg(r, 1), QUEUING_SOURCE);
 
-	if (rc != BH_OK)
-		return rc;
+	if (!p)
+		return port_error(v, arg(r, 1), QUEUING_SOURCE);
 	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
 	arch_spin_lock(&p->crt->lock);
@@ -388,7 +393,7 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 	}
 	struct vcpu *waiter = count ? NULL : p->peer->waiter;
 	if (waiter) {
-		rc = hand_over(v, va, size, waiter);
+		int rc = hand_over(v, va, size, waiter);
 		if (rc != BH_NOT_AVAILABLE) {
 			arch_spin_unlock(&p->crt->lock);
 			if (rc == BH_OK)
@@ -415,11 +420,10 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 static int64_t receive(struct vcpu *v, struct arch_regs *r, bool wait)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
-	struct port *p;
-	int rc = open_port(v, arg(r, 1), BH_CHANNEL_QUEUING, BH_DESTINATION_PORT, &p);
+	struct port *p = open_port(v, arg(r, 1), QUEUING_DESTINATION);
 
-	if (rc != BH_OK)
-		return rc;
+	if (!p)
+		return port_error(v, arg(r, 1), QUEUING_DESTINATION);
 	arch_spin_lock(&p->crt->lock);
 	p->notified = 0;
 	uint32_t count = p->crt->count, head = p->crt->head;

@@ -209,7 +209,7 @@ static struct decision pick(struct percpu *c, uint64_t now)
 /* --- Time keeping ---------------------------------------------------------------------- */
 
 /* Charge the running vCPU for the time since it was last charged. */
-static void account(struct percpu *c, uint64_t now)
+static inline void account(struct percpu *c, uint64_t now)
 {
 	struct vcpu *v = c->vcpu;
 
@@ -294,10 +294,9 @@ static void program_timer(struct percpu *c, uint64_t at)
 	arch_timer_program(at);
 }
 
-static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)
+/* Make next (NULL: none) the running vCPU, loading it unless it is loaded already. */
+static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 {
-	if (next == c->vcpu)
-		return;
 	if (next) {
 		if (c->loaded != next) {
 			if (c->loaded)
@@ -311,6 +310,13 @@ static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)
 		c->regs = &c->idle_regs;
 	}
 	c->vcpu = next;
+}
+
+static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)
+{
+	if (next == c->vcpu)
+		return;
+	run(c, next, now);
 	defer_trace(&c->sched, BH_TRACE_VCPU_SWITCH, next, 0);
 }
 
@@ -361,8 +367,8 @@ static bool preempt(struct percpu *c)
 	if (now >= s->next_wake)
 		return false;
 	account(c, now);
-	switch_to(c, w, now);
-	flush_trace(s, now);
+	run(c, w, now);
+	trace_emit_at(BH_TRACE_VCPU_SWITCH, w, 0, now); /* nothing deferred: no decision open */
 	return true;
 }
 
