@@ -6,9 +6,11 @@
 #include "partition.h"
 
 #define GUEST_PAGE 4096u
+#define NO_PA (~0ull) /* no physical address: not 8-byte aligned, beyond any machine's */
+#define HOT static inline __attribute__((always_inline)) /* on every port message's path */
 
-bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, uint32_t rights,
-		       uint64_t *pa)
+/* The physical address of [ipa, ipa+len) if one memory area of p with `rights` holds it. */
+HOT uint64_t area_pa(const struct partition *p, uint64_t ipa, uint64_t len, uint32_t rights)
 {
 	const struct bh_partition_cfg *cfg = p->cfg;
 
@@ -16,23 +18,29 @@ bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, ui
 		const struct bh_area_cfg *a = &cfg->areas[i];
 		if (a->flags & BH_AREA_DEVICE || (a->flags & rights) != rights)
 			continue;
-		if (ipa >= a->ipa && len <= a->size && ipa - a->ipa <= a->size - len) {
-			*pa = a->phys + (ipa - a->ipa);
-			return true;
-		}
+		if (ipa >= a->ipa && len <= a->size && ipa - a->ipa <= a->size - len)
+			return a->phys + (ipa - a->ipa);
 	}
-	return false;
+	return NO_PA;
+}
+
+bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, uint32_t rights,
+		       uint64_t *pa)
+{
+	*pa = area_pa(p, ipa, len, rights);
+	return *pa != NO_PA;
 }
 
 enum copy { CHECK_ONLY, COPY_IN, COPY_OUT, TRANSLATE };
 
 /* The physical address of [va, va+n), which lies in one guest page, if it has `rights`. */
-static bool piece_pa(const struct vcpu *v, uint64_t va, uint64_t n, uint32_t rights, uint64_t *pa)
+HOT uint64_t piece_pa(const struct vcpu *v, uint64_t va, uint64_t n, uint32_t rights)
 {
 	uint64_t ipa;
 
-	return arch_guest_va_to_ipa(va, rights & BH_AREA_WRITE, &ipa) &&
-	       guest_ipa_to_phys(v->partition, ipa, n, rights, pa);
+	if (!arch_guest_va_to_ipa(va, rights & BH_AREA_WRITE, &ipa))
+		return NO_PA;
+	return area_pa(v->partition, ipa, n, rights);
 }
 
 static void copy_piece(enum copy mode, void *buf, uint64_t pa, uint64_t n)
@@ -55,8 +63,8 @@ static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32
 	while (len) {
 		uint64_t in_page = GUEST_PAGE - (va & (GUEST_PAGE - 1));
 		uint64_t n = len < in_page ? len : in_page;
-		uint64_t pa;
-		if (!piece_pa(v, va, n, rights, &pa))
+		uint64_t pa = piece_pa(v, va, n, rights);
+		if (pa == NO_PA)
 			return false;
 		if (mode == COPY_IN || mode == COPY_OUT)
 			copy_piece(mode, h, pa, n);
@@ -90,10 +98,9 @@ bool guest_writable(const struct vcpu *v, uint64_t va, size_t len)
 static bool copy(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights, enum copy mode,
 		 void *buf)
 {
-	uint64_t pa;
-
 	if (len <= GUEST_PAGE - (va & (GUEST_PAGE - 1))) { /* no overflow, whatever len is */
-		if (!piece_pa(v, va, len, rights, &pa))
+		uint64_t pa = piece_pa(v, va, len, rights);
+		if (pa == NO_PA)
 			return false;
 		copy_piece(mode, buf, pa, len);
 		return true;
