@@ -92,20 +92,25 @@ bool guest_writable(const struct vcpu *v, uint64_t va, size_t len)
 	return range_ok(v, va, len, BH_AREA_READ | BH_AREA_WRITE);
 }
 
-/* A range within one page is checked and copied in one walk (a failed check copies nothing);
- * a longer one is checked whole first, so a copy never stops half way. Port messages and most
- * hypercall buffers take the one-walk path. */
-static bool copy(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights, enum copy mode,
-		 void *buf)
+/* A range across pages is checked whole first, so a copy never stops half way. */
+static __attribute__((noinline)) bool copy_pages(const struct vcpu *v, uint64_t va, size_t len,
+						 uint32_t rights, enum copy mode, void *buf)
 {
-	if (len <= GUEST_PAGE - (va & (GUEST_PAGE - 1))) { /* no overflow, whatever len is */
-		uint64_t pa = piece_pa(v, va, len, rights);
-		if (pa == NO_PA)
-			return false;
-		copy_piece(mode, buf, pa, len);
-		return true;
-	}
 	return range_ok(v, va, len, rights) && for_each_piece(v, va, len, rights, mode, buf);
+}
+
+/* A range within one page is checked and copied in one walk (a failed check copies nothing).
+ * Port messages and most hypercall buffers take that way. */
+HOT bool copy(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights, enum copy mode,
+	      void *buf)
+{
+	if (len > GUEST_PAGE - (va & (GUEST_PAGE - 1))) /* no overflow, whatever len is */
+		return copy_pages(v, va, len, rights, mode, buf);
+	uint64_t pa = piece_pa(v, va, len, rights);
+	if (pa == NO_PA)
+		return false;
+	copy_piece(mode, buf, pa, len);
+	return true;
 }
 
 bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len)

@@ -66,7 +66,8 @@ void core_exit_work(void)
 		core_process_requests();
 		if ((c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) || !c->vcpu)
 			sched_reschedule();
-		__atomic_fetch_and(&c->exit_work, ~EXIT_FLUSH, __ATOMIC_RELAXED);
+		if (c->exit_work & EXIT_FLUSH) /* set by this core only: no race with the test */
+			__atomic_fetch_and(&c->exit_work, ~EXIT_FLUSH, __ATOMIC_RELAXED);
 		arch_vgic_flush(c->vcpu);
 	} while (c->exit_work);
 	if (c->vcpu->wait.port) /* it comes back from a receive wait that blocked */
