@@ -248,20 +248,24 @@ static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 	return WAITING;
 }
 
+_Static_assert(sizeof(((struct guest_pieces *)0)->piece) == 2 * sizeof(struct guest_piece),
+	       "hand_over copies into two pieces at most");
+
 /* Copy size bytes at the sender's va into the waiter's buffer (truncated to it) and make the
  * waiter ready with the message as its result (channel lock held). BH_NOT_AVAILABLE if it
  * no longer waits (it was woken, suspended or halted meanwhile): the message is queued. */
 static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcpu *waiter)
 {
 	struct port_wait *w = &waiter->wait;
-	uint32_t done = 0;
+	const struct guest_piece *one = &w->buf.piece[0], *two = &w->buf.piece[1];
+	uint32_t first = w->buf.count ? min_u32(one->len, size) : 0;
+	uint32_t second = w->buf.count > 1 ? min_u32(two->len, size - first) : 0;
+	uint32_t done = first + second;
 
-	for (unsigned i = 0; i < w->buf.count && done < size; i++) {
-		uint32_t k = min_u32(w->buf.piece[i].len, size - done);
-		if (!guest_copy_from(sender, arch_phys_to_ptr(w->buf.piece[i].pa), va + done, k))
-			return BH_INVALID_PARAM;
-		done += k;
-	}
+	if (first && !guest_copy_from(sender, arch_phys_to_ptr(one->pa), va, first))
+		return BH_INVALID_PARAM;
+	if (second && !guest_copy_from(sender, arch_phys_to_ptr(two->pa), va + first, second))
+		return BH_INVALID_PARAM;
 	if (done < size && !guest_readable(sender, va + done, size - done))
 		return BH_INVALID_PARAM; /* truncated, but the whole message must be the sender's */
 	if (!__atomic_compare_exchange_n(&waiter->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY,
