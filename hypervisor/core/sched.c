@@ -299,9 +299,7 @@ static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 {
 	if (next) {
 		if (c->loaded != next) {
-			if (c->loaded)
-				arch_vcpu_save(c->loaded);
-			arch_vcpu_load(next);
+			arch_vcpu_switch(c->loaded, next);
 			c->loaded = next;
 		}
 		next->run_start = next->charged_at = now;

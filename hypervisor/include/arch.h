@@ -50,7 +50,8 @@ void arch_vuart_receive(struct partition *p, char c);
 
 /* vCPU context, always handled by the core that owns the vCPU. */
 void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2);
-void arch_vcpu_save(struct vcpu *v); /* registers -> v->arch (v is the loaded vCPU) */
+/* registers -> prev->arch (prev: the loaded vCPU, or NULL), then next->arch -> registers */
+void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next);
 void arch_vcpu_load(struct vcpu *v); /* v->arch -> registers, stage 2 and GIC included */
 /* Enter the current vCPU (percpu.regs) from any call depth, on a fresh stack. */
 _Noreturn void arch_vcpu_resume(void);

@@ -149,7 +149,7 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 		p->cfg->vmachine ? vgic_priority_ref(v, PPI_VTIMER) : &paravirt_priority;
 }
 
-void arch_el1_save(struct arch_vcpu_ctx *a);
+void arch_el1_switch(struct arch_vcpu_ctx *save, const struct arch_vcpu_ctx *load);
 void arch_el1_load(const struct arch_vcpu_ctx *a);
 /* el1_ctx.S moves the fields from sctlr to mdscr, in declaration order, by these offsets. */
 static_assert(offsetof(struct arch_vcpu_ctx, sctlr) == 0 &&
@@ -159,11 +159,9 @@ static_assert(offsetof(struct arch_vcpu_ctx, sctlr) == 0 &&
 	      offsetof(struct arch_vcpu_ctx, tpidrro) == 128 &&
 	      offsetof(struct arch_vcpu_ctx, mdscr) == 184, "el1_ctx.S offsets");
 
-void arch_vcpu_save(struct vcpu *v)
+/* The loaded vCPU's timer and GIC virtual interface, before the switch. */
+static void save_timer_and_gic(struct arch_vcpu_ctx *a)
 {
-	struct arch_vcpu_ctx *a = &v->arch;
-
-	arch_el1_save(a);
 	a->cntv_ctl = read_cntv_ctl_el0();
 	a->cntv_cval = read_cntv_cval_el0();
 	write_cntv_ctl_el0(0); /* its timer must not fire for the next vCPU */
@@ -173,21 +171,38 @@ void arch_vcpu_save(struct vcpu *v)
 		gic_set_ppi_active(PPI_VTIMER, 0);
 }
 
-void arch_vcpu_load(struct vcpu *v)
+/* Everything of v but its EL1 registers, after they are in. */
+static void load_rest(struct vcpu *v)
 {
 	const struct arch_vcpu_ctx *a = &v->arch;
 
-	arch_el1_load(a);
 	write_vmpidr_el2(a->vmpidr);
 	write_vttbr_el2(a->vttbr);
 	write_cntv_cval_el0(a->cntv_cval);
 	write_cntv_ctl_el0(a->cntv_ctl);
 	vgic_load(a);
 	/* FP/SIMD moves lazily: trap the first use unless the registers already hold v's. */
-	write_cptr_el2(fp_owner[this_cpu()->core] == v ? CPTR_EL2_RES1 : CPTR_EL2_RES1 | CPTR_TFP);
+	write_cptr_el2(fp_owner[v->core] == v ? CPTR_EL2_RES1 : CPTR_EL2_RES1 | CPTR_TFP);
 	if (a->vtimer_active)
 		gic_set_ppi_active(PPI_VTIMER, 1); /* its guest ends it, as before the switch */
 	isb();
+}
+
+void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
+{
+	if (prev) {
+		save_timer_and_gic(&prev->arch);
+		arch_el1_switch(&prev->arch, &next->arch);
+	} else {
+		arch_el1_load(&next->arch);
+	}
+	load_rest(next);
+}
+
+void arch_vcpu_load(struct vcpu *v)
+{
+	arch_el1_load(&v->arch);
+	load_rest(v);
 }
 
 void aarch64_fp_trap(struct vcpu *v)

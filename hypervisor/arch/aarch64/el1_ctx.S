@@ -21,9 +21,9 @@
 .endm
 
 .macro save_pair first, second, offset
-	mrs	x1, \first
-	mrs	x2, \second
-	stp	x1, x2, [x0, #\offset]
+	mrs	x2, \first
+	mrs	x3, \second
+	stp	x2, x3, [x0, #\offset]
 .endm
 
 .macro load_pair first, second, offset
@@ -32,11 +32,12 @@
 	msr	\second, x2
 .endm
 
-/* void arch_el1_save(struct arch_vcpu_ctx *a) */
-	.global arch_el1_save
-arch_el1_save:
+/* void arch_el1_switch(struct arch_vcpu_ctx *save, const struct arch_vcpu_ctx *load) */
+	.global arch_el1_switch
+arch_el1_switch:
 	el1_registers save_pair
-	ret
+	mov	x0, x1
+	/* and on into the load */
 
 /* void arch_el1_load(const struct arch_vcpu_ctx *a) */
 	.global arch_el1_load

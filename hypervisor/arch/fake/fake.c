@@ -89,8 +89,15 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	fake.resets++;
 }
 
-void arch_vcpu_save(struct vcpu *v) { v->arch.loaded = 0; fake.saves++; }
 void arch_vcpu_load(struct vcpu *v) { v->arch.loaded = 1; fake.loads++; }
+void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
+{
+	if (prev) {
+		prev->arch.loaded = 0;
+		fake.saves++;
+	}
+	arch_vcpu_load(next);
+}
 void arch_vcpu_resume(void) { leave(FAKE_RESUMED); }
 void arch_skip_instruction(struct arch_regs *r) { r->elr += 4; }
 bool arch_vtimer_due(void) { return fake.vtimer_fired; }
