@@ -366,7 +366,8 @@ static bool preempt(struct percpu *c)
 		return false;
 	account(c, now);
 	run(c, w, now);
-	trace_emit_at(BH_TRACE_VCPU_SWITCH, w, 0, now); /* nothing deferred: no decision open */
+	/* Nothing deferred (no decision is open): the event goes straight in. */
+	trace_record(c->trace, w->trace_source | BH_TRACE_VCPU_SWITCH, 0, now);
 	return true;
 }
 

@@ -29,19 +29,11 @@ void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg)
 
 void trace_emit_at(unsigned type, const struct vcpu *v, uint64_t arg, uint64_t time)
 {
-	unsigned core = this_cpu()->core;
-	struct trace_ring *r = this_cpu()->trace;
-	uint32_t head = r->head;
-	bool full = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS;
-	/* The same work whether the ring is full or not: tracing must not change timing. */
-	struct trace_raw_event *e = full ? &r->scratch : &r->events[head % TRACE_RING_EVENTS];
+	struct percpu *c = this_cpu();
+	uint64_t source = v ? v->trace_source
+			    : trace_source(c->core, BH_TRACE_IDLE_PARTITION, BH_TRACE_IDLE_VCPU);
 
-	e->time = time;
-	e->source = (v ? v->trace_source
-		       : trace_source(core, BH_TRACE_IDLE_PARTITION, BH_TRACE_IDLE_VCPU)) |
-		    (type & 0xffff);
-	e->arg = arg;
-	__atomic_store_n(&r->head, head + !full, __ATOMIC_RELEASE);
+	trace_record(c->trace, source | (type & 0xffff), arg, time);
 }
 
 unsigned trace_read(unsigned core, struct bh_trace_event *out, unsigned max)

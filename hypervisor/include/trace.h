@@ -27,6 +27,22 @@ struct trace_ring {
 
 struct vcpu;
 
+/* One event into r, the calling core's ring: source packed with the type already. Inline for
+ * the switch path; trace_emit_at is the general form. */
+static inline void trace_record(struct trace_ring *r, uint64_t source, uint64_t arg,
+				uint64_t time)
+{
+	uint32_t head = r->head;
+	int full = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS;
+	/* The same work whether the ring is full or not: tracing must not change timing. */
+	struct trace_raw_event *e = full ? &r->scratch : &r->events[head % TRACE_RING_EVENTS];
+
+	e->time = time;
+	e->source = source;
+	e->arg = arg;
+	__atomic_store_n(&r->head, head + !full, __ATOMIC_RELEASE);
+}
+
 struct trace_ring *trace_ring_of(unsigned core);
 
 /* The source fields of an event (core, partition, vCPU), packed once per vCPU. */
