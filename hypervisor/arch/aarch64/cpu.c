@@ -190,17 +190,19 @@ static void load_rest(struct vcpu *v)
 
 void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 {
-	if (prev) {
-		save_timer_and_gic(&prev->arch);
-		arch_el1_switch(&prev->arch, &next->arch);
-	} else {
-		arch_el1_load(&next->arch);
+	if (!prev) {
+		arch_vcpu_load(next);
+		return;
 	}
+	save_timer_and_gic(&prev->arch);
+	arch_el1_switch(&prev->arch, &next->arch);
 	load_rest(next);
 }
 
+/* Over whatever the registers hold: nothing saved yet, or v's own state before its reset. */
 void arch_vcpu_load(struct vcpu *v)
 {
+	vgic_clear();
 	arch_el1_load(&v->arch);
 	load_rest(v);
 }

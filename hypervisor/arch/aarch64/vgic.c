@@ -72,14 +72,21 @@ static uint64_t empty_lrs(void)
 
 #define LR_CLEAR(n) case n + 1: write_ich_lr##n##_el2(0); __attribute__((fallthrough));
 
-/* Per core: the vCPU just saved left every list register empty (invalid). Mostly none is
- * occupied at a switch: then neither that save nor the load right after touches them. */
-static bool saved_empty[BH_MAX_CORES];
+void vgic_clear(void)
+{
+	switch (lr_count) {
+	EACH_LR(LR_CLEAR)
+	case 0:
+		break;
+	}
+}
 
+/* Between vCPUs every list register is empty: a save that finds some occupied takes and
+ * clears them. Mostly none is occupied at a switch: then neither the save nor the load
+ * after it touches them. */
 void vgic_save(struct arch_vcpu_ctx *a)
 {
 	a->lrs_live = empty_lrs() != vgic_lrs_all_empty;
-	saved_empty[this_cpu()->core] = !a->lrs_live;
 	/* Only an occupied list register can hold the timer interrupt. */
 	a->vtimer_active = 0;
 	if (a->lrs_live) {
@@ -88,6 +95,7 @@ void vgic_save(struct arch_vcpu_ctx *a)
 		case 0:
 			break;
 		}
+		vgic_clear();
 		a->vtimer_active = vgic_holds_forwarded(a, PPI_VTIMER);
 	}
 	a->vmcr = read_ich_vmcr_el2();
@@ -95,24 +103,16 @@ void vgic_save(struct arch_vcpu_ctx *a)
 	a->ich_hcr = read_ich_hcr_el2();
 }
 
+/* Into empty list registers (see vgic_save). */
 void vgic_load(const struct arch_vcpu_ctx *a)
 {
-	bool *empty = &saved_empty[this_cpu()->core];
-
 	if (a->lrs_live) {
 		switch (lr_count) {
 		EACH_LR(LR_LOAD)
 		case 0:
 			break;
 		}
-	} else if (!*empty) { /* the registers may hold another vCPU's interrupts: clear them */
-		switch (lr_count) {
-		EACH_LR(LR_CLEAR)
-		case 0:
-			break;
-		}
 	}
-	*empty = false; /* until the next save: the vCPU loaded now fills them */
 	write_ich_vmcr_el2(a->vmcr);
 	write_ich_ap1r0_el2(a->ap1r0);
 	write_ich_hcr_el2(a->ich_hcr | ICH_HCR_EN);

@@ -41,7 +41,8 @@ void aarch64_guest_irq(unsigned intid);
 struct arch_vcpu_ctx;
 struct vcpu;
 void vgic_init_core(void);
-void vgic_save(struct arch_vcpu_ctx *a);
+void vgic_save(struct arch_vcpu_ctx *a); /* ... and leaves every list register empty */
+void vgic_clear(void);                   /* empties every list register */
 void vgic_load(const struct arch_vcpu_ctx *a);
 void vgic_reset(struct arch_vcpu_ctx *a);
 void vgic_maintenance(void);
