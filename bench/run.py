@@ -322,6 +322,13 @@ for _n in PORT_SIZES:
     METHODS[f"port_delivery_cross_core_{_n}B"] = (
         f"the same to a partition waiting in the idle hypercall on its own dedicated core (the sender's core "
         f"goes idle meanwhile; all cores share -icount's clock, so both cores' instructions count)")
+    METHODS[f"port_delivery_wait_{_n}B"] = (
+        f"send of {_n} bytes to a higher-priority partition on the same core blocked in "
+        f"`bh_queuing_receive_wait`, to its call's return with the data: the copy into its buffer, the "
+        f"one-comparison switch, its return (goal <= 600 for 100 B)" + (f". {M5150_100B}" if _n == 100 else ""))
+    METHODS[f"port_delivery_wait_cross_core_{_n}B"] = (
+        f"the same to a partition blocked in `bh_queuing_receive_wait` on its own dedicated core (both cores' "
+        f"instructions count)")
     METHODS[f"sampling_latency_cross_core_{_n}B"] = (
         f"`bh_sampling_write` of {_n} bytes to the `bh_sampling_read` that returns it on another core, measured "
         f"as port_delivery_cross_core")
