@@ -92,6 +92,7 @@ static void check_channels(const struct bh_system_cfg *cfg)
 			BH_CHECK(cfg->shm_regions[i].mappings[m].partition < cfg->partition_count);
 }
 
+/* Port desc of partition p, resolved, and closed (open_gen 0, nothing notified). */
 static void resolve(struct port *port, const struct bh_partition_cfg *p, unsigned desc)
 {
 	const struct bh_port_cfg *cfg = &p->ports[desc];
@@ -99,7 +100,7 @@ static void resolve(struct port *port, const struct bh_partition_cfg *p, unsigne
 
 	*port = (struct port){
 		.cfg = cfg, .ch = ch, .crt = &channels[cfg->channel], .owner = &partitions[p->id],
-		.type = TYPE(ch->kind, cfg->direction), /* every port closed, nothing rung */
+		.type = TYPE(ch->kind, cfg->direction),
 	};
 }
 
@@ -123,10 +124,11 @@ void ports_init(const struct bh_system_cfg *cfg)
 		part_port_count[i] = p->port_count;
 		next += p->port_count;
 	}
+	/* A queuing channel has one destination: each end knows the other. */
 	for (unsigned i = 0; i < cfg->channel_count; i++) {
 		const struct bh_channel_cfg *ch = &cfg->channels[i];
 		if (ch->kind != BH_CHANNEL_QUEUING)
-			continue; /* one destination: each end knows the other */
+			continue;
 		port_at(ch->source)->peer = port_at(ch->destinations[0]);
 		port_at(ch->destinations[0])->peer = port_at(ch->source);
 	}
