@@ -65,7 +65,7 @@ DONE = re.compile(PREFIX + r"BENCH-DONE\s*$")
 HANDOFF = re.compile(r"^\[bulkhead\] partition linux \(id \d+\) vcpu 0 on core")
 FAILED = re.compile(r"LBENCH-ERROR|VMTRAP-EXCEPTION|Kernel panic|HM: partition")
 
-WALL_BOOTS = 5            # boots of each kind for the wall-clock ratio
+WALL_BOOTS = 10           # boots of each kind for the wall-clock ratio (one boot varies by ±0.1)
 WALL_TIMEOUT = 120.0
 ICOUNT_TIMEOUT = 600.0
 BOOT_WALL_GOAL = 1.10
