@@ -158,13 +158,13 @@ struct port *open_port(const struct vcpu *v, uint64_t desc, uint32_t type)
 	return p && p->type == type && is_open(p) ? p : NULL;
 }
 
-static int port_error(const struct vcpu *v, uint64_t desc, uint32_t type)
+static int port_error(const struct vcpu *v, uint64_t desc, uint32_t kind)
 {
 	struct port *p = own_port(v, desc);
 
-	if (!p || !is_open(p) || p->type >> 1 != type >> 1)
+	if (!p || !is_open(p) || p->ch->kind != kind)
 		return BH_INVALID_PARAM; /* no such open port, or of the other kind */
-	return BH_INVALID_MODE;
+	return BH_INVALID_MODE;      /* the other direction */
 }
 
 static uint32_t *slot(const struct port *p, uint32_t index)
@@ -330,7 +330,7 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 	struct port *p = open_port(v, arg(r, 1), SAMPLING_SOURCE);
 
 	if (!p)
-		return port_error(v, arg(r, 1), SAMPLING_SOURCE);
+		return port_error(v, arg(r, 1), BH_CHANNEL_SAMPLING);
 	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
 	uint32_t *msg = slot(p, 0);
@@ -362,7 +362,7 @@ int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 	struct port *p = open_port(v, arg(r, 1), SAMPLING_DESTINATION);
 
 	if (!p)
-		return port_error(v, arg(r, 1), SAMPLING_DESTINATION);
+		return port_error(v, arg(r, 1), BH_CHANNEL_SAMPLING);
 	const uint32_t *msg = slot(p, 0);
 	arch_spin_lock(&p->crt->lock);
 	p->notified = 0;
@@ -387,7 +387,7 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 	struct port *p = open_port(v, arg(r, 1), QUEUING_SOURCE);
 
 	if (!p)
-		return port_error(v, arg(r, 1), QUEUING_SOURCE);
+		return port_error(v, arg(r, 1), BH_CHANNEL_QUEUING);
 	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
 	arch_spin_lock(&p->crt->lock);
@@ -429,7 +429,7 @@ static int64_t receive(struct vcpu *v, struct arch_regs *r, bool wait)
 	struct port *p = open_port(v, arg(r, 1), QUEUING_DESTINATION);
 
 	if (!p)
-		return port_error(v, arg(r, 1), QUEUING_DESTINATION);
+		return port_error(v, arg(r, 1), BH_CHANNEL_QUEUING);
 	arch_spin_lock(&p->crt->lock);
 	p->notified = 0;
 	uint32_t count = p->crt->count, head = p->crt->head;
