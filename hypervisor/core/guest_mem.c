@@ -7,10 +7,9 @@
 
 #define GUEST_PAGE 4096u
 #define NO_PA (~0ull) /* no physical address: not 8-byte aligned, beyond any machine's */
-#define HOT static inline __attribute__((always_inline)) /* on every port message's path */
 
 /* The physical address of [ipa, ipa+len) if one memory area of p with `rights` holds it. */
-HOT uint64_t area_pa(const struct partition *p, uint64_t ipa, uint64_t len, uint32_t rights)
+HOT_INLINE uint64_t area_pa(const struct partition *p, uint64_t ipa, uint64_t len, uint32_t rights)
 {
 	const struct bh_partition_cfg *cfg = p->cfg;
 
@@ -34,7 +33,7 @@ bool guest_ipa_to_phys(const struct partition *p, uint64_t ipa, uint64_t len, ui
 enum copy { CHECK_ONLY, COPY_IN, COPY_OUT, TRANSLATE };
 
 /* The physical address of [va, va+n), which lies in one guest page, if it has `rights`. */
-HOT uint64_t piece_pa(const struct vcpu *v, uint64_t va, uint64_t n, uint32_t rights)
+HOT_INLINE uint64_t piece_pa(const struct vcpu *v, uint64_t va, uint64_t n, uint32_t rights)
 {
 	uint64_t ipa;
 
@@ -101,8 +100,8 @@ static __attribute__((noinline)) bool copy_pages(const struct vcpu *v, uint64_t 
 
 /* A range within one page is checked and copied in one walk (a failed check copies nothing).
  * Port messages and most hypercall buffers take that way. */
-HOT bool copy(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights, enum copy mode,
-	      void *buf)
+HOT_INLINE bool copy(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights,
+		     enum copy mode, void *buf)
 {
 	if (len > GUEST_PAGE - (va & (GUEST_PAGE - 1))) /* no overflow, whatever len is */
 		return copy_pages(v, va, len, rights, mode, buf);

@@ -150,8 +150,7 @@ static struct port *own_port(const struct vcpu *v, uint64_t desc)
 }
 
 /* The caller's open port `desc` of `type`, or NULL: port_error says why not. */
-static inline __attribute__((always_inline))
-struct port *open_port(const struct vcpu *v, uint64_t desc, uint32_t type)
+HOT_INLINE struct port *open_port(const struct vcpu *v, uint64_t desc, uint32_t type)
 {
 	struct port *p = own_port(v, desc);
 

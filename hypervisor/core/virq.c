@@ -1,5 +1,6 @@
 /* Virtual interrupts: a pending set per vCPU, filled from any core, drained into the GIC list
  * registers by the vCPU's own core before it enters the guest. */
+#include "lib.h"
 #include "partition.h"
 #include "percpu.h"
 #include "sched.h"
@@ -28,16 +29,16 @@ bool virq_forward_physical(unsigned intid)
 
 /* intid became deliverable in v: make sure v sees it. Inline: it is on the timer interrupt's
  * path to the guest. */
-static inline __attribute__((always_inline)) void notify(struct vcpu *v, unsigned intid)
+HOT_INLINE void notify(struct vcpu *v, unsigned intid)
 {
 	if (v == this_cpu()->vcpu)
 		exit_work_set(EXIT_FLUSH); /* running here, or idling in place: it sees it */
 	else if (v->state == VCPU_IDLE && !(v->virq.disabled[intid / 32] & bit(intid))) {
 		v->state = VCPU_READY;
 		sched_vcpu_woken(v); /* on its own core, a priority comparison may do */
-	}
-	else
+	} else {
 		sched_vcpu_changed(v);
+	}
 }
 
 void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)

@@ -8,4 +8,7 @@ void *memcpy(void *dst, const void *src, size_t n);
 void *memset(void *dst, int c, size_t n);
 size_t strlen(const char *s);
 
+/* A small function on a measured hot path (a port message, the timer interrupt): always inline. */
+#define HOT_INLINE static inline __attribute__((always_inline))
+
 #endif

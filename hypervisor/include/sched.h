@@ -56,8 +56,9 @@ void sched_vcpu_idle(struct vcpu *v);
 /* The same for a vCPU its caller has marked VCPU_IDLE already (and may have been woken since,
  * by another core): on a dedicated core it waits in place, else its core goes to others. */
 void sched_vcpu_block(struct vcpu *v);
-/* v was just made ready by its caller (a message handed to it): on v's core, a fixed-priority
- * decision that only has to compare it with the running vCPU; elsewhere, a kick. */
+/* v was just made ready by its caller (a message handed to it, an interrupt for it): on v's
+ * core, a fixed-priority decision that only has to compare it with the running vCPU;
+ * elsewhere, a kick. */
 void sched_vcpu_woken(struct vcpu *v);
 /* This core's hypervisor timer fired. */
 void sched_timer_event(void);
