@@ -157,7 +157,7 @@ static int64_t hc_irq_ctl(struct vcpu *v, struct arch_regs *r)
 
 static int64_t hc_vcpu_ctl(struct vcpu *v, struct arch_regs *r)
 {
-	return vcpu_control(v, (unsigned)arg(r, 1), arg(r, 2), arg(r, 3));
+	return vcpu_control(v, arg(r, 1), arg(r, 2), arg(r, 3)); /* op whole: 2^48 is no START */
 }
 
 static int64_t hc_vcpu_status(struct vcpu *v, struct arch_regs *r)

@@ -58,18 +58,34 @@ const struct bh_system_cfg *bh_boot_primary(void)
 	return sys;
 }
 
+/* The current vCPU is vCPU 0 of a restarting partition: the core reloads its image instead of
+ * entering it, step by step, until the reload is done or something else is due (its slot or
+ * budget ends, an interrupt, a request); then it takes that and decides again. */
+static void reload_in_its_time(struct percpu *c)
+{
+	partition_load_steps(c->vcpu);
+	if (c->vcpu->state == VCPU_LOADING && !c->exit_work && !c->requests)
+		arch_wait_for_interrupt();
+}
+
 void core_exit_work(void)
 {
 	struct percpu *c = this_cpu();
 
-	do {
+	for (;;) {
 		core_process_requests();
 		if ((c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) || !c->vcpu)
 			sched_reschedule();
+		if (c->vcpu->state == VCPU_LOADING) { /* never entered: it has no guest yet */
+			reload_in_its_time(c);
+			continue;
+		}
 		if (c->exit_work & EXIT_FLUSH) /* set by this core only: no race with the test */
 			__atomic_fetch_and(&c->exit_work, ~EXIT_FLUSH, __ATOMIC_RELAXED);
 		arch_vgic_flush(c->vcpu);
-	} while (c->exit_work);
+		if (!c->exit_work)
+			break;
+	}
 	if (c->vcpu->wait.port) /* it comes back from a receive wait that blocked */
 		ports_wait_finish(c->vcpu);
 }

@@ -1,8 +1,12 @@
-/* Partition and vCPU life cycle: boot, image loading, halt, suspend, restart, vCPU services.
+/* Partition and vCPU life cycle: boot, image loading, halt, suspend, restart, vCPU services
+ * (docs/architecture.md, "Life cycle").
  *
- * A core only ever resets or runs its own vCPUs. Another core changes a vCPU's state and kicks
- * the owner, which reschedules; to reset a vCPU it posts VCPU_REQ_RESET. A cold restart first
- * stops every vCPU of the partition (each owner acknowledges), then reloads the image. */
+ * A core only ever releases, resets or runs its own vCPUs, and only on its way out of the
+ * hypervisor. Any core changes a partition's state at once under its lock and posts requests
+ * to the vCPUs' owners: VCPU_REQ_STOP releases everything a vCPU holds and halts it,
+ * VCPU_REQ_RESET starts it. A restart counts its vCPUs down as their owners release them; the
+ * last makes vCPU 0 VCPU_LOADING, and vCPU 0's core reloads the image in bounded steps in
+ * vCPU 0's own time (its slots, priority or budget). Nobody ever waits for another core. */
 #include "bulkhead/abi.h"
 #include "console.h"
 #include "guest_mem.h"
@@ -18,11 +22,17 @@ struct partition partitions[BH_MAX_PARTITIONS];
 unsigned partition_count;
 static struct vcpu vcpu_pool[BH_MAX_VCPUS];
 
-/* How long a core waits for others to stop a partition's vCPUs before an internal error. */
-#define STOP_TIMEOUT_MS 1000u
+/* A reload step copies or clears at most this much, so a core that reloads an image in its
+ * vCPU's time still meets its next event in time (the step's cost is below the slot lead). */
+#define LOAD_STEP_BYTES 4096u
+/* A step starts only this long before the core's next timer event. */
+#define LOAD_STEP_TICKS 256u
 
+/* Under the partition's lock. A stop cancels a start posted before it. */
 static void post_request(struct vcpu *v, uint32_t req)
 {
+	if (req & VCPU_REQ_STOP)
+		__atomic_fetch_and(&v->request, ~VCPU_REQ_RESET, __ATOMIC_SEQ_CST);
 	__atomic_fetch_or(&v->request, req, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&percpu[v->core].requests, 1u, __ATOMIC_SEQ_CST);
 	sched_vcpu_changed(v);
@@ -91,27 +101,47 @@ struct partition *partition_by_id(uint64_t id)
 	return id < partition_count ? &partitions[id] : NULL;
 }
 
-void partition_load_image(struct partition *p)
+/* Copy or clear the next piece of the image, at most LOAD_STEP_BYTES; true when all is loaded. */
+static bool load_step(struct partition *p)
 {
-	for (uint32_t i = 0; i < p->cfg->segment_count; i++) {
-		const struct bh_segment_cfg *s = &p->cfg->segments[i];
-		uint64_t pa;
-		BH_CHECK(guest_ipa_to_phys(p, s->ipa, s->mem_size, 0, &pa));
-		uint8_t *dst = arch_phys_to_ptr(pa);
-		memcpy(dst, s->data, s->file_size);
-		memset(dst + s->file_size, 0, s->mem_size - s->file_size);
-		arch_sync_loaded_image(dst, s->mem_size);
+	if (p->load_segment >= p->cfg->segment_count)
+		return true;
+	const struct bh_segment_cfg *s = &p->cfg->segments[p->load_segment];
+	uint64_t off = p->load_offset, n = s->mem_size - off, pa;
+
+	if (n > LOAD_STEP_BYTES)
+		n = LOAD_STEP_BYTES;
+	BH_CHECK(guest_ipa_to_phys(p, s->ipa + off, n, 0, &pa));
+	uint8_t *dst = arch_phys_to_ptr(pa);
+	uint64_t copy = off < s->file_size ? s->file_size - off : 0;
+	if (copy > n)
+		copy = n;
+	memcpy(dst, s->data + off, copy);
+	memset(dst + copy, 0, n - copy);
+	arch_sync_loaded_image(dst, n);
+	p->load_offset += n;
+	if (p->load_offset == s->mem_size) {
+		p->load_segment++;
+		p->load_offset = 0;
 	}
+	return p->load_segment >= p->cfg->segment_count;
 }
 
-/* Take p's lock; while waiting, serve this core's requests so that a core stopping p's vCPUs
- * never waits for us while we wait for it. */
+static void load_rewind(struct partition *p)
+{
+	p->load_segment = 0;
+	p->load_offset = 0;
+}
+
+void partition_load_image(struct partition *p)
+{
+	load_rewind(p);
+	while (!load_step(p))
+		;
+}
 static void partition_lock(struct partition *p)
 {
-	while (!arch_spin_trylock(&p->lock)) {
-		core_process_requests();
-		arch_cpu_relax();
-	}
+	arch_spin_lock(&p->lock);
 }
 
 static void partition_unlock(struct partition *p)
@@ -126,14 +156,24 @@ static void set_partition_state(struct partition *p, enum partition_state s)
 		sched_vcpu_changed(&p->vcpus[j]);
 }
 
+/* Under the lock: every vCPU of p is to be released and halted by its core. */
+static void stop_all(struct partition *p)
+{
+	for (unsigned j = 0; j < p->cfg->vcpu_count; j++)
+		post_request(&p->vcpus[j], VCPU_REQ_STOP);
+}
+
 void partition_halt(struct partition *p)
 {
 	partition_lock(p);
-	for (unsigned j = 0; j < p->cfg->vcpu_count; j++)
-		p->vcpus[j].state = VCPU_HALTED;
-	set_partition_state(p, PARTITION_HALTED);
+	bool was_halted = p->state == PARTITION_HALTED;
+	if (!was_halted) {
+		p->state = PARTITION_HALTED;
+		stop_all(p); /* which tells each vCPU's core */
+	}
 	partition_unlock(p);
-	bh_log("partition %s halted", p->cfg->name);
+	if (!was_halted)
+		bh_log("partition %s halted", p->cfg->name);
 }
 
 void partition_suspend(struct partition *p)
@@ -152,73 +192,133 @@ void partition_resume(struct partition *p)
 	partition_unlock(p);
 }
 
-/* Ask every core running one of p's vCPUs to stop it, and wait until all have. */
-static void stop_all_vcpus(struct partition *p)
-{
-	unsigned self = this_cpu()->core;
-	uint64_t deadline = arch_counter_read() + arch_counter_freq() / 1000 * STOP_TIMEOUT_MS;
-
-	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
-		struct vcpu *v = &p->vcpus[j];
-		v->stop_ack = v->core == self; /* this core is in the hypervisor: not running it */
-		if (!v->stop_ack)
-			post_request(v, VCPU_REQ_STOP);
-	}
-	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
-		while (!p->vcpus[j].stop_ack) {
-			if (arch_counter_read() > deadline)
-				bh_panic("core %u did not stop partition %s", p->vcpus[j].core,
-					 p->cfg->name);
-			core_process_requests();
-			arch_cpu_relax();
-		}
-	}
-}
-
+/* A restart requested while one is in progress joins it: a reload already under way starts
+ * over (a cold one if either asked for it), and the count of vCPUs to release goes on. */
 void partition_restart(struct partition *p, bool cold)
 {
-	uint32_t seen = p->restarts;
-
 	partition_lock(p);
-	if (p->restarts != seen) { /* another core restarted it while we waited */
-		partition_unlock(p);
-		return;
-	}
-	set_partition_state(p, PARTITION_RESTARTING);
-	stop_all_vcpus(p);
-	arch_partition_reset(p);
-	if (cold)
-		partition_load_image(p);
-	p->restarts++;
+	p->restarts++; /* closes its ports now: no peer hands anything to the old incarnation */
 	p->boot_kind = cold ? BH_BOOT_COLD_RESTART : BH_BOOT_WARM_RESTART;
+	load_rewind(p);
+	if (p->state == PARTITION_RESTARTING) {
+		p->reload |= cold;
+	} else {
+		p->reload = cold;
+		p->stopping = p->cfg->vcpu_count;
+		p->state = PARTITION_RESTARTING;
+		stop_all(p);
+	}
+	uint32_t n = p->restarts;
+	partition_unlock(p);
+	bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
+}
+
+/* Under the lock: v has been released. The last vCPU of a restarting partition hands the
+ * reload to vCPU 0's core. */
+static void vcpu_stopped(struct vcpu *v)
+{
+	struct partition *p = v->partition;
+
+	__atomic_store_n(&v->state, VCPU_HALTED, __ATOMIC_SEQ_CST);
+	if (p->state != PARTITION_RESTARTING || !p->stopping || --p->stopping)
+		return;
+	__atomic_store_n(&p->vcpus[0].state, VCPU_LOADING, __ATOMIC_SEQ_CST);
+	sched_vcpu_changed(&p->vcpus[0]);
+}
+
+/* Everything v holds goes, on its own core: console line, port wait, timers, virtual and
+ * forwarded interrupts, list registers, FP registers. */
+static void vcpu_release(struct vcpu *v)
+{
+	console_guest_flush(v);
+	ports_vcpu_reset(v);
+	v->timer_deadline = TIME_NEVER;
+	arch_vcpu_release(v);
+	virq_release(v);
+	partition_lock(v->partition);
+	vcpu_stopped(v);
+	partition_unlock(v->partition);
+}
+
+static void vcpu_reset_here(struct vcpu *v);
+
+/* Under the lock, on vCPU 0's core: the reload is complete. */
+static void restart_done(struct partition *p)
+{
+	arch_stage2_flush(p); /* nothing of the old incarnation stays in the TLBs */
 	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
-		p->vcpus[j].state = VCPU_HALTED;
 		p->vcpus[j].entry = p->cfg->entry;
 		p->vcpus[j].boot_arg = p->cfg->boot_arg;
 	}
 	p->state = PARTITION_RUNNING;
-	post_request(&p->vcpus[0], VCPU_REQ_RESET);
+	vcpu_reset_here(&p->vcpus[0]);
+}
+
+static bool core_busy(struct percpu *c)
+{
+	return (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) || c->requests ||
+	       arch_irq_pending() || arch_counter_read() + LOAD_STEP_TICKS >= c->sched.timer_at;
+}
+
+/* One step under the lock; false when vCPU 0 stops loading (done, or halted meanwhile). */
+static bool load_one_step(struct partition *p, struct vcpu *v0)
+{
+	bool more = false;
+
+	partition_lock(p);
+	if (v0->state == VCPU_LOADING && p->state == PARTITION_RESTARTING) {
+		if (!p->load_segment && !p->load_offset)
+			arch_partition_reset(p); /* its emulated machine too, once per reload */
+		if (!p->reload || load_step(p))
+			restart_done(p);
+		else
+			more = true;
+	}
 	partition_unlock(p);
-	bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", p->restarts);
+	return more;
+}
+
+void partition_load_steps(struct vcpu *v0)
+{
+	struct percpu *c = this_cpu();
+
+	while (!core_busy(c) && load_one_step(v0->partition, v0))
+		;
 }
 
 enum vcpu_state vcpu_public_state(const struct vcpu *v)
 {
-	/* A start posted to another core counts as done: it cannot fail. */
-	return v->request & VCPU_REQ_RESET ? VCPU_READY : (enum vcpu_state)v->state;
+	uint32_t req = v->request;
+
+	if (req & VCPU_REQ_RESET)
+		return VCPU_READY; /* a start posted to its core cannot fail */
+	if (req & VCPU_REQ_STOP)
+		return VCPU_HALTED;
+	return v->state == VCPU_LOADING ? VCPU_READY : (enum vcpu_state)v->state;
 }
 
-void vcpu_set_state(struct vcpu *v, enum vcpu_state s)
+bool vcpu_transition(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
 {
-	v->state = s;
+	uint32_t expected = from;
+
+	if (!__atomic_compare_exchange_n(&v->state, &expected, (uint32_t)to, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return false;
 	sched_vcpu_changed(v);
+	return true;
 }
 
-void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg)
+/* Under the lock. */
+static void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg)
 {
 	v->entry = entry ? entry : v->partition->cfg->entry;
 	v->boot_arg = boot_arg;
 	post_request(v, VCPU_REQ_RESET);
+}
+
+static bool startable(const struct vcpu *t)
+{
+	return vcpu_public_state(t) == VCPU_HALTED && t->partition->state == PARTITION_RUNNING;
 }
 
 int vcpu_power_on(struct vcpu *t, uint64_t entry, uint64_t arg)
@@ -230,7 +330,7 @@ int vcpu_power_on(struct vcpu *t, uint64_t entry, uint64_t arg)
 	if (!guest_ipa_to_phys(p, entry, 4, BH_AREA_EXEC, &pa))
 		return BH_INVALID_PARAM;
 	partition_lock(p);
-	if (vcpu_public_state(t) == VCPU_HALTED && p->state == PARTITION_RUNNING) {
+	if (startable(t)) {
 		vcpu_start(t, entry, arg);
 		ret = BH_OK;
 	}
@@ -238,17 +338,19 @@ int vcpu_power_on(struct vcpu *t, uint64_t entry, uint64_t arg)
 	return ret;
 }
 
-void vcpu_reset_here(struct vcpu *v)
+/* Reset v to v->entry on its own core: fresh registers and EL1 state, ready to run. It holds
+ * nothing any more (released when it stopped, or never started); the partition's forwarded
+ * interrupts are made inactive once more, as a device may have fired while it was halted. */
+static void vcpu_reset_here(struct vcpu *v)
 {
 	struct partition *p = v->partition;
-	uint64_t now = arch_counter_read();
 
 	v->line_len = 0;
 	ports_vcpu_reset(v);
-	virq_reset(v);
+	virq_release(v);
 	v->timer_deadline = TIME_NEVER;
 	v->exec_ticks = 0;
-	v->next_release = now;
+	v->next_release = arch_counter_read();
 	v->budget_left = 0;
 	if (p->cfg->vmachine)
 		arch_vcpu_reset(v, v->entry, v->boot_arg, 0, 0); /* the arm64 Linux boot protocol */
@@ -259,7 +361,7 @@ void vcpu_reset_here(struct vcpu *v)
 	if (v->id == 0)
 		for (uint32_t i = 0; i < p->cfg->irq_count; i++)
 			arch_irq_release(p->cfg->irqs[i]);
-	v->state = VCPU_READY;
+	__atomic_store_n(&v->state, VCPU_READY, __ATOMIC_SEQ_CST);
 	exit_work_set(EXIT_RESCHED);
 }
 
@@ -274,10 +376,8 @@ void core_process_requests(void)
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];
 		uint32_t req = __atomic_exchange_n(&v->request, 0u, __ATOMIC_SEQ_CST);
-		if (req & VCPU_REQ_STOP) {
-			console_guest_flush(v);
-			__atomic_store_n(&v->stop_ack, 1u, __ATOMIC_SEQ_CST);
-		}
+		if (req & VCPU_REQ_STOP)
+			vcpu_release(v);
 		if (req & VCPU_REQ_RESET)
 			vcpu_reset_here(v);
 		if (req)
@@ -285,34 +385,36 @@ void core_process_requests(void)
 	}
 }
 
-static int vcpu_op(struct vcpu *t, unsigned op, uint64_t entry)
+/* Under the lock. Suspend and resume are state flags (the scheduler skips a suspended vCPU,
+ * which keeps what it holds); a halt is a release by the vCPU's core. */
+static int vcpu_op(struct vcpu *t, uint64_t op, uint64_t entry)
 {
+	enum vcpu_state now = vcpu_public_state(t);
+
 	switch (op) {
 	case BH_VCPU_START:
-		if (vcpu_public_state(t) != VCPU_HALTED)
+		if (!startable(t))
 			return BH_NO_ACTION;
 		vcpu_start(t, entry, 0);
 		return BH_OK;
 	case BH_VCPU_SUSPEND:
-		if (t->state != VCPU_READY && t->state != VCPU_IDLE)
+		if (now != VCPU_READY && now != VCPU_IDLE)
 			return BH_NO_ACTION;
-		vcpu_set_state(t, VCPU_SUSPENDED);
-		return BH_OK;
+		/* Only its waking (idle to ready) can race with us: one retry covers it. */
+		return vcpu_transition(t, VCPU_IDLE, VCPU_SUSPENDED) ||
+		       vcpu_transition(t, VCPU_READY, VCPU_SUSPENDED) ? BH_OK : BH_NO_ACTION;
 	case BH_VCPU_RESUME:
-		if (t->state != VCPU_SUSPENDED)
-			return BH_NO_ACTION;
-		vcpu_set_state(t, VCPU_READY);
-		return BH_OK;
+		return vcpu_transition(t, VCPU_SUSPENDED, VCPU_READY) ? BH_OK : BH_NO_ACTION;
 	case BH_VCPU_HALT:
-		if (t->state == VCPU_HALTED)
+		if (now == VCPU_HALTED)
 			return BH_NO_ACTION;
-		vcpu_set_state(t, VCPU_HALTED);
+		post_request(t, VCPU_REQ_STOP);
 		return BH_OK;
 	}
 	return BH_INVALID_PARAM;
 }
 
-int vcpu_control(struct vcpu *caller, unsigned op, uint64_t index, uint64_t entry)
+int vcpu_control(struct vcpu *caller, uint64_t op, uint64_t index, uint64_t entry)
 {
 	struct partition *p = caller->partition;
 	uint64_t pa;

@@ -241,10 +241,13 @@ static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 	w->buf.count = 0;
 	if (n && !guest_translate_writable(v, arg(r, 2), n, &w->buf))
 		return BH_INVALID_PARAM;
+	/* Only a ready vCPU waits: one another core suspended meanwhile gets NOT_AVAILABLE. */
+	if (!__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_READY }, VCPU_IDLE, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return BH_NOT_AVAILABLE;
 	w->port = p;
 	w->regs = r;
 	w->result = BH_NOT_AVAILABLE;
-	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
 	p->waiter = v;
 	return WAITING;
 }
@@ -396,7 +399,9 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 		arch_spin_unlock(&p->crt->lock);
 		return BH_NOT_AVAILABLE;
 	}
-	struct vcpu *waiter = count ? NULL : p->peer->waiter;
+	/* A waiter is handed the message only while its port is open: a restart of its partition
+	 * closes the port at once, and its core takes it off the port when it releases it. */
+	struct vcpu *waiter = count || !is_open(p->peer) ? NULL : p->peer->waiter;
 	if (waiter) {
 		int rc = hand_over(v, va, size, waiter);
 		if (rc != BH_NOT_AVAILABLE) {

@@ -29,7 +29,18 @@ void sched_add_vcpu(unsigned core, struct vcpu *v)
 
 bool vcpu_runnable(const struct vcpu *v)
 {
-	return v->state == VCPU_READY && v->partition->state == PARTITION_RUNNING;
+	/* A loading vCPU 0 runs the reload of its restarting partition in its own time. */
+	return (v->state == VCPU_READY && v->partition->state == PARTITION_RUNNING) ||
+	       v->state == VCPU_LOADING;
+}
+
+/* A vCPU whose timers and wake-ups the core serves: not suspended, in a running partition.
+ * Anything else waits (a suspended one's deadlines fire once it is resumed), or holds nothing
+ * (halted), so no partition's timer is ever charged to another while it cannot run. */
+static bool vcpu_serviced(const struct vcpu *v)
+{
+	return v->partition->state == PARTITION_RUNNING &&
+	       (v->state == VCPU_READY || v->state == VCPU_IDLE);
 }
 
 void sched_core_changed(unsigned core)
@@ -260,7 +271,7 @@ static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 	if (v->state != VCPU_IDLE)
 		return TIME_NEVER;
 	if (virq_has_pending(v)) {
-		vcpu_set_state(v, VCPU_READY);
+		vcpu_transition(v, VCPU_IDLE, VCPU_READY);
 		return TIME_NEVER;
 	}
 	if (v == c->loaded)
@@ -268,7 +279,7 @@ static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 	uint64_t at = arch_vtimer_deadline(v);
 	if (at > now)
 		return at;
-	vcpu_set_state(v, VCPU_READY); /* its timer interrupt is raised when it is loaded */
+	vcpu_transition(v, VCPU_IDLE, VCPU_READY); /* its timer interrupt comes when it is loaded */
 	return TIME_NEVER;
 }
 
@@ -278,7 +289,7 @@ static uint64_t service_timers(struct percpu *c, uint64_t now)
 
 	for (unsigned i = 0; i < c->sched.count; i++) {
 		struct vcpu *v = c->sched.vcpus[i];
-		if (v->timer_deadline == TIME_NEVER && v->state != VCPU_IDLE)
+		if ((v->timer_deadline == TIME_NEVER && v->state != VCPU_IDLE) || !vcpu_serviced(v))
 			continue; /* nothing to serve: most vCPUs, most of the time */
 		next = min_u64(next, service_set_timer(c, v, now));
 		next = min_u64(next, service_idle(c, v, now));
@@ -452,9 +463,13 @@ void sched_vcpu_block(struct vcpu *v)
 void sched_vcpu_idle(struct vcpu *v)
 {
 	/* Mark it idle before looking for work, so an interrupt another core injects now
-	 * either is seen here or finds the vCPU idle and wakes it. */
-	__atomic_store_n(&v->state, VCPU_IDLE, __ATOMIC_SEQ_CST);
-	sched_vcpu_block(v);
+	 * either is seen here or finds the vCPU idle and wakes it. Only a ready vCPU idles: one
+	 * another core has just suspended stays so, and leaves through the scheduler. */
+	if (__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_READY }, VCPU_IDLE, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		sched_vcpu_block(v);
+	else
+		exit_work_set(EXIT_RESCHED);
 }
 
 void sched_timer_event(void)

@@ -33,8 +33,9 @@ HOT_INLINE void notify(struct vcpu *v, unsigned intid)
 {
 	if (v == this_cpu()->vcpu)
 		exit_work_set(EXIT_FLUSH); /* running here, or idling in place: it sees it */
-	else if (v->state == VCPU_IDLE && !(v->virq.disabled[intid / 32] & bit(intid))) {
-		v->state = VCPU_READY;
+	else if (!(v->virq.disabled[intid / 32] & bit(intid)) &&
+		 __atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
+					     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 		sched_vcpu_woken(v); /* on its own core, a priority comparison may do */
 	} else {
 		sched_vcpu_changed(v);
@@ -142,11 +143,28 @@ void virq_clear_pending(struct vcpu *v, unsigned intid)
 		__atomic_fetch_sub(&q->count, 1u, __ATOMIC_SEQ_CST);
 }
 
-void virq_reset(struct vcpu *v)
+bool virq_withdraw(struct vcpu *v, unsigned intid)
+{
+	struct virq_state *q = &v->virq;
+	unsigned w = intid / 32;
+
+	if (intid >= BH_VIRQ_MAX || !(q->forwarded[w] & bit(intid)))
+		return false;
+	__atomic_fetch_and(&q->forwarded[w], ~bit(intid), __ATOMIC_RELAXED);
+	virq_clear_pending(v, intid);
+	return true;
+}
+
+void virq_release(struct vcpu *v)
 {
 	struct virq_state *q = &v->virq;
 
 	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
+		uint32_t held = q->forwarded[w] & q->pending[w];
+		while (held) { /* taken from the device, never given to the guest: end them */
+			arch_irq_release(w * 32 + (unsigned)__builtin_ctz(held));
+			held &= held - 1;
+		}
 		q->pending[w] = 0;
 		q->disabled[w] = 0;
 		q->forwarded[w] = 0;

@@ -42,6 +42,8 @@ void arch_stage2_init(const struct bh_system_cfg *sys);
 void arch_stage2_build(struct partition *p);
 /* The partition (re)starts: put its emulated machine, if it has one, in its reset state. */
 void arch_partition_reset(struct partition *p);
+/* The partition restarts: drop its stage-2 and stage-1 translations from every core's TLB. */
+void arch_stage2_flush(struct partition *p);
 /* Event line `line` of the partition's emulated machine pulses (0: a port became ready,
  * 1: a doorbell rang); nothing for partitions without one. */
 void arch_vmachine_event(struct partition *p, unsigned line);
@@ -53,6 +55,9 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 /* registers -> prev->arch (prev: the loaded vCPU, or NULL), then next->arch -> registers */
 void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next);
 void arch_vcpu_load(struct vcpu *v); /* v->arch -> registers, stage 2 and GIC included */
+/* v stops (on its core, loaded or not): its virtual timer is switched off, and the interrupts
+ * its list registers held are withdrawn, forwarded physical ones ended; FP state dropped. */
+void arch_vcpu_release(struct vcpu *v);
 /* Enter the current vCPU (percpu.regs) from any call depth, on a fresh stack. */
 _Noreturn void arch_vcpu_resume(void);
 /* Skip the instruction that trapped (after an emulated or ignored access). */
@@ -68,6 +73,8 @@ bool arch_vgic_pending(void); /* a list register holds a pending interrupt */
 
 /* The core's hypervisor timer: one deadline in counter ticks, TIME_NEVER switches it off. */
 void arch_timer_program(uint64_t deadline);
+/* A physical interrupt is pending for this core (the hypervisor runs with them masked). */
+bool arch_irq_pending(void);
 /* Idle until an interrupt arrives, then handle the pending physical interrupts. */
 void arch_wait_for_interrupt(void);
 /* Whether a guest's wait-for-interrupt on this core comes to the hypervisor (a shared core

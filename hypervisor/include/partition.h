@@ -13,22 +13,27 @@
 #define CONSOLE_LINE_MAX 160
 #define CONSOLE_INPUT_MAX 64 /* typed bytes a paravirtual partition has not read yet */
 
+/* The life cycle (docs/architecture.md, "Life cycle"). A partition's state changes at once, under
+ * its lock, from any core; what its vCPUs hold is released by the cores that own them. */
 enum partition_state {
 	PARTITION_RUNNING = 0,   /* = BH_PARTITION_STATE_RUNNING */
 	PARTITION_HALTED = 1,
-	PARTITION_SUSPENDED = 2,
-	PARTITION_RESTARTING = 3, /* vCPUs being stopped, memory being reloaded */
+	PARTITION_SUSPENDED = 2, /* its vCPUs keep their states, none is scheduled */
+	PARTITION_RESTARTING = 3, /* vCPUs being released, then its image reloaded in vCPU 0's time */
 };
 
 enum vcpu_state {
-	VCPU_HALTED = 0,    /* = BH_VCPU_STATE_HALTED: not started, or halted */
+	VCPU_HALTED = 0,    /* = BH_VCPU_STATE_HALTED: not started, or halted; holds nothing */
 	VCPU_READY = 1,     /* runnable */
 	VCPU_IDLE = 2,      /* blocked in BH_HC_IDLE (or a receive wait) until a virtual interrupt */
 	VCPU_SUSPENDED = 3,
+	VCPU_LOADING = 4,   /* vCPU 0 of a restarting partition: its core reloads the image */
 };
 
-/* Requests posted to the core that owns a vCPU (vcpu.request). */
-#define VCPU_REQ_STOP  (1u << 0) /* its state changed: stop running it, then acknowledge */
+/* Requests posted to the core that owns a vCPU (vcpu.request), served only on that core's way
+ * out of the hypervisor, never inside a trap of the vCPU. STOP before RESET when both are set:
+ * a stop clears a reset posted before it. */
+#define VCPU_REQ_STOP  (1u << 0) /* release everything it holds and halt it */
 #define VCPU_REQ_RESET (1u << 1) /* reset it to vcpu.entry and make it ready */
 
 struct vcpu {
@@ -41,7 +46,6 @@ struct vcpu {
 	uint64_t trace_source;        /* its events' source fields, see trace_source() */
 	volatile uint32_t state;      /* enum vcpu_state */
 	volatile uint32_t request;    /* VCPU_REQ_* */
-	volatile uint32_t stop_ack;   /* set by its core once a STOP request was seen */
 	uint64_t entry;               /* where the next reset starts it */
 	uint64_t boot_arg;            /* x0 at the next reset, for partitions with a vmachine */
 	/* Time, in counter ticks. */
@@ -61,8 +65,13 @@ struct vcpu {
 struct partition {
 	const struct bh_partition_cfg *cfg;
 	volatile uint32_t state;     /* enum partition_state */
-	uint32_t restarts;
+	uint32_t restarts;           /* requested so far: a restart closes its ports at once */
 	uint32_t boot_kind;          /* BH_BOOT_* given to vCPU 0 at its next start */
+	/* A restart in progress (under the lock): vCPUs not released yet, then the reload. */
+	uint32_t stopping;
+	bool reload;                 /* cold: the image is copied again */
+	uint32_t load_segment;       /* the reload's position: segment, then byte in it */
+	uint64_t load_offset;
 	uint64_t hm_events;
 	uint64_t stage2_root;        /* arch: physical address of the stage-2 root table */
 	struct vcpu *vcpus;          /* cfg->vcpu_count entries */
@@ -83,30 +92,33 @@ extern unsigned partition_count;
 void partition_init_all(const struct bh_system_cfg *sys);
 struct partition *partition_by_id(uint64_t id);
 
-/* Copy the partition's image segments into its memory (cold start and cold restart). */
+/* Copy the partition's whole image into its memory (boot). */
 void partition_load_image(struct partition *p);
+/* vCPU 0 of a restarting partition is current on this core: reload its image in bounded steps
+ * while the core has nothing else due; the last step starts vCPU 0. */
+void partition_load_steps(struct vcpu *v0);
 
-/* Partition actions, from any core. The calling vCPU, if it is affected, stops at its next
- * exit from the hypervisor. */
+/* Partition actions, from any core. They take effect at once for the scheduler; each affected
+ * vCPU is released by its own core at that core's next exit from the hypervisor (the caller's
+ * own vCPU too, after its trap), and nobody waits for anybody. */
 void partition_halt(struct partition *p);
 void partition_restart(struct partition *p, bool cold);
 void partition_suspend(struct partition *p);
 void partition_resume(struct partition *p);
 
 /* BH_HC_VCPU_CTL on vCPU `index` of the caller's partition; returns a BH_* code. */
-int vcpu_control(struct vcpu *caller, unsigned op, uint64_t index, uint64_t entry);
-void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg);
+int vcpu_control(struct vcpu *caller, uint64_t op, uint64_t index, uint64_t entry);
 /* PSCI CPU_ON: start halted vCPU t at entry with x0 = arg. BH_NO_ACTION if it is not halted,
  * BH_INVALID_PARAM if entry is not executable memory of its partition. */
 int vcpu_power_on(struct vcpu *t, uint64_t entry, uint64_t arg);
-void vcpu_set_state(struct vcpu *v, enum vcpu_state s);
-/* The state a guest sees (BH_VCPU_STATE_*). */
+/* Atomic state change from `from` to `to`; false (nothing changed) if v is not in `from`. */
+bool vcpu_transition(struct vcpu *v, enum vcpu_state from, enum vcpu_state to);
+/* The state a guest sees (BH_VCPU_STATE_*): posted requests count as done. */
 enum vcpu_state vcpu_public_state(const struct vcpu *v);
 bool vcpu_runnable(const struct vcpu *v);
 
-/* Reset v to v->entry on its own core: fresh registers and EL1 state, ready to run. */
-void vcpu_reset_here(struct vcpu *v);
-/* Handle requests other cores posted for this core's vCPUs. */
+/* Serve the requests other cores (or this one) posted for this core's vCPUs. Only on the way
+ * out of the hypervisor: never while a trap of one of them is in progress. */
 void core_process_requests(void);
 
 #endif

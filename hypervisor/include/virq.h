@@ -26,7 +26,11 @@ int virq_take(struct vcpu *v, bool *forwarded);
 void virq_put_back(struct vcpu *v, unsigned intid, bool forwarded);
 bool virq_has_pending(const struct vcpu *v);
 int virq_set_enabled(struct vcpu *v, unsigned intid, bool enabled);
-void virq_reset(struct vcpu *v);
+/* v stops or restarts: nothing is pending or disabled any more, and the forwarded physical
+ * interrupts it had not taken yet are ended so their devices can raise them again (its core). */
+void virq_release(struct vcpu *v);
+/* Take back forwarded intid not yet delivered (its core, at a switch); true if it was there. */
+bool virq_withdraw(struct vcpu *v, unsigned intid);
 /* The same from any core, for an emulated interrupt controller: enabling an interrupt that is
  * already pending wakes v like an injection. */
 void virq_enable(struct vcpu *v, unsigned intid, bool enabled);

@@ -85,7 +85,7 @@ TEST(reset_self_modes)
 	EXPECT_EQ(call(alpha(), BH_HC_RESET_SELF, 7, 0), BH_INVALID_PARAM);
 	fake_ram[0] = 'X';
 	EXPECT_EQ(call(alpha(), BH_HC_RESET_SELF, BH_RESET_WARM, 0), BH_OK);
-	EXPECT_EQ(partitions[0].vcpus[0].request, VCPU_REQ_RESET);
+	EXPECT_EQ(partitions[0].vcpus[0].request, VCPU_REQ_STOP); /* served on the way out */
 	core_exit_work();
 	EXPECT_EQ(fake_ram[0], 'X');
 	EXPECT_EQ(fake.reset_args[1], BH_BOOT_WARM_RESTART);
@@ -131,7 +131,7 @@ TEST(idle_on_a_dedicated_core_waits_in_place_for_a_virtual_interrupt)
 	EXPECT(percpu[0].vcpu == v);
 	virq_inject(v, BH_VIRQ_TIMER, false);
 	EXPECT(percpu[0].exit_work & EXIT_FLUSH);
-	sched_vcpu_idle(v); /* what the waiting loop does next */
+	sched_vcpu_block(v); /* what the waiting loop does next */
 	EXPECT_EQ(v->state, VCPU_READY);
 }
 

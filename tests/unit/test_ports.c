@@ -337,13 +337,31 @@ TEST(a_bad_sender_buffer_leaves_the_receiver_waiting)
 	EXPECT_EQ(ports_wait_finish(beta()), 4);
 }
 
-TEST(a_reset_ends_a_wait)
+TEST(a_halt_ends_a_wait)
 {
 	open_both();
 	wait_call(beta(), BETA_BUF, 8);
+	partition_halt(&partitions[1]);
 	fake.core = beta()->core;
-	vcpu_reset_here(beta());
+	core_process_requests();
 	EXPECT(beta()->wait.port == NULL);
 	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
 	EXPECT_EQ(queued(), 1); /* queued, not handed to a vCPU that no longer waits */
+}
+
+TEST(a_restart_closes_a_waiting_port_at_once)
+{
+	open_both();
+	memset(beta_buf(), 0, 8);
+	wait_call(beta(), BETA_BUF, 8);
+	partition_restart(&partitions[1], true); /* by a system partition, on another core */
+	/* Before beta's core has released its vCPU, a send must not reach beta's memory: the
+	 * reload is about to start there. */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(call(alpha(), BH_HC_PORT_STATUS, 1, BUF + 0x100, 0, 0, 0), BH_OK);
+	EXPECT_EQ(((struct bh_port_status *)(void *)(fake_ram + 0x2100))->messages, 1); /* queued */
+	EXPECT_EQ(beta_buf()[0], 0);
+	fake.core = beta()->core;
+	core_process_requests();
+	EXPECT(beta()->wait.port == NULL);
 }

@@ -160,14 +160,19 @@ static_assert(offsetof(struct arch_vcpu_ctx, sctlr) == 0 &&
 	      offsetof(struct arch_vcpu_ctx, mdscr) == 184, "el1_ctx.S offsets");
 
 /* The loaded vCPU's timer and GIC virtual interface, before the switch. */
-static void save_timer_and_gic(struct arch_vcpu_ctx *a)
+static void save_timer_and_gic(struct vcpu *v)
 {
+	struct arch_vcpu_ctx *a = &v->arch;
+
 	a->cntv_ctl = read_cntv_ctl_el0();
 	a->cntv_cval = read_cntv_cval_el0();
 	write_cntv_ctl_el0(0); /* its timer must not fire for the next vCPU */
 	vgic_save(a);
-	/* Its timer interrupt, still in flight, must not keep the next vCPU's from firing. */
-	if (a->vtimer_active)
+	/* Its timer interrupt, still in flight, must not keep the next vCPU's from firing. One in
+	 * a list register goes with it and is made active again when it returns; one taken but
+	 * not delivered yet (the guest disabled it, or the switch came first) is withdrawn: the
+	 * timer's level raises it again once the vCPU is back. */
+	if (virq_withdraw(v, PPI_VTIMER) || a->vtimer_active)
 		gic_set_ppi_active(PPI_VTIMER, 0);
 }
 
@@ -194,7 +199,7 @@ void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 		arch_vcpu_load(next);
 		return;
 	}
-	save_timer_and_gic(&prev->arch);
+	save_timer_and_gic(prev);
 	arch_el1_switch(&prev->arch, &next->arch);
 	load_rest(next);
 }
@@ -205,6 +210,49 @@ void arch_vcpu_load(struct vcpu *v)
 	vgic_clear();
 	arch_el1_load(&v->arch);
 	load_rest(v);
+}
+
+/* Forwarded physical interrupts a saved context still holds in its list registers: ended, as
+ * its guest never will. Its timer's PPI was made inactive when it was switched out. */
+static void release_saved_lrs(struct arch_vcpu_ctx *a)
+{
+	for (unsigned n = 0; n < VGIC_MAX_LRS; n++) {
+		unsigned pintid = vgic_lr_forwarded(a->lr[n]);
+		if (pintid >= 32)
+			arch_irq_release(pintid);
+		a->lr[n] = 0;
+	}
+	a->lrs_live = 0;
+	a->vtimer_active = 0;
+}
+
+void arch_vcpu_release(struct vcpu *v)
+{
+	struct arch_vcpu_ctx *a = &v->arch;
+
+	if (this_cpu()->loaded == v)
+		save_timer_and_gic(v); /* as if switched out; it stays loaded, empty and silent */
+	a->cntv_ctl = 0;
+	release_saved_lrs(a);
+	if (fp_owner[v->core] == v)
+		fp_owner[v->core] = NULL;
+}
+
+void arch_stage2_flush(struct partition *p)
+{
+	uint64_t vmid = aarch64_vttbr(p->stage2_root, p->cfg->id + 1), saved = read_vttbr_el2();
+
+	/* TLBI VMALLS12E1IS acts on the VMID in VTTBR_EL2, on every core of the inner domain. */
+	write_vttbr_el2(vmid);
+	isb();
+	__asm__ volatile("tlbi vmalls12e1is\n dsb ish" ::: "memory");
+	write_vttbr_el2(saved);
+	isb();
+}
+
+bool arch_irq_pending(void)
+{
+	return (read_icc_hppir1_el1() & 0xffffff) < 1020;
 }
 
 void aarch64_fp_trap(struct vcpu *v)
@@ -246,7 +294,9 @@ bool arch_vtimer_due(void)
 
 uint64_t arch_vtimer_deadline(const struct vcpu *v)
 {
-	if (!vtimer_fires(v->arch.cntv_ctl) || v->arch.vtimer_active)
+	/* A timer whose interrupt the guest disabled wakes nobody (BH_HC_IRQ_CTL, the vGIC). */
+	if (!vtimer_fires(v->arch.cntv_ctl) || v->arch.vtimer_active ||
+	    (v->virq.disabled[PPI_VTIMER / 32] & (1u << (PPI_VTIMER % 32))))
 		return TIME_NEVER;
 	return v->arch.cntv_cval; /* CNTVOFF_EL2 is 0: virtual time is physical time */
 }

@@ -199,6 +199,11 @@ bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid)
 	return false;
 }
 
+unsigned vgic_lr_forwarded(uint64_t lr)
+{
+	return (lr & LR_HW) && (lr & LR_STATE) ? (unsigned)((lr >> 32) & 0x3ff) : 0;
+}
+
 /* Maintenance interrupt: list registers drained while more were pending (underflow). */
 void vgic_maintenance(void)
 {

@@ -98,6 +98,9 @@ void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 	}
 	arch_vcpu_load(next);
 }
+void arch_vcpu_release(struct vcpu *v) { v->arch.released++; fake.releases++; }
+void arch_stage2_flush(struct partition *p) { (void)p; fake.stage2_flushes++; }
+bool arch_irq_pending(void) { return fake.irq_pending; }
 void arch_vcpu_resume(void) { leave(FAKE_RESUMED); }
 void arch_skip_instruction(struct arch_regs *r) { r->elr += 4; }
 bool arch_vtimer_due(void) { return fake.vtimer_fired; }
@@ -108,7 +111,7 @@ void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }
 void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
 void arch_core_trap_guest_wait(bool trap) { (void)trap; }
 void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
-void arch_irq_release(unsigned intid) { (void)intid; }
+void arch_irq_release(unsigned intid) { fake.irq_released[intid % 512]++; }
 void arch_partition_reset(struct partition *p) { (void)p; }
 void arch_vuart_receive(struct partition *p, char c) { (void)p; fake.uart_input[fake.uart_input_len++ % sizeof(fake.uart_input)] = c; }
 void arch_console_input_enable(void) {}

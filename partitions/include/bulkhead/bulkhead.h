@@ -27,6 +27,7 @@ struct bh_hc_result {
 	unsigned long x1;   /* extra results */
 	unsigned long x2;
 	unsigned long x3;
+	unsigned long x4;
 };
 
 static inline struct bh_hc_result bh_hvc(unsigned long fn, unsigned long a1, unsigned long a2,
@@ -45,7 +46,7 @@ static inline struct bh_hc_result bh_hvc(unsigned long fn, unsigned long a1, uns
 			 : "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
 			   "x16", "x17", "cc", "memory");
 
-	struct bh_hc_result r = { (long)x0, x1, x2, x3 };
+	struct bh_hc_result r = { (long)x0, x1, x2, x3, x4 };
 	return r;
 }
 
@@ -252,6 +253,15 @@ static inline long bh_plan_status(unsigned *current, unsigned *next,
 			*frames = r.x3;
 	}
 	return r.x0;
+}
+
+/* The start of the current major frame of the cyclic plan, in ns of BH_CLOCK_HW, or 0 if the
+ * system has no plan: what a partition measures its slot starts against. */
+static inline unsigned long long bh_plan_frame_start_ns(void)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_PLAN_STATUS, 0, 0, 0, 0, 0);
+
+	return r.x0 >= 0 ? r.x4 : 0;
 }
 
 /* System partitions only: copies up to max of core's oldest trace events into buf and

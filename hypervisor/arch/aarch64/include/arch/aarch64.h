@@ -47,6 +47,8 @@ void vgic_load(const struct arch_vcpu_ctx *a);
 void vgic_reset(struct arch_vcpu_ctx *a);
 void vgic_maintenance(void);
 bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid);
+/* The physical INTID a saved list register holds in flight, hardware-linked, or 0. */
+unsigned vgic_lr_forwarded(uint64_t lr);
 /* ICH_ELRSR_EL2 when every list register is empty (vectors.S reads it too). */
 extern uint64_t vgic_lrs_all_empty;
 

@@ -12,8 +12,8 @@
 #define PERCPU_TRACE   40    /* struct percpu: this core's trace ring */
 #define VCPU_VTIMER_PRIORITY 656  /* struct vcpu: arch.vtimer_priority */
 #define VCPU_TRACE_SOURCE    1224 /* struct vcpu: trace_source */
-#define VCPU_VIRQ_DISABLED   1372 /* struct vcpu: virq.disabled[0] */
-#define VCPU_VIRQ_COUNT      1444 /* struct vcpu: virq.count */
+#define VCPU_VIRQ_DISABLED   1364 /* struct vcpu: virq.disabled[0] */
+#define VCPU_VIRQ_COUNT      1436 /* struct vcpu: virq.count */
 #define RING_HEAD      4     /* struct trace_ring */
 #define RING_TAIL      8
 #define RING_SCRATCH   16

@@ -30,6 +30,9 @@ struct fake_state {
 	unsigned kicks[8];
 	uint64_t reset_entry, reset_args[3];
 	unsigned resets;
+	unsigned releases, stage2_flushes;
+	bool irq_pending;            /* a physical interrupt waits for this core */
+	unsigned irq_released[512];  /* arch_irq_release calls per INTID */
 	enum fake_exit exit;
 	jmp_buf escape;              /* where noreturn arch calls land */
 };

@@ -7,6 +7,7 @@
 struct arch_vcpu_ctx {
 	uint64_t entry;
 	uint32_t loaded;
+	uint32_t released; /* arch_vcpu_release calls */
 };
 
 #endif
