@@ -165,9 +165,7 @@ def test_system_partition_services_and_plan_switch():
 
 
 def test_vcpu_services():
-    # Not under -icount: there one emulation thread runs all cores, and vCPU 1 spinning on its
-    # own core would starve the others of emulation time between timer deadlines.
-    run = run_system("vcpus.yaml", timeout=120,
+    run = run_system("vcpus.yaml", timeout=120, icount=True,
                      until=lambda r: r.index(r"\[vcpus\] BHTEST-SUMMARY") >= 0)
     assert run.index(r"\[vcpus\] BHTEST-SUMMARY \d+ passed, 0 failed") >= 0
     assert run.count(r"\[vcpus\] vcpus: v1 started") == 2
