@@ -64,8 +64,7 @@ def _load_image(part: Partition, diags: Diagnostics) -> None:
     try:
         part.elf = read_elf(part.image_path)
     except ElfProblem as exc:
-        diags.error(pos, f"{part.title}: image '{part.image}' {exc}; give the path of the partition's "
-                    f"AArch64 ELF executable")
+        diags.error(pos, f"{part.title}: image '{part.image}' {exc}")
     except OSError as exc:
         diags.error(pos, f"{part.title}: image '{part.image}' cannot be read ({_reason(exc)}); fix the path "
                     f"or its permissions")
