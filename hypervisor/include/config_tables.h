@@ -13,8 +13,13 @@
 #define BH_MAX_CORES      8u
 #define BH_MAX_VCPUS      32u  /* in the whole system */
 #define BH_MAX_PLANS      8u
+#define BH_MAX_SLOTS      256u /* slots of all plans and cores together */
+/* The guest (intermediate physical) address width stage 2 maps: every area ends below
+ * 2^BH_IPA_BITS (VTCR_EL2.T0SZ = 64 - BH_IPA_BITS). The tool reads this line. */
+#define BH_IPA_BITS       32u
 
-/* Inter-partition communication (docs/ports.md): limits the tool checks. */
+/* Inter-partition communication (docs/ports.md). The tool (tools/src/bulkhead/abi.py) reads every
+ * limit here from this file and checks descriptions against it. */
 #define BH_MAX_CHANNELS       64u  /* sampling and queuing channels of the system */
 #define BH_MAX_PORTS          64u  /* of one partition: the readiness bitmap is one register */
 #define BH_MAX_SYSTEM_PORTS   256u /* of all partitions together */

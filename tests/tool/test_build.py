@@ -212,7 +212,7 @@ def test_generated_sources(demo, workdir, cli):
     assert "[BH_HM_MEMORY_VIOLATION] = BH_HM_COLD_RESTART," in source
     images = (workdir / "out" / "bh_images.S").read_text()
     assert '\t.section .rodata.bh_images,"a"\n\t.balign 16\n\t.global bh_seg_0_0\n' in images
-    assert f'\t.incbin "{workdir / "out" / "seg_0_0.bin"}"\n' in images
+    assert f'\t.incbin "{workdir / "out" / "seg_0_0.bin"}", 0, 4\n' in images
     assert "bh_seg_0_2" not in images  # the bss-only segment has no data
 
 

@@ -15,6 +15,11 @@
 static uint64_t table_pa(const uint64_t *t) { return (uint64_t)(uintptr_t)t; }
 static uint64_t *table_at(uint64_t pa) { return (uint64_t *)(uintptr_t)pa; }
 
+/* The tool accepts guest addresses below 2^BH_IPA_BITS (it reads config_tables.h): stage 2 must map
+ * exactly that space, no less. */
+_Static_assert(STAGE2_IPA_LIMIT == 1ul << BH_IPA_BITS, "stage 2 maps another guest address width "
+	       "than BH_IPA_BITS of config_tables.h, which the tool checks descriptions against");
+
 #define DESC_VALID (1ul << 0)
 #define DESC_TABLE (1ul << 1) /* at levels 1-2; also set in level-3 page descriptors */
 #define DESC_S2AP_R (1ul << 6)

@@ -1,13 +1,58 @@
-"""Names and numbers shared with hypervisor/include/config_tables.h."""
+"""Names and numbers shared with the hypervisor and the partition ABI.
+
+The numbers are read from the C headers themselves (hypervisor/include/config_tables.h and
+partitions/include/bulkhead/abi.h), so a limit exists once: the tool checks a description against
+exactly the values the hypervisor checks at boot. `bulkhead build` also compares them with the
+header it compiles the tables against (--include), see limits_differing()."""
 
 from __future__ import annotations
 
-CONFIG_VERSION = 4   # BH_CONFIG_VERSION
-MAX_PARTITIONS = 16  # BH_MAX_PARTITIONS
-MAX_CORES = 8        # BH_MAX_CORES
-MAX_VCPUS = 8        # per partition (BH_MAX_CORES)
-MAX_SYSTEM_VCPUS = 32  # BH_MAX_VCPUS: all partitions together
-MAX_PLANS = 8        # BH_MAX_PLANS
+import re
+from pathlib import Path
+
+_REPO = Path(__file__).resolve().parents[3]
+CONFIG_HEADER = _REPO / "hypervisor" / "include" / "config_tables.h"
+PARTITION_ABI_HEADER = _REPO / "partitions" / "include" / "bulkhead" / "abi.h"
+_DEFINE = re.compile(r"^#define\s+(BH_\w+)\s+\(?(0x[0-9a-fA-F]+|\d+)u?\)?\s*(?:/\*.*)?$", re.M)
+
+# The #defines of config_tables.h the tool checks descriptions against.
+LIMIT_NAMES = ("BH_CONFIG_VERSION", "BH_MAX_PARTITIONS", "BH_MAX_CORES", "BH_MAX_VCPUS", "BH_MAX_PLANS",
+               "BH_MAX_SLOTS", "BH_IPA_BITS", "BH_MAX_CHANNELS", "BH_MAX_PORTS", "BH_MAX_SYSTEM_PORTS",
+               "BH_MAX_SHM_REGIONS", "BH_MAX_MESSAGE_SIZE", "BH_MAX_CHANNEL_MEMORY")
+
+
+def header_defines(path: Path) -> dict[str, int]:
+    """Every `#define BH_NAME NUMBER` of a header (decimal or hex, with or without u)."""
+    return {name: int(value, 0) for name, value in _DEFINE.findall(path.read_text())}
+
+
+def _defines() -> dict[str, int]:
+    try:
+        return {**header_defines(PARTITION_ABI_HEADER), **header_defines(CONFIG_HEADER)}
+    except OSError as exc:
+        raise RuntimeError(f"bulkhead: cannot read the hypervisor's limits from {exc.filename}: the tool runs "
+                           f"from its source tree (pip install -e tools)") from exc
+
+
+def limits_differing(include_dir: Path) -> list[str]:
+    """The limits on which include_dir/config_tables.h differs from the one the tool checked against,
+    as 'NAME is X there, Y here' texts (empty when they agree)."""
+    theirs = header_defines(include_dir / "config_tables.h")
+    return [f"{name} is {theirs.get(name, 'missing')} there, {_H[name]} here"
+            for name in LIMIT_NAMES if theirs.get(name) != _H[name]]
+
+
+_H = _defines()
+
+CONFIG_VERSION = _H["BH_CONFIG_VERSION"]
+MAX_PARTITIONS = _H["BH_MAX_PARTITIONS"]
+MAX_CORES = _H["BH_MAX_CORES"]
+MAX_VCPUS = _H["BH_MAX_CORES"]       # of one partition: one per core at most
+MAX_SYSTEM_VCPUS = _H["BH_MAX_VCPUS"]  # all partitions together
+MAX_PLANS = _H["BH_MAX_PLANS"]
+MAX_SLOTS = _H["BH_MAX_SLOTS"]       # of all plans together
+IPA_BITS = _H["BH_IPA_BITS"]         # the guest address width stage 2 maps
+VIRQ_MAX = _H["BH_VIRQ_MAX"]         # interrupts 0..VIRQ_MAX-1 exist for the hypervisor (bulkhead/abi.h)
 MAX_PRIORITY = 255   # bh_vcpu_cfg.priority: 0..255, higher runs first
 
 SYSTEM_NAME_MAX = 31
@@ -67,16 +112,16 @@ TESTS_SECTION = ".bh_tests"
 IMAGE_END_SYMBOL = "_image_end"
 
 # Inter-partition communication (config_tables.h, bulkhead/abi.h; docs/ports.md).
-MAX_CHANNELS = 64          # BH_MAX_CHANNELS
-MAX_PORTS = 64             # BH_MAX_PORTS: of one partition
-MAX_SYSTEM_PORTS = 256     # BH_MAX_SYSTEM_PORTS
-MAX_SHM_REGIONS = 64       # BH_MAX_SHM_REGIONS
-MAX_MESSAGE_SIZE = 4096    # BH_MAX_MESSAGE_SIZE
-MAX_CHANNEL_MEMORY = 0x100000  # BH_MAX_CHANNEL_MEMORY
-PORT_NAME_MAX = 31         # BH_PORT_NAME_MAX (bulkhead/abi.h)
+MAX_CHANNELS = _H["BH_MAX_CHANNELS"]
+MAX_PORTS = _H["BH_MAX_PORTS"]              # of one partition
+MAX_SYSTEM_PORTS = _H["BH_MAX_SYSTEM_PORTS"]
+MAX_SHM_REGIONS = _H["BH_MAX_SHM_REGIONS"]
+MAX_MESSAGE_SIZE = _H["BH_MAX_MESSAGE_SIZE"]
+MAX_CHANNEL_MEMORY = _H["BH_MAX_CHANNEL_MEMORY"]
+PORT_NAME_MAX = _H["BH_PORT_NAME_MAX"]      # bulkhead/abi.h
 CHANNEL_KINDS = (("sampling", "BH_CHANNEL_SAMPLING"), ("queuing", "BH_CHANNEL_QUEUING"))  # enum bh_channel_kind
-SOURCE_PORT = 0            # BH_SOURCE_PORT
-DESTINATION_PORT = 1       # BH_DESTINATION_PORT
+SOURCE_PORT = _H["BH_SOURCE_PORT"]
+DESTINATION_PORT = _H["BH_DESTINATION_PORT"]
 SHM_DOORBELL_FLAG = "BH_SHM_DOORBELL"
 
 

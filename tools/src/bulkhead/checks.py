@@ -350,12 +350,15 @@ def _check_segments(part: Partition, diags: Diagnostics) -> None:
 
 def _check_entry(part: Partition, diags: Diagnostics) -> None:
     entry = part.entry_point
-    if any(a.kind == "normal" and a.placed and "x" in a.rights and a.contains_guest(entry, 1)
-           for a in part.areas):
-        return
     if part.entry is not None:
         what, pos, fix = f"entry {hexa(entry)}", part.at("entry"), "or change entry"
     else:
         what, pos, fix = f"the image's entry point {hexa(entry)}", part.at("image"), "or set entry"
-    diags.error(pos, f"{part.title}: {what} is not inside an executable normal area; add x to the rights of "
-                f"the area that should hold it, {fix}")
+    if not any(a.kind == "normal" and a.placed and "x" in a.rights and a.contains_guest(entry, 1)
+               for a in part.areas):
+        diags.error(pos, f"{part.title}: {what} is not inside an executable normal area; add x to the rights of "
+                    f"the area that should hold it, {fix}")
+    elif part.elf is not None and part.elf.executable_segment_at(entry) is None:
+        # The vCPU would start in memory the image does not load as code: zeroes, or data.
+        diags.error(pos, f"{part.title}: {what} is not inside an executable segment (PT_LOAD with flag X) of "
+                    f"image '{part.image}'; relink the image so that its code covers the entry point, {fix}")

@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bulkhead import chrome, config, plan, timeline, trace
+from bulkhead import abi, chrome, config, plan, timeline, trace
 from bulkhead.build import BuildOptions, build
 from bulkhead.diagnostics import ConfigError
 from bulkhead.qemu import bare_linux_command, qemu_command
@@ -81,6 +81,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    _require_limits_differing(args.include)
     system = config.load(args.config)
     opts = BuildOptions(args.out, args.hyp_lib, args.linker_script, tuple(args.include), args.cross)
     result = build(system, args.config, opts)
@@ -89,6 +90,19 @@ def _build(args: argparse.Namespace) -> int:
     for name, outputs in result.linux.items():
         print(f"bulkhead: Linux partition '{name}': " + ", ".join(str(path) for path in outputs.values()))
     return 0
+
+
+def _require_limits_differing(include_dirs: list[str]) -> None:
+    """The tables are compiled against --include's config_tables.h: its limits must be the ones the
+    description was checked against, or the hypervisor could reject at boot what the tool accepted."""
+    for directory in map(Path, include_dirs):
+        if not (directory / "config_tables.h").is_file():
+            continue
+        differ = abi.limits_differing(directory)
+        if differ:
+            raise ToolError(f"{directory / 'config_tables.h'} has other limits than {abi.CONFIG_HEADER}, which "
+                            f"the tool checks descriptions against ({'; '.join(differ)}); build with the "
+                            f"hypervisor headers of this tool's source tree, or run the tool from that tree")
 
 
 def _qemu(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bulkhead import checks, linux
 from bulkhead.channels import check_channels
-from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics
+from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics, Pos
 from bulkhead.elfimage import ElfProblem, read_elf
 from bulkhead.model import Partition, System
 from bulkhead.reader import read_system
@@ -18,9 +18,13 @@ def check(path: str | Path, images: bool = True) -> tuple[System | None, list[Di
     images=False skips reading and checking the partition images (for plan and trace views)."""
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = source.read_bytes()
+    except OSError as exc:
         return None, [Diagnostic(None, f"cannot read the configuration: {_reason(exc)}")]
+    try:
+        text = data.decode("utf-8").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        return None, [Diagnostic(_byte_pos(data, exc.start), f"cannot read the configuration: {_reason(exc)}")]
     try:
         root = compose(text)
     except YamlSyntaxError as exc:
@@ -47,10 +51,17 @@ def load(path: str | Path, images: bool = True) -> System:
     return system
 
 
+def _byte_pos(data: bytes, offset: int) -> Pos:
+    """Line and column (in characters) of a byte offset of UTF-8 text."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[line_start:offset].decode("utf-8", errors="replace")) + 1
+    return Pos(data.count(b"\n", 0, offset) + 1, column)
+
+
 def _reason(exc: Exception) -> str:
     if isinstance(exc, OSError):
         return exc.strerror or str(exc)
-    return f"it is not UTF-8 text ({exc})"
+    return f"it is not UTF-8 text (byte {exc.object[exc.start]:#04x} here); save it as UTF-8"
 
 
 def _load_image(part: Partition, diags: Diagnostics) -> None:
@@ -64,8 +75,7 @@ def _load_image(part: Partition, diags: Diagnostics) -> None:
     try:
         part.elf = read_elf(part.image_path)
     except ElfProblem as exc:
-        diags.error(pos, f"{part.title}: image '{part.image}' {exc}; give the path of the partition's "
-                    f"AArch64 ELF executable")
+        diags.error(pos, f"{part.title}: image '{part.image}' {exc}")
     except OSError as exc:
         diags.error(pos, f"{part.title}: image '{part.image}' cannot be read ({_reason(exc)}); fix the path "
                     f"or its permissions")

@@ -15,6 +15,7 @@ IMAGES_SECTION = ".rodata.bh_images"
 class SegmentFile:
     symbol: str
     path: Path  # absolute
+    size: int   # the segment's file_size: exactly the bytes packed and the bytes the hypervisor copies
 
 
 def write_segment_files(system: System, out: Path) -> list[SegmentFile]:
@@ -26,11 +27,11 @@ def write_segment_files(system: System, out: Path) -> list[SegmentFile]:
             if not seg.file_size:
                 continue
             if getattr(seg, "path", None) is not None:
-                files.append(SegmentFile(segment_symbol(part.id, n), Path(seg.path).resolve()))
+                files.append(SegmentFile(segment_symbol(part.id, n), Path(seg.path).resolve(), seg.file_size))
                 continue
             path = (out / f"seg_{part.id}_{n}.bin").resolve()
             path.write_bytes(seg.data)
-            files.append(SegmentFile(segment_symbol(part.id, n), path))
+            files.append(SegmentFile(segment_symbol(part.id, n), path, seg.file_size))
     return files
 
 
@@ -47,7 +48,12 @@ def render_images(files: list[SegmentFile], source_name: str) -> str:
             f"\t.global {seg.symbol}",
             f"\t.type {seg.symbol}, %object",
             f"{seg.symbol}:",
-            f"\t.incbin {_asm_string(str(seg.path))}",
+            # An explicit count: the assembler fails if the file is shorter, so the hypervisor can never
+            # copy more than the file holds (the tables' file_size is the same number).
+            f"\t.incbin {_asm_string(str(seg.path))}, 0, {seg.size}",
+            f"\t.if (. - {seg.symbol}) != {seg.size}",
+            f"\t.error \"{seg.symbol}: packed size differs from the segment's file size\"",
+            "\t.endif",
             f"\t.size {seg.symbol}, . - {seg.symbol}",
         ]
     lines.append("\t.section .note.GNU-stack,\"\",%progbits")

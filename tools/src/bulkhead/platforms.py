@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bulkhead.abi import IPA_BITS
 from bulkhead.units import G, K, M
 
 
@@ -31,7 +32,8 @@ class Platform:
     load_address: int  # where QEMU places the boot image
     hyp_align: int     # alignment of the hypervisor memory base and size
     ram_granule: int   # the RAM size must be a multiple of this (QEMU -m takes MiB)
-    ipa_bits: int      # guest (intermediate physical) address width
+    ipa_bits: int      # guest (intermediate physical) address width: every area ends below 2^ipa_bits
+    counter_hz: int    # the system counter: the hypervisor's schedule is in its ticks
     stage2_block_max: int  # the largest stage-2 block the hypervisor may map: 4K, 2M or 1G
     first_spi: int     # INTIDs below are SGIs and PPIs (private to a core): never assignable
     intid_limit: int   # INTIDs at or above do not exist on the board's GIC
@@ -57,7 +59,11 @@ QEMU_VIRT = Platform(
     load_address=0x4008_0000,
     hyp_align=2 * M,
     ram_granule=1 * M,
-    ipa_bits=40,
+    # What the hypervisor's stage 2 maps (BH_IPA_BITS of config_tables.h), not the 40 bits the
+    # Cortex-A53 could translate: a wider value here would let the tool accept areas the
+    # hypervisor cannot map.
+    ipa_bits=IPA_BITS,
+    counter_hz=62_500_000,  # QEMU's generic timer: one tick per 16 ns
     # 4 KiB stage-2 pages only, although real hardware prefers large blocks (fewer TLB misses):
     # QEMU 7.2's TCG enters the larger of the stage-1 and stage-2 page sizes into its softmmu TLB,
     # so under 2 MiB (or 1 GiB) blocks every 4 KiB Linux page counts as a large page there, and

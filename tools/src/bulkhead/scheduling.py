@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from bulkhead.abi import MAX_PRIORITY, PARTITION_NAME_MAX
+from bulkhead.abi import MAX_PRIORITY, MAX_SLOTS, PARTITION_NAME_MAX
 from bulkhead.diagnostics import Diagnostics, suggest
 from bulkhead.model import CorePolicy, Partition, Plan, Slot, System, Vcpu
 from bulkhead.units import DURATION_UNITS, duration_text
@@ -30,6 +30,7 @@ def check_schedule(system: System, cores: int | None, diags: Diagnostics) -> Non
             _check_utilization(system, entry, diags)
     cyclic = [entry for entry in entries.values() if entry.policy == CYCLIC]
     _check_plans(system, cyclic, diags)
+    _check_slot_count(system, diags)
     for plan in system.schedule.plans:
         _check_plan(system, plan, cores, diags)
     if system.schedule.plans:
@@ -176,6 +177,22 @@ def _check_plans(system: System, cyclic: list[CorePolicy], diags: Diagnostics) -
                     f"{fix}")
 
 
+def _check_frame_ticks(system: System, plan: Plan, diags: Diagnostics) -> None:
+    """The hypervisor turns the major frame into counter ticks and rejects 0 at boot."""
+    tick = -(-1_000_000_000 // system.platform.counter_hz)  # the shortest duration of one tick or more
+    if plan.major_frame < tick:
+        diags.error(plan.at("major_frame"), f"{plan.title}: major_frame {duration_text(plan.major_frame)} is less "
+                    f"than one tick of the {system.platform.name} system counter ({tick}ns), which the hypervisor "
+                    f"schedules in; make it at least {tick}ns")
+
+
+def _check_slot_count(system: System, diags: Diagnostics) -> None:
+    total = sum(len(plan.slots) for plan in system.schedule.plans)
+    if total > MAX_SLOTS:
+        diags.error(system.schedule.at("plans"), f"schedule.plans has {total} slots in all, more than the "
+                    f"hypervisor's {MAX_SLOTS} (BH_MAX_SLOTS); use fewer or longer slots, or fewer plans")
+
+
 def _slot_title(plan: Plan, slot: Slot) -> str:
     return f"{plan.title} slots[{slot.index}]"
 
@@ -184,6 +201,8 @@ def _check_plan(system: System, plan: Plan, cores: int | None, diags: Diagnostic
     if plan.major_frame == 0:
         diags.error(plan.at("major_frame"), f"{plan.title}: major_frame must be more than 0; give the length of "
                     f"one cycle of the plan, e.g. 1ms")
+    elif plan.major_frame is not None and system.platform is not None:
+        _check_frame_ticks(system, plan, diags)
     for slot in plan.slots:
         core_ok = _check_slot_core(system, plan, slot, cores, diags)
         _check_slot_time(plan, slot, diags)
