@@ -51,6 +51,8 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 	BH_CHECK(*next + cfg->vcpu_count <= BH_MAX_VCPUS);
 	p->vcpus = &vcpu_pool[*next];
 	*next += cfg->vcpu_count;
+	for (uint32_t i = 0; i < cfg->segment_count; i++) /* the tool checked it: a second line */
+		BH_CHECK(cfg->segments[i].file_size <= cfg->segments[i].mem_size);
 	for (unsigned j = 0; j < cfg->vcpu_count; j++) {
 		struct vcpu *v = &p->vcpus[j];
 		unsigned core = cfg->vcpus[j].core;

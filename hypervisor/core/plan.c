@@ -6,7 +6,7 @@
 #include "plan.h"
 #include "sched.h"
 
-#define SLOT_POOL 256u
+#define SLOT_POOL BH_MAX_SLOTS
 
 struct plan_rt {
 	uint64_t major_frame;

@@ -1,6 +1,7 @@
 /* EL2 controls for running a partition: what traps, and which stage-2 tables apply. */
 #include "arch/aarch64.h"
 #include "arch/sysreg.h"
+#include "config_tables.h"
 
 #define HCR_VM (1ul << 0)
 #define HCR_SWIO (1ul << 1)
@@ -27,7 +28,9 @@
 
 /* VTCR_EL2: 4 GiB IPA (T0SZ 32), level-1 start, inner-shareable write-back walks,
  * 4 KiB granule, 40-bit PA. */
-#define VTCR_VALUE 0x80023560ul
+/* T0SZ from the guest address width the tool checks descriptions against (config_tables.h). */
+#define VTCR_VALUE (0x80023540ul | (64u - BH_IPA_BITS))
+_Static_assert(BH_IPA_BITS >= 31 && BH_IPA_BITS <= 39, "a one-page level-1 stage-2 root");
 
 void aarch64_el2_init_core(void)
 {

@@ -3,8 +3,9 @@
 #define AARCH64_STAGE2_H
 
 #include <stdint.h>
+#include "config_tables.h"
 
-#define STAGE2_IPA_LIMIT (1ul << 32) /* VTCR_EL2.T0SZ = 32: 4 GiB guest space, level-1 root */
+#define STAGE2_IPA_LIMIT (1ul << BH_IPA_BITS) /* VTCR_EL2.T0SZ = 64 - BH_IPA_BITS, level-1 root */
 #define STAGE2_PAGE_SIZE 0x1000ul    /* level-3 pages: the smallest mapping */
 
 /* Take `count` tables (zeroed here) for the tables to come, forgetting any built before (host
