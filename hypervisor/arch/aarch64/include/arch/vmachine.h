@@ -88,7 +88,13 @@ void vgpio_reset(struct partition *p);
 bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa);
 bool arch_vmachine_sysreg(struct vcpu *v, struct arch_regs *r, uint64_t esr);
 
-/* SMC from the guest: PSCI. False if the function is not one we emulate. */
+/* PSCI: emulated into r->x[0]; false if the function is not one we emulate. */
 bool vpsci_call(struct vcpu *v, struct arch_regs *r);
+/* Any SMCCC call that is not Bulkhead's own (HVC, or SMC with a virtual machine): the result
+ * for x0, BH_SMCCC_NOT_SUPPORTED for what is not implemented. */
+int64_t vpsci_smccc_call(struct vcpu *v, struct arch_regs *r);
+/* An SMC with function ID fn and immediate imm is an SMCCC call (imm 0, a fast call with bits
+ * 23:16 zero); any other SMC is a health-monitor event. */
+bool vpsci_smc_is_smccc(uint32_t fn, unsigned imm);
 
 #endif
