@@ -15,8 +15,6 @@
 
 #define SPSR_EL1H_MASKED 0x3c5ul       /* EL1h, D A I F masked */
 #define SCTLR_EL1_RESET 0x30D00800ul   /* RES1 bits; MMU and caches off */
-#define CPTR_EL2_RES1 0x33fful
-#define CPTR_TFP (1ul << 10)
 
 /* The vCPU whose FP/SIMD state is in each core's registers. */
 static struct vcpu *fp_owner[BH_MAX_CORES];

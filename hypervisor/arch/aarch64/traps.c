@@ -176,7 +176,8 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 
 	switch (esr >> 26) {
 	case EC_WFX:
-		/* WFI waits like BH_HC_IDLE, so a shared core goes to others; WFE is a hint. */
+		/* WFI waits like BH_HC_IDLE, so a shared core goes to others. WFE does not trap
+		 * (HCR_EL2.TWE clear: Linux's spin locks use it); should it come, it is a hint. */
 		if (!(esr & 1))
 			sched_vcpu_idle(v);
 		arch_skip_instruction(r);

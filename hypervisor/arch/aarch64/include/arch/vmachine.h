@@ -13,6 +13,10 @@
 #define VGIC_IRQS BH_VIRQ_MAX /* INTIDs 0..287: 16 SGIs, 16 PPIs, 256 SPIs */
 #define VGIC_WORDS (VGIC_IRQS / 32)
 #define VGIC_PARAVIRT_PRIORITY 0xa0 /* every virtual interrupt of a paravirtual partition */
+/* vCPUs of one partition: its redistributors, SGI targets and call states are indexed by vCPU.
+ * No partition can have more vCPUs than the whole system (the tool's per-partition limit is
+ * smaller); arch_partition_reset checks it. */
+#define VMACHINE_MAX_VCPUS BH_MAX_VCPUS
 #define VUART_RX_SIZE 256u    /* received bytes waiting for the guest; more are dropped */
 
 /* One redistributor: the private interrupts (SGIs, PPIs) of one vCPU. */
@@ -51,10 +55,10 @@ struct vgpio {
 struct vmachine {
 	struct spinlock lock; /* distributor and redistributor register writes */
 	struct vgic_dist dist;
-	struct vgic_redist redist[BH_MAX_CORES];
+	struct vgic_redist redist[VMACHINE_MAX_VCPUS];
 	struct vuart uart;
 	struct vgpio gpio;
-	int64_t call_status[BH_MAX_CORES]; /* per vCPU: how its last user-space call went */
+	int64_t call_status[VMACHINE_MAX_VCPUS]; /* per vCPU: how its last user-space call went */
 };
 
 struct vcpu;
