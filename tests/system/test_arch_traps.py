@@ -37,3 +37,7 @@ def test_smccc_by_hvc_and_architectural_traps():
     # reach"). Should a later QEMU trap it, this line shows it and the docs must change.
     assert run.index(r"archprobe: L2CTLR_EL1 reads 0x") >= 0
     assert run.index(r"trapped_instruction at 0x[0-9a-f]+ \(mrs S3_1_C11_C0_2") < 0
+    # archprobe ran all its tests in its slots beside a partition looping on WFE in its own.
+    assert run.index(r"\[wfestorm\] wfestorm: storming") >= 0
+    assert run.index(r"\[archprobe\] BHTEST-SUMMARY \d+ passed, 0 failed") >= 0, run.log
+    assert run.index(r"HM: partition wfestorm") < 0
