@@ -12,3 +12,12 @@ $(LINUX_OUT)/bhport: linux/bhport/bhport.c linux/bhport/libbhport.c linux/bhport
 		partitions/include/bulkhead/abi.h linux/linux.mk
 	@mkdir -p $(@D)
 	$(CROSS)gcc $(LINUX_CFLAGS) -o $@ linux/bhport/bhport.c linux/bhport/libbhport.c
+
+# A test program (tests/system/linux/bhprobe.c): hypercall-page calls with pointers an attacker
+# chooses, for tests/system/test_arch_linux.py.
+linux-programs: $(LINUX_OUT)/bhprobe
+
+$(LINUX_OUT)/bhprobe: tests/system/linux/bhprobe.c linux/bhport/libbhport.c linux/bhport/bhport.h \
+		partitions/include/bulkhead/abi.h linux/linux.mk
+	@mkdir -p $(@D)
+	$(CROSS)gcc $(LINUX_CFLAGS) -Ilinux/bhport -o $@ tests/system/linux/bhprobe.c linux/bhport/libbhport.c

@@ -48,11 +48,12 @@ static int64_t hc_console_read(struct vcpu *v, struct arch_regs *r)
 
 	if (max > sizeof(buf))
 		max = sizeof(buf);
-	/* Check first: bytes read are gone from the ring. */
+	/* Check first: bytes read are gone from the ring. Nothing to copy, nothing to check:
+	 * max 0 answers 0 whatever the pointer, as CONSOLE_WRITE of length 0 does. */
 	if (!guest_writable(v, va, max))
 		return BH_INVALID_PARAM;
 	unsigned n = console_read(v->partition, buf, (unsigned)max);
-	if (!guest_copy_to(v, va, buf, n))
+	if (n && !guest_copy_to(v, va, buf, n))
 		return BH_INVALID_PARAM;
 	return n;
 }
@@ -271,11 +272,12 @@ static int64_t hc_trace_read(struct vcpu *v, struct arch_regs *r)
 		return BH_INVALID_PARAM;
 	if (max > TRACE_READ_MAX)
 		max = TRACE_READ_MAX;
-	/* Check the buffer first: events read are gone from the ring. */
+	/* Check the buffer first: events read are gone from the ring. max 0 answers 0 whatever
+	 * the pointer (nothing to copy, nothing to check). */
 	if (!guest_writable(v, va, max * sizeof(events[0])))
 		return BH_INVALID_PARAM;
 	unsigned n = trace_read((unsigned)core, events, (unsigned)max);
-	if (!guest_copy_to(v, va, events, n * sizeof(events[0])))
+	if (n && !guest_copy_to(v, va, events, n * sizeof(events[0])))
 		return BH_INVALID_PARAM;
 	return n;
 }

@@ -15,8 +15,6 @@
 
 #define SPSR_EL1H_MASKED 0x3c5ul       /* EL1h, D A I F masked */
 #define SCTLR_EL1_RESET 0x30D00800ul   /* RES1 bits; MMU and caches off */
-#define CPTR_EL2_RES1 0x33fful
-#define CPTR_TFP (1ul << 10)
 
 /* The vCPU whose FP/SIMD state is in each core's registers. */
 static struct vcpu *fp_owner[BH_MAX_CORES];
@@ -87,19 +85,45 @@ void *arch_phys_to_ptr(uint64_t pa)
 	return (void *)(uintptr_t)pa; /* EL2 maps all memory one to one */
 }
 
+#define SPSR_M_MASK 0xful
+#define SPSR_M_EL0T 0x0ul
+
+/* True when the access being served came from EL0 (Linux user space through the hypercall
+ * page): SPSR_EL2 still holds the mode of the trap, as EL2 takes no exception meanwhile. */
+static bool trapped_from_el0(void)
+{
+	return (read_spsr_el2() & SPSR_M_MASK) == SPSR_M_EL0T;
+}
+
+/* Stage 1 only, with the privilege of the access that trapped: an EL0 caller reaches only
+ * what its own page tables give EL0, never kernel memory. (AT S1E1R/W ignore PSTATE.PAN; a
+ * core with FEAT_PAN would need AT S1E1RP/WP for EL1 callers running with PAN set. The
+ * cortex-a53 has no PAN, so an EL1 caller may name any memory its kernel maps.) */
+static uint64_t stage1_translate(uint64_t va, bool write)
+{
+	if (trapped_from_el0()) {
+		if (write)
+			__asm__ volatile("at s1e0w, %0" : : "r"(va));
+		else
+			__asm__ volatile("at s1e0r, %0" : : "r"(va));
+	} else {
+		if (write)
+			__asm__ volatile("at s1e1w, %0" : : "r"(va));
+		else
+			__asm__ volatile("at s1e1r, %0" : : "r"(va));
+	}
+	isb();
+	return read_par_el1();
+}
+
 bool arch_guest_va_to_ipa(uint64_t va, bool write, uint64_t *ipa)
 {
 	if (!(read_sctlr_el1() & 1)) {
-		*ipa = va; /* guest MMU off: addresses are IPAs */
+		*ipa = va; /* guest MMU off: addresses are IPAs, for EL0 as for EL1 */
 		return true;
 	}
-	uint64_t saved = read_par_el1(), par;
-	if (write)
-		__asm__ volatile("at s1e1w, %0" : : "r"(va));
-	else
-		__asm__ volatile("at s1e1r, %0" : : "r"(va));
-	isb();
-	par = read_par_el1();
+	uint64_t saved = read_par_el1();
+	uint64_t par = stage1_translate(va, write);
 	write_par_el1(saved);
 	if (par & 1)
 		return false;

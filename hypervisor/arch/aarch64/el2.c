@@ -23,7 +23,6 @@
 #define MDCR_TDOSA (1ul << 10)
 #define MDCR_TDRA (1ul << 11)
 
-#define CPTR_EL2_RES1 0x33fful /* FP/SIMD not trapped here; arch_vcpu_load sets TFP lazily */
 #define CNTHCTL_EL1PCTEN (1ul << 0) /* EL1 may read the physical counter, not its timer */
 
 /* VTCR_EL2: 4 GiB IPA (T0SZ 32), level-1 start, inner-shareable write-back walks,
@@ -39,7 +38,7 @@ void aarch64_el2_init_core(void)
 	write_hcr_el2(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_INNER |
 		      HCR_TWI | HCR_TSC | HCR_TIDCP | HCR_TACR | HCR_TSW | HCR_RW);
 	write_mdcr_el2(pmcr_n | MDCR_TPMCR | MDCR_TPM | MDCR_TDA | MDCR_TDOSA | MDCR_TDRA);
-	write_cptr_el2(CPTR_EL2_RES1);
+	write_cptr_el2(CPTR_EL2_RES1); /* FP/SIMD: arch_vcpu_load sets TFP lazily */
 	write_cnthctl_el2(CNTHCTL_EL1PCTEN);
 	write_cntvoff_el2(0);
 	write_vpidr_el2(read_midr_el1());

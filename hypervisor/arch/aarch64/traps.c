@@ -6,7 +6,9 @@
 #include "arch/vmachine.h"
 #include "console.h"
 #include "format.h"
+#include "guest_mem.h"
 #include "hm.h"
+#include "hypercall.h"
 #include "main.h"
 #include "panic.h"
 #include "partition.h"
@@ -44,9 +46,42 @@ static void zero_destination(struct arch_regs *r, unsigned rt)
 		r->x[rt] = 0;
 }
 
+/* Load pair of general-purpose registers (LDP, LDNP, LDPSW; every addressing mode): the common
+ * load without a syndrome. Bits 29:27 101, V (26) 0, 25 0, L (22) 1. */
+#define INSN_LDP_MASK 0x3e400000u
+#define INSN_LDP 0x28400000u
+#define INSN_RT(i) ((i) & 31)
+#define INSN_RN(i) (((i) >> 5) & 31)
+#define INSN_RT2(i) (((i) >> 10) & 31)
+#define INSN_LDP_INDEX(i) (((i) >> 23) & 3) /* 1 post-index, 3 pre-index: writeback */
+#define INSN_LDP_IMM7(i) ((int64_t)((uint64_t)(i) << 42) >> 57)
+#define INSN_LDP_SCALE(i) (2 + ((i) >> 31)) /* opc 1x: 64-bit registers */
+
+/* An ignored read without a syndrome (ISV 0): a load pair reads zero into both registers and
+ * does its writeback (unless its base is SP, which the save area does not hold); any other
+ * form (SIMD/FP loads, single loads with writeback) is skipped with its registers unchanged.
+ * The instruction is read through the guest's own translation, like any guest buffer. */
+static void zero_unsyndromed_load(struct vcpu *v, struct arch_regs *r)
+{
+	uint32_t insn;
+
+	if (!guest_copy_from(v, &insn, r->elr, sizeof(insn)) || (insn & INSN_LDP_MASK) != INSN_LDP)
+		return;
+	zero_destination(r, INSN_RT(insn));
+	zero_destination(r, INSN_RT2(insn));
+	unsigned index = INSN_LDP_INDEX(insn), rn = INSN_RN(insn);
+	if ((index == 1 || index == 3) && rn < 31)
+		r->x[rn] += (uint64_t)INSN_LDP_IMM7(insn) << INSN_LDP_SCALE(insn);
+}
+
+/* A stage-2 fault on the guest's own stage-1 table walk is never an access by the instruction:
+ * not to be emulated as MMIO even if the walk touched an emulated device's page. */
+#define ISS_DABT_S1PTW (1ul << 7)
+
 static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
-	if ((esr & ISS_DABT_ISV) && arch_vmachine_mmio(v, r, esr, fault_ipa())) {
+	if ((esr & ISS_DABT_ISV) && !(esr & ISS_DABT_S1PTW) &&
+	    arch_vmachine_mmio(v, r, esr, fault_ipa())) {
 		arch_skip_instruction(r);
 		return;
 	}
@@ -61,6 +96,8 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 		return;
 	if (!write && (esr & ISS_DABT_ISV))
 		zero_destination(r, (unsigned)(esr >> 16) & 31);
+	else if (!write && !(esr & ISS_DABT_S1PTW))
+		zero_unsyndromed_load(v, r);
 	arch_skip_instruction(r);
 }
 
@@ -101,9 +138,15 @@ static void sysreg_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	arch_skip_instruction(r);
 }
 
-static void smc_trap(struct vcpu *v, struct arch_regs *r)
+/* SMC is the firmware conduit of a partition with a virtual machine (its device tree says
+ * so): an SMCCC call there is answered like the same call by HVC. Anything else -- an SMC of
+ * a paravirtual partition, which has no firmware, or one that is not an SMCCC call (a
+ * non-zero immediate, a yielding call, reserved bits set) -- is an `smc` event. */
+static void smc_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
-	if (v->partition->cfg->vmachine && vpsci_call(v, r)) {
+	if (v->partition->cfg->vmachine &&
+	    vpsci_smc_is_smccc((uint32_t)r->x[0], (unsigned)esr & 0xffff)) {
+		r->x[0] = (uint64_t)vpsci_smccc_call(v, r);
 		arch_skip_instruction(r);
 		return;
 	}
@@ -112,7 +155,7 @@ static void smc_trap(struct vcpu *v, struct arch_regs *r)
 	};
 	if (!hm_raise(v, &ev))
 		return;
-	r->x[0] = (uint64_t)-1; /* SMCCC NOT_SUPPORTED */
+	r->x[0] = (uint64_t)BH_SMCCC_NOT_SUPPORTED;
 	arch_skip_instruction(r);
 }
 
@@ -133,7 +176,8 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 
 	switch (esr >> 26) {
 	case EC_WFX:
-		/* WFI waits like BH_HC_IDLE, so a shared core goes to others; WFE is a hint. */
+		/* WFI waits like BH_HC_IDLE, so a shared core goes to others. WFE does not trap
+		 * (HCR_EL2.TWE clear: Linux's spin locks use it); should it come, it is a hint. */
 		if (!(esr & 1))
 			sched_vcpu_idle(v);
 		arch_skip_instruction(r);
@@ -142,7 +186,7 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 		aarch64_fp_trap(v); /* the instruction runs again, with its registers */
 		break;
 	case EC_SMC64:
-		smc_trap(v, r);
+		smc_trap(v, r, esr);
 		break;
 	case EC_SYSREG:
 		sysreg_trap(v, r, esr);
@@ -158,7 +202,21 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 	}
 }
 
-/* Hypercalls do not come here: vectors.S sends them straight to hypercall_dispatch. */
+/* HVC, from vectors.S's fast path (x0-x18 and x30 saved): Bulkhead's own calls first, with
+ * the same single comparison as hypercall_dispatch's (the compiler merges them, so the way to a
+ * hypercall is as short as before); every other SMCCC function ID is the firmware interface. */
+int64_t aarch64_hvc(struct vcpu *v, struct arch_regs *r)
+{
+	uint32_t index = (uint32_t)r->x[0] - BH_HC_BASE;
+
+	if (__builtin_expect(index < BH_HC_COUNT, 1))
+		return hypercall_dispatch(v, r);
+	if (index < BH_HC_RANGE_SIZE)
+		return BH_UNKNOWN_HYPERCALL; /* Bulkhead's range, a call it does not have */
+	return vpsci_smccc_call(v, r);
+}
+
+/* Hypercalls do not come here: vectors.S sends them to aarch64_hvc. */
 void aarch64_guest_sync(struct arch_regs *r)
 {
 	guest_trap(r, read_esr_el2());

@@ -190,7 +190,8 @@ irq_full:                               /* x0 = the interrupt taken; x0-x9 on th
 	bl	aarch64_guest_irq
 	b	aarch64_guest_return
 
-/* Hypercall fast path, straight into hypercall_dispatch(vcpu, regs). The dispatcher
+/* Hypercall fast path, straight into aarch64_hvc(vcpu, regs) (traps.c: hypercall_dispatch
+ * for Bulkhead's calls, the SMCCC and PSCI for the rest). The dispatcher
  * preserves x19-x29 (AAPCS64), so only what it may clobber is saved: x0-x18 and x30, and ELR
  * for handlers that report the PC. ELR_EL2 and SPSR_EL2 themselves are untouched while it runs
  * (EL2 takes no exceptions), so a handler cannot change where the guest resumes. A handler that
@@ -205,7 +206,7 @@ guest_hvc:
 	stp	x2, x3, [x1, #0]
 	mrs	x2, elr_el2
 	str	x2, [x1, #REGS_ELR]
-	bl	hypercall_dispatch      /* x0 = the result for the guest's x0 */
+	bl	aarch64_hvc             /* x0 = the result for the guest's x0 */
 	mrs	x1, tpidr_el2
 	ldr	w2, [x1, #PERCPU_EXIT_WORK]
 	cbnz	w2, hvc_slow_exit

@@ -29,6 +29,10 @@ _Static_assert((LR_PENDING | LR_HW | LR_GROUP1) == (uint64_t)LR_PENDING_HW_GROUP
 	       "LR_PENDING_HW_GROUP1 in asm_offsets.h");
 
 static unsigned lr_count;
+/* ICH_AP1Rn_EL2 implemented: 1, 2 or 4 for 5, 6 or 7 priority bits (ICH_VTR_EL2.PREbits). The
+ * guest's active priorities must all move with it, or an interrupt it is handling at a
+ * priority the saved registers do not cover blocks or lets through the wrong ones. */
+static unsigned apr_count;
 uint64_t vgic_lrs_all_empty; /* ICH_ELRSR_EL2 with every list register empty */
 
 /* The list registers are separate system registers: these name each implemented one. */
@@ -58,6 +62,32 @@ void vgic_init_core(void)
 	if (lr_count > VGIC_MAX_LRS)
 		lr_count = VGIC_MAX_LRS;
 	vgic_lrs_all_empty = (1ul << lr_count) - 1;
+	unsigned pre_bits = (unsigned)((read_ich_vtr_el2() >> 26) & 7) + 1;
+	apr_count = pre_bits >= 7 ? 4 : pre_bits == 6 ? 2 : 1;
+}
+
+/* Active-priority registers, falling through from apr_count like the list registers. QEMU
+ * has 5 priority bits: one register, so the switch costs what it did with AP1R0 alone. */
+#define APR_SAVE(n) case n + 1: a->ap1r[n] = read_ich_ap1r##n##_el2(); __attribute__((fallthrough));
+#define APR_LOAD(n) case n + 1: write_ich_ap1r##n##_el2(a->ap1r[n]); __attribute__((fallthrough));
+#define EACH_APR(op) op(3) op(2) op(1) op(0)
+
+static void apr_save(struct arch_vcpu_ctx *a)
+{
+	switch (apr_count) {
+	EACH_APR(APR_SAVE)
+	default:
+		break;
+	}
+}
+
+static void apr_load(const struct arch_vcpu_ctx *a)
+{
+	switch (apr_count) {
+	EACH_APR(APR_LOAD)
+	default:
+		break;
+	}
 }
 
 static uint64_t empty_lrs(void)
@@ -99,7 +129,7 @@ void vgic_save(struct arch_vcpu_ctx *a)
 		a->vtimer_active = vgic_holds_forwarded(a, PPI_VTIMER);
 	}
 	a->vmcr = read_ich_vmcr_el2();
-	a->ap1r0 = read_ich_ap1r0_el2();
+	apr_save(a);
 	a->ich_hcr = read_ich_hcr_el2();
 }
 
@@ -114,7 +144,7 @@ void vgic_load(const struct arch_vcpu_ctx *a)
 		}
 	}
 	write_ich_vmcr_el2(a->vmcr);
-	write_ich_ap1r0_el2(a->ap1r0);
+	apr_load(a);
 	write_ich_hcr_el2(a->ich_hcr | ICH_HCR_EN);
 }
 
@@ -124,7 +154,8 @@ void vgic_reset(struct arch_vcpu_ctx *a)
 		a->lr[n] = 0;
 	a->lrs_live = 0;
 	a->vmcr = (0xfful << 24) | (1ul << 1); /* VPMR 0xff, group 1 enabled */
-	a->ap1r0 = 0;
+	for (unsigned n = 0; n < VGIC_MAX_APRS; n++)
+		a->ap1r[n] = 0;
 	a->ich_hcr = ICH_HCR_EN;
 }
 

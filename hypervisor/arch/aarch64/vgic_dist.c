@@ -320,19 +320,30 @@ bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 }
 
 /* ICC_SGI1R_EL1: TargetList 15:0, Aff1 23:16, INTID 27:24, Aff2 39:32, IRM 40, RS 47:44,
- * Aff3 55:48. vCPU n has Aff0 = n and the rest zero. */
+ * Aff3 55:48. vCPU n has Aff0 = n and the rest zero, so TargetList bit b with range selector
+ * RS names vCPU 16 * RS + b. */
+#define SGI1R_TARGETS 0xfffful
+#define SGI1R_AFF123 0xff00ff00ff0000ul
+#define SGI1R_IRM (1ul << 40)
+#define SGI1R_RS(value) ((unsigned)((value) >> 44) & 0xf)
+
 void vgic_send_sgi(struct vcpu *v, uint64_t value)
 {
 	struct partition *p = v->partition;
 	unsigned intid = (unsigned)(value >> 24) & 0xf;
-	bool all_but_self = value & (1ul << 40);
-	uint32_t targets = (uint32_t)value & 0xffff;
 
-	if (!all_but_self && (value & 0xff00ff00ff0000ul)) /* Aff1-3, RS: nobody there */
+	if (value & SGI1R_IRM) {
+		for (unsigned i = 0; i < p->cfg->vcpu_count; i++)
+			if (i != v->id)
+				virq_inject(&p->vcpus[i], intid, false);
 		return;
-	for (unsigned i = 0; i < p->cfg->vcpu_count; i++) {
-		bool hit = all_but_self ? i != v->id : (targets >> i) & 1;
-		if (hit)
+	}
+	if (value & SGI1R_AFF123) /* nobody there */
+		return;
+	unsigned first = 16 * SGI1R_RS(value);
+	for (uint64_t bits = value & SGI1R_TARGETS; bits; bits &= bits - 1) {
+		unsigned i = first + (unsigned)__builtin_ctzll(bits);
+		if (i < p->cfg->vcpu_count)
 			virq_inject(&p->vcpus[i], intid, false);
 	}
 }
@@ -343,7 +354,7 @@ void vgic_reset_dist(struct partition *p)
 
 	memset(&m->dist, 0, sizeof(m->dist));
 	memset(m->redist, 0, sizeof(m->redist));
-	for (unsigned i = 0; i < BH_MAX_CORES; i++)
+	for (unsigned i = 0; i < VMACHINE_MAX_VCPUS; i++)
 		m->redist[i].waker = GICR_WAKER_SLEEP;
 	/* Every SPI routes to vCPU 0 again: so must the physical ones the guest had moved. */
 	for (uint32_t i = 0; i < p->cfg->irq_count; i++) {

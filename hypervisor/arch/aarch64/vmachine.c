@@ -4,6 +4,7 @@
 #include "arch/sysreg.h"
 #include "arch/vmachine.h"
 #include "lib.h"
+#include "panic.h"
 #include "partition.h"
 
 #define GICD_SIZE 0x10000ul
@@ -21,6 +22,7 @@ void arch_partition_reset(struct partition *p)
 {
 	if (!p->cfg->vmachine)
 		return;
+	BH_CHECK(p->cfg->vcpu_count <= VMACHINE_MAX_VCPUS);
 	vgic_reset_dist(p);
 	vuart_reset(p);
 	vgpio_reset(p);

@@ -1,19 +1,25 @@
-/* PSCI 1.0 for unmodified guests, through SMC: the partition's vCPUs are its CPUs, and the
- * system it may switch off or reset is the partition itself. Anything else is not ours to
- * emulate: the caller turns it into a health-monitor event. */
+/* The firmware interface of a partition: the SMC Calling Convention (SMCCC 1.1) with PSCI 1.0,
+ * answered on both conduits (HVC for every partition, beside Bulkhead's own calls; SMC for
+ * partitions with a virtual machine, whose device tree names it). The partition's vCPUs are
+ * its CPUs, and the system it may switch off or reset is the partition itself. */
 #include "arch/vmachine.h"
+#include "bulkhead/abi.h"
 #include "console.h"
 #include "partition.h"
 
-#define PSCI_VERSION 0x84000000u
-#define PSCI_CPU_OFF 0x84000002u
-#define PSCI_CPU_ON 0xc4000003u
-#define PSCI_AFFINITY_INFO 0xc4000004u
-#define PSCI_MIGRATE_INFO_TYPE 0x84000006u
-#define PSCI_SYSTEM_OFF 0x84000008u
-#define PSCI_SYSTEM_RESET 0x84000009u
-#define PSCI_FEATURES 0x8400000au
+#define PSCI_VERSION BH_PSCI_VERSION
+#define PSCI_CPU_OFF BH_PSCI_CPU_OFF
+#define PSCI_CPU_ON BH_PSCI_CPU_ON
+#define PSCI_AFFINITY_INFO BH_PSCI_AFFINITY_INFO
+#define PSCI_MIGRATE_INFO_TYPE BH_PSCI_MIGRATE_INFO_TYPE
+#define PSCI_SYSTEM_OFF BH_PSCI_SYSTEM_OFF
+#define PSCI_SYSTEM_RESET BH_PSCI_SYSTEM_RESET
+#define PSCI_FEATURES BH_PSCI_FEATURES
 #define SMC32_TO_64 0x40000000u /* CPU_ON and AFFINITY_INFO also come as SMC32 */
+
+/* SMCCC function IDs: bit 31 fast call, bits 23:16 zero in every fast call. */
+#define SMCCC_FAST (1u << 31)
+#define SMCCC_FAST_MBZ 0x00ff0000u
 
 #define PSCI_SUCCESS 0
 #define PSCI_NOT_SUPPORTED (-1)
@@ -32,6 +38,15 @@ static bool emulated(uint32_t fn)
 		return true;
 	}
 	return false;
+}
+
+/* PSCI_FEATURES: every PSCI call emulated here (none has feature flags), and SMCCC_VERSION,
+ * which tells the caller to use SMCCC 1.1 (and so SMCCC_ARCH_FEATURES). */
+static int64_t features(uint32_t fn)
+{
+	if (fn == (PSCI_CPU_ON & ~SMC32_TO_64) || fn == (PSCI_AFFINITY_INFO & ~SMC32_TO_64))
+		fn |= SMC32_TO_64;
+	return emulated(fn) || fn == BH_SMCCC_VERSION ? PSCI_SUCCESS : PSCI_NOT_SUPPORTED;
 }
 
 /* The vCPU a PSCI target affinity names: Aff0 = vCPU index, other levels zero. */
@@ -70,7 +85,7 @@ static int64_t call(struct vcpu *v, uint32_t fn, const uint64_t *x)
 
 	switch (fn) {
 	case PSCI_VERSION: return PSCI_VERSION_1_0;
-	case PSCI_FEATURES: return emulated((uint32_t)x[1]) ? 0 : PSCI_NOT_SUPPORTED;
+	case PSCI_FEATURES: return features((uint32_t)x[1]);
 	case PSCI_MIGRATE_INFO_TYPE: return PSCI_TOS_NOT_PRESENT;
 	case PSCI_CPU_ON: return cpu_on(v, x[1], x[2], x[3]);
 	case PSCI_AFFINITY_INFO: return affinity_info(v, x[1], x[2]);
@@ -99,4 +114,29 @@ bool vpsci_call(struct vcpu *v, struct arch_regs *r)
 		return false;
 	r->x[0] = (uint64_t)call(v, fn, r->x);
 	return true;
+}
+
+/* SMCCC_ARCH_FEATURES: the convention's own calls; no CPU erratum workaround is offered (the
+ * cortex-a53 needs none of WORKAROUND_1..3), so the guest does not call one. */
+static int64_t arch_features(uint32_t fn)
+{
+	return fn == BH_SMCCC_VERSION || fn == BH_SMCCC_ARCH_FEATURES ? 0 : BH_SMCCC_NOT_SUPPORTED;
+}
+
+int64_t vpsci_smccc_call(struct vcpu *v, struct arch_regs *r)
+{
+	uint32_t fn = (uint32_t)r->x[0];
+
+	if (fn == BH_SMCCC_VERSION)
+		return BH_SMCCC_VERSION_1_1;
+	if (fn == BH_SMCCC_ARCH_FEATURES)
+		return arch_features((uint32_t)r->x[1]);
+	if (vpsci_call(v, r))
+		return (int64_t)r->x[0];
+	return BH_SMCCC_NOT_SUPPORTED;
+}
+
+bool vpsci_smc_is_smccc(uint32_t fn, unsigned imm)
+{
+	return imm == 0 && (fn & SMCCC_FAST) && !(fn & SMCCC_FAST_MBZ);
 }

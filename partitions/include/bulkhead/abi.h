@@ -17,6 +17,30 @@
 #define BH_HC_BASE 0xC6000000u
 #define BH_HC(n) (BH_HC_BASE | (n))
 
+/* Bulkhead's calls are the SMC64 fast calls 0xC6000000..0xC600FFFF; an unused one of these
+ * returns BH_UNKNOWN_HYPERCALL. Every other function ID is answered as the SMC Calling
+ * Convention (Arm DEN 0028) defines, by HVC in every partition and by SMC in Linux partitions
+ * (docs/hypercalls.md, "SMC Calling Convention"). */
+#define BH_HC_RANGE_SIZE 0x10000u
+
+#define BH_SMCCC_VERSION        0x80000000u /* () -> 0x10001: SMCCC 1.1 */
+#define BH_SMCCC_ARCH_FEATURES  0x80000001u /* (function ID) -> 0, or BH_SMCCC_NOT_SUPPORTED */
+#define BH_SMCCC_ARCH_WORKAROUND_1 0x80008000u /* not implemented: NOT_SUPPORTED */
+#define BH_SMCCC_ARCH_WORKAROUND_2 0x80007fffu
+#define BH_SMCCC_ARCH_WORKAROUND_3 0x80003fffu
+#define BH_SMCCC_VERSION_1_1    0x10001
+#define BH_SMCCC_NOT_SUPPORTED  (-1)        /* any function ID not implemented */
+
+/* PSCI 1.0 (Arm DEN 0022), emulated for the partition's own vCPUs. */
+#define BH_PSCI_VERSION           0x84000000u
+#define BH_PSCI_CPU_OFF           0x84000002u
+#define BH_PSCI_CPU_ON            0xC4000003u /* also as SMC32: 0x84000003 */
+#define BH_PSCI_AFFINITY_INFO     0xC4000004u /* also as SMC32: 0x84000004 */
+#define BH_PSCI_MIGRATE_INFO_TYPE 0x84000006u
+#define BH_PSCI_SYSTEM_OFF        0x84000008u
+#define BH_PSCI_SYSTEM_RESET      0x84000009u
+#define BH_PSCI_FEATURES          0x8400000Au
+
 #define BH_HC_CONSOLE_WRITE  BH_HC(0x00) /* (buf, len) -> bytes written */
 #define BH_HC_GET_IDS        BH_HC(0x01) /* () -> OK, x1 = partition id, x2 = vCPU id */
 #define BH_HC_GET_TIME       BH_HC(0x02) /* (clock) -> OK, x1 = time in ns */

@@ -39,8 +39,8 @@ BH_TEST(unknown_hypercall)
 	BH_EXPECT_EQ(bh_hypercall(BH_HC(0x7f), 0, 0, 0, 0, 0), BH_UNKNOWN_HYPERCALL);
 	BH_EXPECT_EQ(bh_hypercall(BH_HC(BH_HC_COUNT), 0, 0, 0, 0, 0), BH_UNKNOWN_HYPERCALL);
 	BH_EXPECT_EQ(bh_hypercall(0xC600FFFFul, 0, 0, 0, 0, 0), BH_UNKNOWN_HYPERCALL);
-	/* Outside the vendor hypervisor range (SiP service, SMC32). */
-	BH_EXPECT_EQ(bh_hypercall(0x82000000ul, 0, 0, 0, 0, 0), BH_UNKNOWN_HYPERCALL);
+	/* Outside the vendor hypervisor range (SiP service, SMC32): SMCCC NOT_SUPPORTED. */
+	BH_EXPECT_EQ(bh_hypercall(0x82000000ul, 0, 0, 0, 0, 0), BH_SMCCC_NOT_SUPPORTED);
 }
 
 BH_TEST(console_write_null)

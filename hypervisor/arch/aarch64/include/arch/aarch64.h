@@ -16,6 +16,19 @@ void aarch64_mmu_enable(uint64_t ttbr, uint64_t tcr, uint64_t mair); /* start.S 
 #define PPI_MAINTENANCE 25u
 #define PPI_HYP_TIMER 26u
 #define PPI_VTIMER 27u
+
+/* CPTR_EL2 (HCR_EL2.E2H 0), the value every vCPU runs with: the architectural RES1 bits (13:12,
+ * 9, 7:0) and the traps Bulkhead always sets. TZ (8) traps SVE, whose state is not switched
+ * (without SVE, as on the cortex-a53, the bit is RES1 anyway); TTA (20) traps the trace
+ * registers and TAM (30) the activity monitors: neither is virtualized (on the cortex-a53
+ * neither exists, and their encodings are UNDEFINED in the guest before any trap). The name
+ * is kept for the vCPU switch code that uses it; TFP is added there while FP is not loaded. */
+#define CPTR_EL2_ARCH_RES1 0x32fful
+#define CPTR_TZ (1ul << 8)
+#define CPTR_TFP (1ul << 10)
+#define CPTR_TTA (1ul << 20)
+#define CPTR_TAM (1ul << 30)
+#define CPTR_EL2_RES1 (CPTR_EL2_ARCH_RES1 | CPTR_TZ | CPTR_TTA | CPTR_TAM)
 void gic_init_distributor(void);
 void gic_init_this_core(unsigned core);
 void gic_send_sgi(unsigned core, unsigned intid);

@@ -10,10 +10,10 @@
 #define PERCPU_VCPU    24    /* struct percpu: the vCPU running on this core */
 #define PERCPU_LOADED  32    /* struct percpu: the vCPU whose EL1 state is loaded (after VCPU) */
 #define PERCPU_TRACE   40    /* struct percpu: this core's trace ring */
-#define VCPU_VTIMER_PRIORITY 656  /* struct vcpu: arch.vtimer_priority */
-#define VCPU_TRACE_SOURCE    1224 /* struct vcpu: trace_source */
-#define VCPU_VIRQ_DISABLED   1364 /* struct vcpu: virq.disabled[0] */
-#define VCPU_VIRQ_COUNT      1436 /* struct vcpu: virq.count */
+#define VCPU_VTIMER_PRIORITY 680  /* struct vcpu: arch.vtimer_priority */
+#define VCPU_TRACE_SOURCE    1240 /* struct vcpu: trace_source */
+#define VCPU_VIRQ_DISABLED   1380 /* struct vcpu: virq.disabled[0] */
+#define VCPU_VIRQ_COUNT      1452 /* struct vcpu: virq.count */
 #define RING_HEAD      4     /* struct trace_ring */
 #define RING_TAIL      8
 #define RING_SCRATCH   16

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #define VGIC_MAX_LRS 16
+#define VGIC_MAX_APRS 4 /* ICH_AP1R0..3_EL2, for 7 priority bits */
 
 struct arch_vcpu_ctx {
 	uint64_t sctlr, ttbr0, ttbr1, tcr, mair, amair, vbar, cpacr, contextidr;
@@ -13,7 +14,8 @@ struct arch_vcpu_ctx {
 	uint64_t cntv_ctl, cntv_cval;
 	uint64_t vmpidr, vttbr;
 	uint64_t lr[VGIC_MAX_LRS];  /* GICv3 list registers, if lrs_live */
-	uint64_t vmcr, ap1r0, ich_hcr;
+	uint64_t vmcr, ich_hcr;
+	uint64_t ap1r[VGIC_MAX_APRS]; /* group 1 active priorities: the implemented ones */
 	uint32_t vtimer_active;     /* switched out with its timer interrupt in flight: the
 				     * physical PPI is made active again when it is loaded */
 	uint32_t lrs_live;          /* some list register was occupied when it was switched out:

@@ -13,6 +13,10 @@
 #define VGIC_IRQS BH_VIRQ_MAX /* INTIDs 0..287: 16 SGIs, 16 PPIs, 256 SPIs */
 #define VGIC_WORDS (VGIC_IRQS / 32)
 #define VGIC_PARAVIRT_PRIORITY 0xa0 /* every virtual interrupt of a paravirtual partition */
+/* vCPUs of one partition: its redistributors, SGI targets and call states are indexed by vCPU.
+ * No partition can have more vCPUs than the whole system (the tool's per-partition limit is
+ * smaller); arch_partition_reset checks it. */
+#define VMACHINE_MAX_VCPUS BH_MAX_VCPUS
 #define VUART_RX_SIZE 256u    /* received bytes waiting for the guest; more are dropped */
 
 /* One redistributor: the private interrupts (SGIs, PPIs) of one vCPU. */
@@ -51,10 +55,10 @@ struct vgpio {
 struct vmachine {
 	struct spinlock lock; /* distributor and redistributor register writes */
 	struct vgic_dist dist;
-	struct vgic_redist redist[BH_MAX_CORES];
+	struct vgic_redist redist[VMACHINE_MAX_VCPUS];
 	struct vuart uart;
 	struct vgpio gpio;
-	int64_t call_status[BH_MAX_CORES]; /* per vCPU: how its last user-space call went */
+	int64_t call_status[VMACHINE_MAX_VCPUS]; /* per vCPU: how its last user-space call went */
 };
 
 struct vcpu;
@@ -88,7 +92,13 @@ void vgpio_reset(struct partition *p);
 bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa);
 bool arch_vmachine_sysreg(struct vcpu *v, struct arch_regs *r, uint64_t esr);
 
-/* SMC from the guest: PSCI. False if the function is not one we emulate. */
+/* PSCI: emulated into r->x[0]; false if the function is not one we emulate. */
 bool vpsci_call(struct vcpu *v, struct arch_regs *r);
+/* Any SMCCC call that is not Bulkhead's own (HVC, or SMC with a virtual machine): the result
+ * for x0, BH_SMCCC_NOT_SUPPORTED for what is not implemented. */
+int64_t vpsci_smccc_call(struct vcpu *v, struct arch_regs *r);
+/* An SMC with function ID fn and immediate imm is an SMCCC call (imm 0, a fast call with bits
+ * 23:16 zero); any other SMC is a health-monitor event. */
+bool vpsci_smc_is_smccc(uint32_t fn, unsigned imm);
 
 #endif
