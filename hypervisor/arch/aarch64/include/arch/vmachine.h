@@ -14,9 +14,9 @@
 #define VGIC_WORDS (VGIC_IRQS / 32)
 #define VGIC_PARAVIRT_PRIORITY 0xa0 /* every virtual interrupt of a paravirtual partition */
 /* vCPUs of one partition: its redistributors, SGI targets and call states are indexed by vCPU.
- * No partition can have more vCPUs than the whole system (the tool's per-partition limit is
- * smaller); arch_partition_reset checks it. */
-#define VMACHINE_MAX_VCPUS BH_MAX_VCPUS
+ * A partition has at most one vCPU per core (the tool's per-partition limit, abi.MAX_VCPUS);
+ * arch_partition_reset checks it. */
+#define VMACHINE_MAX_VCPUS BH_MAX_CORES
 #define VUART_RX_SIZE 256u    /* received bytes waiting for the guest; more are dropped */
 
 /* One redistributor: the private interrupts (SGIs, PPIs) of one vCPU. */
