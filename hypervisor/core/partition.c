@@ -141,6 +141,7 @@ void partition_load_image(struct partition *p)
 	while (!load_step(p))
 		;
 }
+
 static void partition_lock(struct partition *p)
 {
 	arch_spin_lock(&p->lock);

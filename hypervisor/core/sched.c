@@ -235,7 +235,7 @@ static inline void account(struct percpu *c, uint64_t now)
 	if (!v->budget_left)
 		return;
 	v->budget_left -= min_u64(used, v->budget_left);
-	if (!v->budget_left && vcpu_runnable(v))
+	if (!v->budget_left && v->state == VCPU_READY && vcpu_runnable(v))
 		edf_budget_exhausted(v);
 }
 

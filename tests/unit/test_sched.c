@@ -217,3 +217,27 @@ TEST(edf_runs_earliest_deadline_and_enforces_budgets)
 	EXPECT_EQ(vcpu_of(1)->abs_deadline, US(10000));
 	memset(vcpus, 0, sizeof(vcpus));
 }
+
+TEST(edf_reload_uses_the_budget_without_an_overrun)
+{
+	vcpus[1] = (struct bh_vcpu_cfg){ .period_ns = 5000000, .budget_ns = 1000000,
+					 .deadline_ns = 5000000 };
+	boot(BH_POLICY_EDF);
+	vcpu_of(0)->state = vcpu_of(2)->state = VCPU_HALTED;
+	for (unsigned i = 0; i < 3; i++)
+		vcpu_of(i)->request = 0; /* not the boot's starts: this test starts nothing */
+	/* b is restarting and its vCPU 0 reloads the image in its budget; an interrupt keeps
+	 * coming, so the reload never gets a step in. */
+	vcpu_of(1)->state = VCPU_LOADING;
+	partitions[1].state = PARTITION_RESTARTING;
+	partitions[1].reload = true;
+	fake.irq_pending = true;
+	EXPECT(at(0) == NULL);            /* the core took the interrupt instead */
+	EXPECT(percpu[0].vcpu == vcpu_of(1));
+	EXPECT(at(US(1000)) == NULL);      /* budget used up: nothing to run until the release */
+	EXPECT_EQ(vcpu_of(1)->state, VCPU_LOADING);
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "budget_overrun") == NULL);
+	fake.irq_pending = false;
+	memset(vcpus, 0, sizeof(vcpus));
+}
