@@ -18,7 +18,8 @@ def verdicts_pass(run, part, names):
 
 def test_smccc_by_hvc_and_architectural_traps():
     run = run_system("arch_traps.yaml", timeout=60,
-                     until=lambda r: r.count(r"BHTEST-SUMMARY") >= 2)
+                     until=lambda r: r.count(r"BHTEST-SUMMARY") >= 2 and
+                     r.index(r"\[wfestorm\] wfestorm: storming") >= 0)
     verdicts_pass(run, "smccc", ["smccc_version_and_arch_features", "smccc_unknown_functions",
                                  "psci_queries_by_hvc", "psci_cpu_on_and_off_by_hvc"])
     assert run.index(r"\[smccc\] BHTEST-SUMMARY \d+ passed, 0 failed") >= 0, run.log
