@@ -8,7 +8,7 @@ VENV   := .venv
 BULKHEAD := $(VENV)/bin/bulkhead
 PYTEST   := $(VENV)/bin/pytest
 
-.PHONY: all run test bench hyp image bootstrap unit-test tool-test system-test clean
+.PHONY: all run test bench campaign hyp image bootstrap unit-test tool-test system-test clean
 all: image
 
 bootstrap:
@@ -35,6 +35,10 @@ test: bootstrap hyp partitions linux-programs unit-test
 
 bench: bootstrap hyp partitions
 	@$(VENV)/bin/python -m bench.run
+
+# The long adversarial campaign (up to an hour); writes docs/reliability.md from its results.
+campaign: bootstrap hyp partitions
+	@$(VENV)/bin/python tests/campaign.py
 
 clean:
 	rm -rf $(BUILD)

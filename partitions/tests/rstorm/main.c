@@ -1,0 +1,278 @@
+/* rstorm: restart storms (tests/system/configs/campaign_restart.yaml, test_campaign.py), by id:
+ *   0 storm:  vCPU 0 (core 1) and vCPU 1 (core 2). Every boot checks that its fresh memory is
+ *             fresh (.bss zero, vCPU 1's receive buffer untouched for a while although the
+ *             peer keeps sending: a receive wait surviving the restart would write it), that
+ *             the restart count is the one it expects, then opens its ports, arms a periodic
+ *             BH_HC_SET_TIMER, starts vCPU 1 (blocked in BH_HC_QUEUING_RECEIVE_WAIT), sends,
+ *             and cold-restarts itself at a pseudo-random moment, `count` times (the refresh
+ *             period of its port `count`, in ns). Counters survive in memory outside its image.
+ *   1 peer:   core 3, system partition: sends to the storm and receives from it all along,
+ *             measures its own 1 ms timer against the plan, and ends the run.
+ *   2 chaos:  core 0, system partition: suspends, resumes and cold-restarts the storm at
+ *             pseudo-random moments, and checks its status after each (restarts only grow,
+ *             by exactly the restarts it made plus the storm's own). */
+#include "bhtest.h"
+
+typedef unsigned long long u64;
+
+#define STORM 0u
+#define PEER 1u
+#define CHAOS 2u
+#define RAM_BASE 0x40000000ul
+#define PERSIST (RAM_BASE + 0x300000ul) /* outside the image: survives a cold restart */
+#define PERSIST_MAGIC 0x5253544f524d3031ull
+#define FRESH_WORDS (64 * 1024 / 8)
+#define WATCH_NS 200000ull  /* how long a fresh boot watches vCPU 1's buffer */
+#define PERIOD_NS 1000000ll
+#define PEER_LATE_MAX_NS 2000ll
+#define CNTV_CTL_ENABLE 1ul
+
+struct persist {
+	u64 magic, boots, bss_dirty, rx_dirty, count_wrong, sent, chaos_restarts;
+};
+
+static volatile u64 fresh[FRESH_WORDS]; /* must read zero after every cold restart */
+static volatile unsigned char rxbuf[64]; /* vCPU 1's receive-wait buffer */
+static volatile unsigned stop_vcpu1;
+
+static struct persist *persist(void) { return (struct persist *)PERSIST; }
+static void relax(void) { __asm__ volatile("yield" ::: "memory"); }
+
+static u64 mix(u64 x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+static int open_port(const char *name)
+{
+	struct bh_port_info info;
+	int d = -1;
+
+	if (bh_port_info(name, &info) != BH_OK)
+		return -1;
+	if (info.kind == BH_SAMPLING_PORT)
+		bh_sampling_port_create(name, info.max_message_size, info.direction,
+					info.refresh_ns, &d);
+	else
+		bh_queuing_port_create(name, info.max_message_size, info.direction,
+				       info.max_messages, &d);
+	return d;
+}
+
+static u64 refresh_of(const char *name)
+{
+	struct bh_port_info info = { 0 };
+
+	bh_port_info(name, &info);
+	return info.refresh_ns;
+}
+
+static void spin_ns(u64 ns)
+{
+	u64 end = bh_now_ns() + ns;
+
+	while (bh_now_ns() < end)
+		relax();
+}
+
+/* --- storm ------------------------------------------------------------------------------- */
+
+static int bss_is_zero(void)
+{
+	for (unsigned i = 0; i < FRESH_WORDS; i++)
+		if (fresh[i])
+			return 0;
+	return 1;
+}
+
+/* Nobody may write vCPU 1's buffer before vCPU 1 runs again (the peer keeps sending). */
+static int rx_untouched_for(u64 ns)
+{
+	u64 end = bh_now_ns() + ns;
+
+	while (bh_now_ns() < end) {
+		for (unsigned i = 0; i < sizeof(rxbuf); i++)
+			if (rxbuf[i])
+				return 0;
+		relax();
+	}
+	return 1;
+}
+
+static void storm_report(const struct persist *p, unsigned restarts)
+{
+	char d[128];
+
+	bh_printf("BHSTAT storm_restarts %u\nBHSTAT storm_sent %llu\n", restarts, p->sent);
+	bh_snprintf(d, sizeof(d), "%llu of %llu boots found .bss dirty", p->bss_dirty, p->boots);
+	bh_test_report("storm_fresh_bss_zero", p->bss_dirty == 0, d);
+	bh_snprintf(d, sizeof(d), "%llu boots saw a message land in fresh memory", p->rx_dirty);
+	bh_test_report("storm_no_message_into_fresh_memory", p->rx_dirty == 0, d);
+	bh_snprintf(d, sizeof(d), "%llu boots with an unexpected restart count", p->count_wrong);
+	bh_test_report("storm_restart_count_consistent", p->count_wrong == 0, d);
+	bh_test_summary();
+}
+
+/* The boot checks: fresh memory, and the restart count against what the storm and chaos did. */
+static void check_boot(struct persist *p, unsigned boot_kind, unsigned restarts)
+{
+	if (boot_kind == BH_BOOT_COLD || p->magic != PERSIST_MAGIC)
+		*p = (struct persist){ .magic = PERSIST_MAGIC };
+	else
+		p->boots++;
+	p->bss_dirty += !bss_is_zero();
+	p->rx_dirty += !rx_untouched_for(WATCH_NS);
+	p->count_wrong += restarts != p->boots;
+}
+
+_Noreturn static void storm(unsigned boot_kind, unsigned restarts)
+{
+	struct persist *p = persist();
+	u64 count = refresh_of("count");
+
+	check_boot(p, boot_kind, restarts);
+	if (restarts >= count) {
+		int done = open_port("done_out");
+		storm_report(p, restarts);
+		bh_sampling_write(done, "d", 1);
+		bh_halt_self();
+	}
+	int out = open_port("out");
+	for (unsigned i = 0; i < FRESH_WORDS; i += 512)
+		fresh[i] = i + 1; /* dirty the memory the next boot must find clean */
+	bh_set_timer(BH_CLOCK_HW, bh_now_ns() + 100000, 100000);
+	bh_vcpu_start(1);
+	u64 r = mix(restarts), until = bh_now_ns() + r % 500000;
+	while (bh_now_ns() < until) {
+		u64 msg = restarts;
+		p->sent += bh_queuing_send(out, &msg, sizeof(msg)) == BH_OK;
+		spin_ns(10000);
+	}
+	bh_reset_self(BH_RESET_COLD);
+	bh_halt_self();
+}
+
+/* vCPU 1: waits for messages until the restart stops it. */
+void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
+{
+	int in = open_port("in");
+	unsigned length;
+
+	(void)vcpu, (void)boot_kind, (void)restarts;
+	while (!stop_vcpu1) {
+		if (bh_queuing_receive_wait(in, (void *)rxbuf, sizeof(rxbuf), &length) < 0)
+			bh_irq_poll();
+	}
+	for (;;)
+		__asm__ volatile("wfi");
+}
+
+/* --- peer ---------------------------------------------------------------------------------- */
+
+static volatile unsigned ticks, missed;
+static long long deadline, late_max;
+
+static void vtimer_arm(long long at)
+{
+	__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1\n\tisb"
+			 : : "r"(bh_ns_to_ticks((u64)at)), "r"(CNTV_CTL_ENABLE) : "memory");
+}
+
+static void on_tick(unsigned intid)
+{
+	long long now = (long long)bh_now_ns(), late = now - deadline;
+
+	(void)intid;
+	if (late > late_max)
+		late_max = late;
+	ticks = ticks + 1;
+	for (deadline += PERIOD_NS; deadline <= now; deadline += PERIOD_NS)
+		missed = missed + 1;
+	vtimer_arm(deadline);
+}
+
+_Noreturn static void peer(void)
+{
+	int to = open_port("to_storm"), from = open_port("from_storm"), done = open_port("done_in");
+	u64 seq = 0, got = 0, msg;
+	char c, d[128];
+
+	bh_irq_set_handler(BH_VIRQ_VTIMER, on_tick);
+	deadline = ((long long)bh_now_ns() / PERIOD_NS + 2) * PERIOD_NS;
+	vtimer_arm(deadline);
+	bh_irq_enable();
+	while (bh_sampling_read(done, &c, 1, 0, 0) != 1) {
+		seq += bh_queuing_send(to, &seq, sizeof(seq)) == BH_OK;
+		while (bh_queuing_receive(from, &msg, sizeof(msg), 0) == sizeof(msg))
+			got++;
+		spin_ns(5000);
+	}
+	bh_irq_disable();
+	bh_printf("BHSTAT peer_sent %llu\nBHSTAT peer_received %llu\nBHSTAT peer_ticks %u\n"
+		  "BHSTAT peer_missed %u\nBHSTAT peer_lateness_max_ns %lld\n", seq, got, ticks,
+		  missed, late_max);
+	bh_snprintf(d, sizeof(d), "%u activations, %u missed, worst %lld ns late (bound %lld)",
+		    ticks, missed, late_max, PEER_LATE_MAX_NS);
+	bh_test_report("peer_timing_kept", ticks > 0 && missed == 0 && late_max <= PEER_LATE_MAX_NS, d);
+	bh_snprintf(d, sizeof(d), "%llu sent, %llu received", seq, got);
+	bh_test_report("peer_traffic_flowed", seq > 0 && got > 0, d);
+	bh_test_summary();
+	bh_halt_system();
+	bh_halt_self();
+}
+
+/* --- chaos --------------------------------------------------------------------------------- */
+
+/* One pseudo-random action on the storm; checks its status after. Returns 0 on inconsistency. */
+static int chaos_step(u64 r, unsigned *last_restarts)
+{
+	struct bh_partition_status st;
+	unsigned op = (unsigned)(r % 4);
+
+	if (op == 0)
+		bh_partition_ctl(BH_PARTITION_SUSPEND, STORM, 0);
+	else if (op == 3)
+		bh_partition_ctl(BH_PARTITION_RESTART, STORM, BH_RESET_COLD);
+	else
+		bh_partition_ctl(BH_PARTITION_RESUME, STORM, 0);
+	if (bh_partition_status(STORM, &st) != BH_OK)
+		return 0;
+	int ok = st.restarts >= *last_restarts && st.vcpu_count == 2 &&
+		 (op != 0 || st.state != BH_PARTITION_STATE_RUNNING);
+	*last_restarts = st.restarts;
+	if (op == 0) /* never leave it suspended for long */
+		bh_partition_ctl(BH_PARTITION_RESUME, STORM, 0);
+	return ok;
+}
+
+_Noreturn static void chaos(void)
+{
+	int done = open_port("chaos_done");
+	unsigned last = 0, bad = 0, steps = 0;
+	char c, d[96];
+
+	for (u64 r = 1; bh_sampling_read(done, &c, 1, 0, 0) != 1; r++, steps++) {
+		bad += !chaos_step(mix(r), &last);
+		spin_ns(200000 + mix(~r) % 2000000);
+	}
+	bh_printf("BHSTAT chaos_steps %u\n", steps);
+	bh_snprintf(d, sizeof(d), "%u of %u actions left an inconsistent status", bad, steps);
+	bh_test_report("chaos_status_consistent", bad == 0, d);
+	bh_test_summary();
+	bh_halt_self();
+}
+
+int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
+{
+	unsigned id = bh_partition_id();
+
+	(void)vcpu;
+	if (id == PEER)
+		peer();
+	if (id == CHAOS)
+		chaos();
+	storm(boot_kind, restarts);
+}
