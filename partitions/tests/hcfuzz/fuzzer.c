@@ -58,14 +58,15 @@ enum cls {
 	C_NOT_SYSTEM,   /* a system-partition call, or another partition's id */
 	C_NO_PLANS,     /* the system has no cyclic plans */
 	C_NO_DOORBELL,  /* a region without a doorbell */
-	C_UNKNOWN,      /* no such function ID */
+	C_UNKNOWN,      /* no such function ID in Bulkhead's range */
+	C_FOREIGN,      /* an ID outside it: an SMCCC function Bulkhead does not implement */
 	C_COUNT
 };
 #define SOFT ((1u << C_VALID) | (1u << C_EMPTY_FULL) | (1u << C_OTHER_WAITER) | (1u << C_WAIT_BUF))
 static const char *const cls_names[C_COUNT] = {
 	"valid", "empty_full", "other_waiter", "wait_buf", "bad_ptr", "bad_len", "bad_arg",
 	"not_open", "wrong_dir", "bad_size", "no_name", "mismatch", "not_system", "no_plans",
-	"no_doorbell", "unknown",
+	"no_doorbell", "unknown", "foreign",
 };
 
 #define E(code) (1u << -(code))
@@ -131,7 +132,8 @@ static const unsigned short allowed[NCALLS + 1][C_COUNT] = {
 					     [C_OTHER_WAITER] = ONA, [C_WAIT_BUF] = IP,
 					     [C_NOT_OPEN] = IP, [C_WRONG_DIR] = IM,
 					     [C_BAD_PTR] = IP | NAV | ONA },
-	[N_UNKNOWN] = { [C_UNKNOWN] = E(BH_UNKNOWN_HYPERCALL) },
+	[N_UNKNOWN] = { [C_UNKNOWN] = E(BH_UNKNOWN_HYPERCALL),
+			[C_FOREIGN] = E(BH_SMCCC_NOT_SUPPORTED) },
 };
 
 /* --- the fuzzer's knowledge of itself --------------------------------------------------------- */
@@ -706,11 +708,12 @@ static const struct spec specs[NCALLS] = {
 static const char *row_name(unsigned row) { return row < NCALLS ? specs[row].name : "unknown-id"; }
 
 /* A function ID: mostly a real call (sometimes with noise in x0's ignored upper half), else
- * one around or outside the range. */
+ * one around or outside the range. None that SMCCC or PSCI defines: those are answered (and
+ * PSCI's would switch the fuzzer off), see docs/hypercalls.md. */
 static u64 gen_function(struct fz *f, unsigned *row)
 {
 	static const u64 outside[] = { BH_HC_BASE - 1, BH_HC(BH_HC_COUNT), BH_HC(0xff),
-				       BH_HC(0xffff), 0x86000000, 0x84000000, 0x46000000, 0,
+				       BH_HC(0xffff), 0x86000000, 0x84000100, 0x46000000, 0,
 				       0xffffffff, BH_HC_BASE | 0x10000 };
 	unsigned n = below(f, NCALLS + 2);
 
@@ -950,7 +953,10 @@ static void make_call(struct fz *f, struct call *c)
 	c->in[0] = gen_function(f, &c->row);
 	if (c->row == N_UNKNOWN) {
 		g_none(f, c);
-		SET(c, C_UNKNOWN);
+		if ((unsigned)c->in[0] - BH_HC_BASE < BH_HC_RANGE_SIZE)
+			SET(c, C_UNKNOWN);
+		else
+			SET(c, C_FOREIGN);
 	} else {
 		specs[c->row].gen(f, c);
 	}
