@@ -55,7 +55,7 @@ def test_good_descriptions_boot(name, checker, workdir):
     require_boot(workdir / name, workdir / "out")
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(REPO)))
 def test_shipped_descriptions_boot(path, checker, tmp_path):
     path = _with_built_images(path, tmp_path)
     system, errors = config.check(path)
