@@ -5,7 +5,7 @@ boot path (bootcheck_support, tests/unit/bootcheck), which must not panic.
 The descriptions: every good/ file, configs/*.yaml, tests/system/configs/*.yaml, and edited good/ files
 from Hypothesis (deterministic): values replaced by plausible ones of the same kind (sizes, addresses,
 durations, small numbers), which the tool often accepts, and the blind edits of test_fuzz.py. The normal
-run tries BULKHEAD_FUZZ_EXAMPLES examples per property (default 30, a few seconds each property);
+run tries BULKHEAD_FUZZ_EXAMPLES examples per property (default 30: about ten seconds in all);
 `make campaign` raises it."""
 
 from __future__ import annotations
