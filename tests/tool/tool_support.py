@@ -54,6 +54,18 @@ _start:
 """
 
 
+def without_section_headers(elf: bytes) -> bytes:
+    """The image as sstrip or `llvm-objcopy --strip-sections` leave it: no section header table (e_shoff,
+    e_shnum and e_shstrndx 0, the table cut off the end of the file, where ld puts it); the loaded
+    segments, test code included, unchanged."""
+    import struct
+    shoff = struct.unpack_from("<Q", elf, 40)[0]
+    data = bytearray(elf[:shoff])
+    struct.pack_into("<Q", data, 40, 0)
+    struct.pack_into("<HHH", data, 58, 0, 0, 0)  # e_shentsize, e_shnum, e_shstrndx
+    return bytes(data)
+
+
 def run(argv: list[str], cwd: Path) -> None:
     subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
 

@@ -40,9 +40,18 @@ class BuildResult:
     linux: dict[str, dict[str, Path]] = field(default_factory=dict)  # Linux partition -> dts, dtb, cpio, ...
 
 
-def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
-    """Raises ToolError when a command fails, ConfigError when the image does not fit."""
-    out = opts.out
+@dataclass(frozen=True)
+class Sources:
+    """What `build` generates before it compiles: the tables and the assembly that packs the segments."""
+    config_c: Path
+    images_s: Path
+    segment_count: int
+    linux: dict[str, dict[str, Path]]
+
+
+def generate(system: System, source_name: str, out: Path) -> Sources:
+    """Write bh_config.c, bh_images.S and the files they pack into out. The boot checker
+    (tests/tool/test_boot_accepted.py) compiles exactly these for the host."""
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob("seg_*.bin"):
         stale.unlink()
@@ -51,13 +60,21 @@ def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
     segments = write_segment_files(system, out)
     images_s.write_text(render_images(segments, source_name))
     config_c.write_text(render_config(system, source_name))
+    return Sources(config_c, images_s, len(segments), linux_outputs)
+
+
+def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
+    """Raises ToolError when a command fails, ConfigError when the image does not fit."""
+    out = opts.out
+    sources = generate(system, source_name, out)
     elf, image = out / "bulkhead.elf", out / "bulkhead.img"
-    _compile_and_link(opts, config_c, images_s, elf)
+    _compile_and_link(opts, sources.config_c, sources.images_s, elf)
     Toolchain(opts.cross, opts.include).binary(elf, image)
     image_end = _check_fits(system, source_name, elf, image)
     cmd_file = out / "qemu.cmd"
     cmd_file.write_text(shlex.join(qemu_command(system, image.resolve())) + "\n")
-    return BuildResult(elf, image, image_end, image.stat().st_size, len(segments), cmd_file, linux_outputs)
+    return BuildResult(elf, image, image_end, image.stat().st_size, sources.segment_count, cmd_file,
+                       sources.linux)
 
 
 def _compile_and_link(opts: BuildOptions, config_c: Path, images_s: Path, elf: Path) -> None:

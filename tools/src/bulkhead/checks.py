@@ -333,6 +333,10 @@ def check_image(system: System, part: Partition, diags: Diagnostics) -> None:
 
 
 def _check_test_code(system: System, part: Partition, diags: Diagnostics) -> None:
+    if part.elf.has_tests is None and not system.test:
+        diags.error(part.at("image"), f"{part.title}: image '{part.image}' has no section header table, so the "
+                    f"tool cannot tell whether it contains test code (section {TESTS_SECTION}); use the image as "
+                    f"linked, without removing its section headers, or set 'test: true' under system")
     if part.elf.has_tests and not system.test:
         diags.error(part.at("image"), f"{part.title}: image '{part.image}' contains test code (section "
                     f"{TESTS_SECTION}) but system.test is false; set 'test: true' under system, or use an "

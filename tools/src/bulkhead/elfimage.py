@@ -53,7 +53,7 @@ class Segment:
 class ElfImage:
     entry: int
     segments: tuple[Segment, ...]  # PT_LOAD segments with a file or memory size, in file order
-    has_tests: bool
+    has_tests: bool | None  # None: no section header table, so nobody can tell (checks._check_test_code)
 
     def executable_segment_at(self, address: int) -> Segment | None:
         return next((s for s in self.segments if s.executable and s.ipa <= address < s.end), None)
@@ -200,11 +200,12 @@ def _span(seg: Segment) -> str:
 
 # --- sections: only to find the test section -------------------------------------------------
 
-def _has_tests(data: bytes, header: _Header) -> bool:
-    """Whether a section is named TESTS_SECTION. A damaged section table is an error, never "no
-    tests": a test image must not pass as a production one."""
+def _has_tests(data: bytes, header: _Header) -> bool | None:
+    """Whether a section is named TESTS_SECTION; None without a section header table (stripped of it:
+    the test code would still be loaded, only its name is gone). A damaged section table is an
+    error, never "no tests": a test image must not pass as a production one."""
     if header.shoff == 0 and header.shnum == 0:
-        return False
+        return None
     if header.shnum == 0 or header.shentsize != _SHDR.size:
         raise ElfProblem(f"has a section header table the tool cannot read ({header.shnum} entries of "
                          f"{header.shentsize} bytes)", _REBUILD)
