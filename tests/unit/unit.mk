@@ -33,17 +33,12 @@ BOOTCHECK_CFLAGS := $(UNIT_CFLAGS) -Itests/unit/bootcheck
 BOOTCHECK_RENAME := -Darch_phys_to_ptr=fake_arch_phys_to_ptr \
 	-Darch_partition_reset=fake_arch_partition_reset
 
-.PHONY: bootcheck-lib boot-check campaign
+.PHONY: bootcheck-lib boot-check
 bootcheck-lib: $(BOOTCHECK_LIB) $(BOOTCHECK_MAIN)
 
 # The tool's tests with the boot check included: every accepted description must boot.
 boot-check: bootcheck-lib
 	@$(PYTEST) -q tests/tool/test_boot_accepted.py
-
-# A long fuzzing campaign: many more Hypothesis examples per property than `make test` tries.
-campaign: bootcheck-lib
-	@BULKHEAD_FUZZ_EXAMPLES=$${BULKHEAD_FUZZ_EXAMPLES:-2000} $(PYTEST) -q tests/tool/test_fuzz.py \
-		tests/tool/test_boot_accepted.py
 
 $(BOOTCHECK_LIB): $(BOOTCHECK_OBJS)
 	@rm -f $@
