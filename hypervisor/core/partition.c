@@ -66,6 +66,20 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 	}
 }
 
+/* The tool checked it, and the images are copied into these areas at every cold restart: a
+ * second line of defence, once at boot, so no table can aim a load at the hypervisor. */
+static void check_areas(const struct bh_partition_cfg *cfg, const struct bh_system_cfg *sys)
+{
+	for (uint32_t i = 0; i < cfg->area_count; i++) {
+		const struct bh_area_cfg *a = &cfg->areas[i];
+		BH_CHECK(a->phys + a->size > a->phys);
+		BH_CHECK(a->phys >= sys->hyp_base + sys->hyp_size ||
+			 a->phys + a->size <= sys->hyp_base);
+		BH_CHECK((a->flags & BH_AREA_DEVICE) || (a->phys >= sys->ram_base &&
+			 a->phys + a->size <= sys->ram_base + sys->ram_size));
+	}
+}
+
 static void route_interrupts(const struct partition *p)
 {
 	for (uint32_t i = 0; i < p->cfg->irq_count; i++) {
@@ -88,6 +102,7 @@ void partition_init_all(const struct bh_system_cfg *sys)
 		struct partition *p = &partitions[i];
 		*p = (struct partition){ .cfg = &sys->partitions[i], .boot_kind = BH_BOOT_COLD };
 		BH_CHECK(p->cfg->id == i && p->cfg->vcpu_count > 0);
+		check_areas(p->cfg, sys);
 		bind_vcpus(p, &next_vcpu, sys);
 		arch_stage2_build(p);
 		arch_partition_reset(p);

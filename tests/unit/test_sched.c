@@ -39,7 +39,8 @@ static struct bh_plan_cfg plans[2] = {
 static uint64_t stage2_pool[9][512] __attribute__((aligned(4096)));
 static struct bh_system_cfg sys = {
 	.magic = BH_CONFIG_MAGIC, .version = BH_CONFIG_VERSION, .name = "sched", .core_count = 1,
-	.partition_count = 3, .partitions = parts, .plans = plans,
+	.partition_count = 3, .partitions = parts, .plans = plans, .hyp_base = 0x40000000,
+	.hyp_size = 0x2000000, .ram_base = 0x40000000, .ram_size = 0x40000000,
 	.stage2_block_max = 0x1000, .stage2_pool_pages = 9, .stage2_pool = stage2_pool,
 };
 

@@ -320,22 +320,12 @@ struct call {
 	int port;         /* ports[] index the call is about, or -1 */
 	const char *name; /* name placed in the arena, restored after */
 	u64 name_at;
-	int empty_bad; /* a zero-length buffer at an address that is not the caller's (KB2) */
 };
 
 #define SET(c, k) ((c)->cls |= 1u << (k))
 
-/* An empty buffer is the caller's memory whatever its address (range_ok): nothing is read or
- * written. Noted for KB2. */
-static void note_empty(struct call *c, u64 p, u64 len)
-{
-	if (len == 0 && !range_ok(p, 1, 1))
-		c->empty_bad = 1;
-}
-
 static void out_window(struct call *c, u64 p, u64 len)
 {
-	note_empty(c, p, len);
 	c->win = p;
 	c->win_len = len > ARENA_SIZE + 0x10000 ? 0 : len;
 }
@@ -758,21 +748,14 @@ static int result_allowed(const struct call *c, long got)
 }
 
 /* Known, reported hypervisor bugs (docs/reliability.md, "Known bugs"): a discrepancy that
- * matches one counts as `known`, not as a failure, unless the run is strict. Remove each
- * when its fix is merged.
- *   KB1: BH_HC_VCPU_CTL truncates op to 32 bits (hc_vcpu_ctl passes (unsigned)arg), so op
- *        2^32 | START/RESUME acts as START/RESUME instead of BH_INVALID_PARAM.
- *   KB2: a zero-length copy still translates its address (guest_mem.c copy() -> piece_pa),
- *        while the range checks accept any address for length 0: CONSOLE_READ with max 0,
- *        SAMPLING_READ / QUEUING_RECEIVE with size 0 return BH_INVALID_PARAM for a pointer
- *        outside the caller's memory, CONSOLE_WRITE with len 0 returns 0. */
+ * matches one counts as `known`, not as a failure, unless the run is strict. None today: the
+ * two the fuzzer found (BH_HC_VCPU_CTL's op cut to 32 bits; a zero-length copy translating its
+ * pointer) are fixed, and a zero-length buffer is the caller's whatever its address. */
 static int known_bug(const struct call *c, long got)
 {
-	if (c->row == ID(BH_HC_VCPU_CTL) && c->in[1] > 0xffffffffull &&
-	    (unsigned)c->in[1] <= BH_VCPU_HALT && c->in[2] < FUZZ_VCPUS &&
-	    (got == BH_NO_ACTION || got == BH_OK))
-		return 1;
-	return c->empty_bad && got == BH_INVALID_PARAM;
+	(void)c;
+	(void)got;
+	return 0;
 }
 
 static void print_call(const struct fz *f, const struct call *c, const char *what, long got)
@@ -947,7 +930,7 @@ static void make_call(struct fz *f, struct call *c)
 {
 	f->rng = fz_mix(f->seed ^ fz_mix(((u64)f->vcpu << 48) ^ f->index)) | 1;
 	c->cls = 0, c->lo = 0, c->hi = 0x7fffffffffffffffl, c->win = c->win_len = 0;
-	c->port = -1, c->name = 0, c->empty_bad = 0;
+	c->port = -1, c->name = 0;
 	for (unsigned i = 0; i < 6; i++)
 		c->in[i] = 0;
 	c->in[0] = gen_function(f, &c->row);
