@@ -27,6 +27,9 @@ static struct vcpu vcpu_pool[BH_MAX_VCPUS];
 #define LOAD_STEP_BYTES 4096u
 /* A step starts only this long before the core's next timer event. */
 #define LOAD_STEP_TICKS 256u
+/* The shortest slot the tool accepts holds the slot lead and a step (QEMU's 62.5 MHz counter). */
+_Static_assert((uint64_t)BH_MIN_SLOT_NS * 625 / 10000 > SLOT_LEAD_TICKS + LOAD_STEP_TICKS,
+	       "BH_MIN_SLOT_NS must exceed the slot lead and a reload step");
 
 /* Under the partition's lock. A stop cancels a start posted before it. */
 static void post_request(struct vcpu *v, uint32_t req)

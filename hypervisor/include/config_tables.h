@@ -14,6 +14,10 @@
 #define BH_MAX_VCPUS      32u  /* in the whole system */
 #define BH_MAX_PLANS      8u
 #define BH_MAX_SLOTS      256u /* slots of all plans and cores together */
+/* The shortest cyclic slot: longer than the slot lead and one reload step of a restarting
+ * partition together (sched.h SLOT_LEAD_TICKS, partition.c LOAD_STEP_TICKS), so every slot
+ * runs its vCPU and a reload progresses in any of them. The tool reads this line. */
+#define BH_MIN_SLOT_NS    10000u
 /* The guest (intermediate physical) address width stage 2 maps: every area ends below
  * 2^BH_IPA_BITS (VTCR_EL2.T0SZ = 64 - BH_IPA_BITS). The tool reads this line. */
 #define BH_IPA_BITS       32u

@@ -85,11 +85,11 @@ def test_build_refuses_a_header_with_other_limits(workdir, cli):
 
 
 def test_slots_of_all_plans_are_limited(workdir, cli):
-    slots = "".join(f"        - {{core: 0, start: {i}us, duration: 1us, vcpu: control}}\n"
-                    for i in range(abi.MAX_SLOTS + 1))
+    slots = "".join(f"        - {{core: 0, start: {i * abi.MIN_SLOT_NS}ns, duration: {abi.MIN_SLOT_NS}ns, "
+                    f"vcpu: control}}\n" for i in range(abi.MAX_SLOTS + 1))
     text = (GOOD_DIR / "sched.yaml").read_text()
     start = text.index("    - name: startup")
-    text = text[:start] + f"    - name: startup\n      major_frame: 1ms\n      slots:\n{slots}" + \
+    text = text[:start] + f"    - name: startup\n      major_frame: 10ms\n      slots:\n{slots}" + \
         text[text.index("    - name: normal"):]
     Path(workdir / "many.yaml").write_text(text)
     status, _, err = cli("check", "many.yaml")

@@ -17,7 +17,7 @@ _DEFINE = re.compile(r"^#define\s+(BH_\w+)\s+\(?(0x[0-9a-fA-F]+|\d+)u?\)?\s*(?:/
 
 # The #defines of config_tables.h the tool checks descriptions against.
 LIMIT_NAMES = ("BH_CONFIG_VERSION", "BH_MAX_PARTITIONS", "BH_MAX_CORES", "BH_MAX_VCPUS", "BH_MAX_PLANS",
-               "BH_MAX_SLOTS", "BH_IPA_BITS", "BH_MAX_CHANNELS", "BH_MAX_PORTS", "BH_MAX_SYSTEM_PORTS",
+               "BH_MAX_SLOTS", "BH_MIN_SLOT_NS", "BH_IPA_BITS", "BH_MAX_CHANNELS", "BH_MAX_PORTS", "BH_MAX_SYSTEM_PORTS",
                "BH_MAX_SHM_REGIONS", "BH_MAX_MESSAGE_SIZE", "BH_MAX_CHANNEL_MEMORY")
 
 
@@ -51,6 +51,7 @@ MAX_VCPUS = _H["BH_MAX_CORES"]       # of one partition: one per core at most
 MAX_SYSTEM_VCPUS = _H["BH_MAX_VCPUS"]  # all partitions together
 MAX_PLANS = _H["BH_MAX_PLANS"]
 MAX_SLOTS = _H["BH_MAX_SLOTS"]       # of all plans together
+MIN_SLOT_NS = _H["BH_MIN_SLOT_NS"]   # the shortest cyclic slot
 IPA_BITS = _H["BH_IPA_BITS"]         # the guest address width stage 2 maps
 VIRQ_MAX = _H["BH_VIRQ_MAX"]         # interrupts 0..VIRQ_MAX-1 exist for the hypervisor (bulkhead/abi.h)
 MAX_PRIORITY = 255   # bh_vcpu_cfg.priority: 0..255, higher runs first

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from bulkhead.abi import MAX_PRIORITY, MAX_SLOTS, PARTITION_NAME_MAX
+from bulkhead.abi import MAX_PRIORITY, MAX_SLOTS, MIN_SLOT_NS, PARTITION_NAME_MAX
 from bulkhead.diagnostics import Diagnostics, suggest
 from bulkhead.model import CorePolicy, Partition, Plan, Slot, System, Vcpu
 from bulkhead.units import DURATION_UNITS, duration_text
@@ -231,6 +231,10 @@ def _check_slot_time(plan: Plan, slot: Slot, diags: Diagnostics) -> None:
     if slot.duration == 0:
         diags.error(slot.at("duration"), f"{title}: duration must be more than 0; give the slot a length, e.g. "
                     f"200us")
+    elif slot.duration is not None and slot.duration < MIN_SLOT_NS:
+        diags.error(slot.at("duration"), f"{title}: the slot lasts {duration_text(slot.duration)}, less than "
+                    f"the shortest slot ({duration_text(MIN_SLOT_NS)}: the hypervisor decides ahead of each "
+                    f"slot and works in steps that must fit in it); make it at least {duration_text(MIN_SLOT_NS)}")
     frame = plan.major_frame
     if None in (slot.start, slot.duration) or not frame or not slot.duration:
         return
