@@ -66,6 +66,7 @@ void aarch64_boot_primary(uint64_t dtb)
 	percpu_init();
 	aarch64_mmu_init();
 	aarch64_mmu_enable_this_core();
+	aarch64_mmu_check(true);
 	gic_init_distributor();
 	gic_init_this_core(0);
 	vgic_init_core();
@@ -79,6 +80,7 @@ void aarch64_boot_primary(uint64_t dtb)
 void aarch64_boot_secondary(unsigned core)
 {
 	aarch64_mmu_enable_this_core();
+	aarch64_mmu_check(false);
 	gic_init_this_core(core);
 	vgic_init_core();
 	aarch64_el2_init_core();

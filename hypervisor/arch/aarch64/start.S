@@ -70,7 +70,9 @@ park:
 	wfi
 	b	park
 
-/* void aarch64_mmu_enable(uint64_t ttbr, uint64_t tcr, uint64_t mair) */
+/* void aarch64_mmu_enable(uint64_t ttbr, uint64_t tcr, uint64_t mair)
+ * Sets M, C, I and WXN at once, after the TLB invalidation: TLB entries may hold WXN's effect,
+ * so it must not change while the MMU is on. */
 	.global aarch64_mmu_enable
 aarch64_mmu_enable:
 	msr	mair_el2, x2

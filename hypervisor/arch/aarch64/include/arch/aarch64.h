@@ -6,9 +6,12 @@
 #include <stdint.h>
 #include "arch/regs.h"
 
-/* EL2 stage 1: identity map, devices below RAM, RAM cacheable. */
+/* EL2 stage 1: identity map, devices below RAM, RAM cacheable, W^X (mmu.c). */
 void aarch64_mmu_init(void);
 void aarch64_mmu_enable_this_core(void);
+/* Probe this core's live EL2 map with AT and panic unless it is W^X as mmu.c intends; with
+ * report, log one line saying what was checked. */
+void aarch64_mmu_check(bool report);
 void aarch64_mmu_enable(uint64_t ttbr, uint64_t tcr, uint64_t mair); /* start.S */
 
 /* GICv3 physical interface as the hypervisor uses it. */

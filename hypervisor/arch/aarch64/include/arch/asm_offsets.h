@@ -29,6 +29,6 @@
 #define EC_HVC64       0x16  /* ESR_EL2 exception class of HVC from AArch64 */
 
 #define SCTLR_EL2_RES1   0x30C50830
-#define SCTLR_EL2_MMU_ON 0x1005    /* M | C | I */
+#define SCTLR_EL2_MMU_ON 0x81005   /* M | C | I | WXN: whatever EL2 can write, it cannot execute */
 
 #endif

@@ -35,6 +35,7 @@ SYSREG(ich_lr4_el2) SYSREG(ich_lr5_el2) SYSREG(ich_lr6_el2) SYSREG(ich_lr7_el2)
 SYSREG(ich_lr8_el2) SYSREG(ich_lr9_el2) SYSREG(ich_lr10_el2) SYSREG(ich_lr11_el2)
 SYSREG(ich_lr12_el2) SYSREG(ich_lr13_el2) SYSREG(ich_lr14_el2) SYSREG(ich_lr15_el2)
 SYSREG(cnthp_ctl_el2) SYSREG(cnthp_cval_el2) SYSREG(mdscr_el1)
+SYSREG(sctlr_el2) SYSREG(ttbr0_el2)
 
 static inline void isb(void) { __asm__ volatile("isb" ::: "memory"); }
 static inline void dsb_ish(void) { __asm__ volatile("dsb ish" ::: "memory"); }
