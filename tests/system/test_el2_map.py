@@ -58,6 +58,10 @@ def image_with_partition_ram_at(name: str, where: str) -> Path:
     source = (out / "bh_config.c").read_text()
     assert PARTITION_RAM in source, f"generated tables no longer contain {PARTITION_RAM!r}"
     source = source.replace(PARTITION_RAM, f".phys = (uint64_t)(uintptr_t){where}", 1)
+    # The boot's own check of the areas against hypervisor memory would stop this first; tables
+    # wrong about the hypervisor's range as well leave the EL2 map as the last line of defence.
+    source, n = re.subn(r"\.hyp_size = [^,]+,", ".hyp_size = 0,", source, count=1)
+    assert n == 1, "generated tables no longer contain .hyp_size"
     config_c = out / f"bh_config_{name}.c"
     config_c.write_text(f"extern char {where}[];\n" + source)
     tools = Toolchain("aarch64-linux-gnu-", (ROOT / "hypervisor" / "include",))
