@@ -254,6 +254,23 @@ static inline long bh_plan_status(unsigned *current, unsigned *next,
 	return r.x0;
 }
 
+/* When the current major frame began (ns, wall clock; BH_HC_PLAN_STATUS x4), or a negative
+ * BH_* error (BH_NOT_AVAILABLE: no cyclic plans). */
+static inline long bh_plan_frame_start(unsigned long long *ns)
+{
+	register unsigned long x0 __asm__("x0") = BH_HC_PLAN_STATUS;
+	register unsigned long x4 __asm__("x4") = 0;
+
+	__asm__ volatile("hvc #0"
+			 : "+r"(x0), "+r"(x4)
+			 :
+			 : "x1", "x2", "x3", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12",
+			   "x13", "x14", "x15", "x16", "x17", "cc", "memory");
+	if ((long)x0 >= 0 && ns)
+		*ns = x4;
+	return (long)x0;
+}
+
 /* System partitions only: copies up to max of core's oldest trace events into buf and
  * removes them from the ring; returns how many, or a BH_* error. */
 static inline long bh_trace_read(unsigned core, struct bh_trace_event *buf, unsigned max)
