@@ -20,6 +20,8 @@
 #include "format.h"
 #include "lib.h"
 #include "partition.h"
+#include "percpu.h"
+#include "plan.h"
 
 /* Per source: the ring of queued records. Producers (the source's vCPUs, on any core, or its
  * emulated UART) serialise on the ring's lock, held for one write call (at most
@@ -294,15 +296,15 @@ static bool report_idle_losses(void)
 }
 
 /* Whole records only, so none is ever left half on the wire: src's own first, then the oldest
- * of anyone's, while the next one fits in what is left of the budget (the first always goes:
- * a record is at most a 160-byte line and its prefix). */
+ * of anyone's, while the next one fits in what is left of the budget (CONSOLE_DRAIN_CHUNK
+ * holds the largest record). */
 static uint32_t drain_locked(int src, uint32_t budget)
 {
-	for (bool first = true;; first = false) {
+	for (;;) {
 		int next = src >= 0 && !ring_empty(&rings[src]) ? src : oldest_source();
 		if (next < 0 && report_idle_losses())
 			next = oldest_source();
-		if (next < 0 || (!first && RECORD_WIRE_MAX(head_word(&rings[next])) > budget))
+		if (next < 0 || RECORD_WIRE_MAX(head_word(&rings[next])) > budget)
 			return budget;
 		start_record(next);
 		uint32_t n = emit_some(UINT32_MAX);
@@ -310,17 +312,42 @@ static uint32_t drain_locked(int src, uint32_t budget)
 	}
 }
 
+/* Wire bytes this core may emit now: at most a chunk, and only what ends before the core's
+ * next scheduling event (its hypervisor timer: a slot's lead, a budget's end, a higher
+ * priority vCPU's wake-up) with CONSOLE_DRAIN_MARGIN_NS to spare. So output is drained in the
+ * caller's own time and never makes the next vCPU late; what does not fit waits for the next
+ * drain. A core inside its scheduling decision (timer fired, not yet programmed again) emits
+ * nothing; one that never programmed its timer (boot, an idle core) a chunk. */
+static uint32_t drain_budget(void)
+{
+	const struct percpu *c = this_cpu();
+	uint64_t at = c->sched.timer_at, now, margin = ns_to_ticks(CONSOLE_DRAIN_MARGIN_NS);
+
+	if (at == 0)
+		return c->loaded ? 0 : CONSOLE_DRAIN_CHUNK;
+	if (at == TIME_NEVER)
+		return CONSOLE_DRAIN_CHUNK;
+	now = arch_counter_read();
+	if (now + margin >= at)
+		return 0;
+	uint64_t bytes = ticks_to_ns(at - now - margin) / CONSOLE_BYTE_NS;
+	return bytes < CONSOLE_DRAIN_CHUNK ? (uint32_t)bytes : CONSOLE_DRAIN_CHUNK;
+}
+
 static bool drain(int src)
 {
 	/* A writer that finds the wire busy leaves a note; the holder then goes on once more
 	 * with a fresh chunk, so a record queued meanwhile does not wait for the next write. */
 	for (unsigned round = 0; round < 2; round++) {
+		uint32_t budget = drain_budget();
+		if (budget < RECORD_WIRE_MAX(0u))
+			return true;
 		if (!arch_spin_trylock(&wire_lock)) {
 			__atomic_store_n(&drain_wanted, 1u, __ATOMIC_SEQ_CST);
 			return true;
 		}
 		__atomic_store_n(&drain_wanted, 0u, __ATOMIC_SEQ_CST);
-		uint32_t left = drain_locked(src, CONSOLE_DRAIN_CHUNK);
+		uint32_t left = drain_locked(src, budget);
 		arch_spin_unlock(&wire_lock);
 		if (!left)
 			return true;
@@ -374,6 +401,14 @@ void console_vuart_write(struct partition *p, char c)
 	}
 	arch_spin_unlock(&r->lock);
 	drain((int)p->cfg->id);
+}
+
+unsigned console_flush(struct partition *p)
+{
+	const struct out_ring *r = &rings[p->cfg->id];
+
+	drain((int)p->cfg->id);
+	return r->tail - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 }
 
 uint64_t console_lost(unsigned pid)
@@ -478,7 +513,10 @@ void bh_vlog(const char *fmt, va_list ap)
 	char line[256];
 	size_t n = format_v(line, sizeof(line), fmt, ap);
 
-	queue_line(HYP_SOURCE, line, (unsigned)n);
+	/* In pieces of a line at most, like a partition's: every record fits a drain chunk. */
+	for (size_t done = 0; done < n; done += CONSOLE_LINE_MAX)
+		queue_line(HYP_SOURCE, line + done,
+			   (unsigned)(n - done < CONSOLE_LINE_MAX ? n - done : CONSOLE_LINE_MAX));
 	drain(HYP_SOURCE);
 }
 
@@ -499,18 +537,30 @@ static void emit_raw(const char *s, size_t len)
 	}
 }
 
+void console_flush_all(void)
+{
+	if (cur.source >= 0)
+		emit_some(UINT32_MAX);
+	while (oldest_source() >= 0) /* each pass emits at least one record */
+		drain_locked(-1, CONSOLE_DRAIN_CHUNK);
+}
+
 /* Everything still queued goes out first, without the lock (the holder may be this core):
  * what led to the panic is worth more than a clean line. Bounded: the rings are finite. */
 void console_emergency(const char *s)
 {
-	if (cur.source >= 0)
-		emit_some(UINT32_MAX);
-	if (oldest_source() >= 0) {
-		while (oldest_source() >= 0) /* each pass emits at least one record */
-			drain_locked(-1, CONSOLE_DRAIN_CHUNK);
-		if (open_line >= 0)
-			emit_raw("\n", 1);
-		open_line = -1;
-	}
+	console_flush_all();
+	if (open_line >= 0)
+		emit_raw("\n", 1);
+	open_line = -1;
 	emit_raw(s, strlen(s));
+}
+
+void console_reset(void)
+{
+	memset(rings, 0, sizeof(rings));
+	cur.source = -1;
+	open_line = -1;
+	next_seq = 0;
+	drain_wanted = 0;
 }

@@ -25,7 +25,8 @@ BOUND_TICKS = {"cyclic": 40, "timer": 60}
 
 def lateness(config):
     run = run_system(config, icount=True, timeout=240,
-                     until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0)
+                     until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0 and
+                     r.index(r"\[hostile\] hostile: done") >= 0)
     assert run.index(r"\[victim\] BHLATE-DONE") >= 0, "the victim did not finish"
     found = {}
     for line in run.lines:
