@@ -144,11 +144,14 @@ static void assemble(struct out_ring *r, uint32_t hdr, char *line, unsigned *len
 	size_t i = 0;
 
 	while (i < n) {
-		size_t lim = i + (CONSOLE_LINE_MAX - l) < n ? i + (CONSOLE_LINE_MAX - l) : n, j = i;
-		while (j < lim && buf[j] != '\n')
-			j++;
-		memcpy(line + l, buf + i, j - i);
-		l += (unsigned)(j - i);
+		/* Copy up to the next newline or a full line, in one pass over the bytes. */
+		size_t k = 0, max = n - i < CONSOLE_LINE_MAX - l ? n - i : CONSOLE_LINE_MAX - l;
+		const char *src = buf + i;
+		char *dst = line + l;
+		for (; k < max && src[k] != '\n'; k++)
+			dst[k] = src[k];
+		l += (unsigned)k;
+		size_t j = i + k;
 		bool newline = j < n && buf[j] == '\n';
 		if (!newline && l < CONSOLE_LINE_MAX)
 			break; /* the rest stays in the line buffer */

@@ -17,7 +17,7 @@
  * and record bookkeeping shared out; about 20 instructions measured on QEMU, doubled), and
  * the rest of a hypercall after its drain: a drain ends this long before the core's next
  * scheduling event. */
-#define CONSOLE_BYTE_NS 40u
+#define CONSOLE_BYTE_NS 64u
 #define CONSOLE_DRAIN_MARGIN_NS 1000u
 
 struct partition;
