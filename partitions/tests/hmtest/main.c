@@ -1,8 +1,9 @@
 /* hmtest: the health monitor's counts, log, rate-limited printing and actions, one role per
  * partition id (tests/system/configs/hm.yaml, tests/system/test_hm.py):
- *   0 (system): raises HM_STORM partition_error events (ignore) and checks that the counts
- *     say exactly that and the log holds the newest entries and counts the rest as lost; then
- *     watches partitions 2 and 3 suspend and warm-restart themselves through their actions.
+ *   0 (system): watches partitions 2 and 3 suspend and warm-restart themselves through their
+ *     actions and 1 halt; then raises HM_STORM partition_error events (ignore) and checks
+ *     that the counts say exactly that and the log holds the newest entries and counts the
+ *     rest as lost.
  *   1: a normal partition: the system calls are refused; its memory_violation is propagated
  *     to its handler (BH_VIRQ_HM, BH_HC_HM_TAKE); a second one left untaken halts it.
  *   2: smc -> suspend.   3: trapped_instruction -> warm_restart. */
@@ -21,6 +22,39 @@
 static struct bh_hm_log_entry entries[BH_HM_LOG_READ_MAX];
 
 /* --- 0: the system partition --------------------------------------------------------------- */
+
+static unsigned state_of(unsigned id)
+{
+	struct bh_partition_status st;
+
+	return bh_partition_status(id, &st) == BH_OK ? st.state : ~0u;
+}
+
+BH_TEST(hm_suspend_and_warm_restart_actions)
+{
+	struct bh_partition_status st;
+	struct bh_hm_status hs;
+
+	for (int i = 0; i < 2000 && state_of(2) != BH_PARTITION_STATE_SUSPENDED; i++)
+		bh_sleep_ms(1);
+	BH_EXPECT_EQ(state_of(2), BH_PARTITION_STATE_SUSPENDED);
+	BH_EXPECT_EQ(bh_hm_status(2, &hs), BH_OK);
+	BH_EXPECT_EQ(hs.counts[EV_SMC], 1);
+	for (int i = 0; i < 2000; i++) {
+		if (bh_partition_status(3, &st) == BH_OK && st.restarts >= 1)
+			break;
+		bh_sleep_ms(1);
+	}
+	BH_EXPECT_EQ(st.restarts, 1);
+	BH_EXPECT_EQ(bh_hm_status(3, &hs), BH_OK);
+	BH_EXPECT_EQ(hs.counts[EV_TRAPPED], 1);
+	/* The storm below counts the log's entries: partition 1's events must be over. */
+	for (int i = 0; i < 2000 && state_of(1) != BH_PARTITION_STATE_HALTED; i++)
+		bh_sleep_ms(1);
+	BH_EXPECT_EQ(state_of(1), BH_PARTITION_STATE_HALTED);
+}
+
+
 
 static void storm(void)
 {
@@ -72,33 +106,6 @@ BH_TEST(hm_read_checks_its_buffer)
 	BH_EXPECT_EQ(bh_hypercall(BH_HC_HM_STATUS, 99, (unsigned long)entries, 0, 0, 0),
 		     BH_INVALID_PARAM);
 	BH_EXPECT_EQ(bh_hm_take(entries), BH_NOT_AVAILABLE);
-}
-
-static unsigned state_of(unsigned id)
-{
-	struct bh_partition_status st;
-
-	return bh_partition_status(id, &st) == BH_OK ? st.state : ~0u;
-}
-
-BH_TEST(hm_suspend_and_warm_restart_actions)
-{
-	struct bh_partition_status st;
-	struct bh_hm_status hs;
-
-	for (int i = 0; i < 2000 && state_of(2) != BH_PARTITION_STATE_SUSPENDED; i++)
-		bh_sleep_ms(1);
-	BH_EXPECT_EQ(state_of(2), BH_PARTITION_STATE_SUSPENDED);
-	BH_EXPECT_EQ(bh_hm_status(2, &hs), BH_OK);
-	BH_EXPECT_EQ(hs.counts[EV_SMC], 1);
-	for (int i = 0; i < 2000; i++) {
-		if (bh_partition_status(3, &st) == BH_OK && st.restarts >= 1)
-			break;
-		bh_sleep_ms(1);
-	}
-	BH_EXPECT_EQ(st.restarts, 1);
-	BH_EXPECT_EQ(bh_hm_status(3, &hs), BH_OK);
-	BH_EXPECT_EQ(hs.counts[EV_TRAPPED], 1);
 }
 
 /* --- 1: propagate ------------------------------------------------------------------------- */
