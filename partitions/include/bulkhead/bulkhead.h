@@ -566,6 +566,9 @@ int bh_vsnprintf(char *buf, unsigned long size, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 /* Prints s followed by '\n' as one line. */
 int bh_puts(const char *s);
+/* Calls BH_HC_CONSOLE_FLUSH until this partition's queued output is out (a bounded number of
+ * times): bh_printf and bh_puts do it; call it after bh_console_write to the same effect. */
+void bh_console_drain(void);
 
 /* ---------------------------------------------------------------------------------------
  * Time, from the EL1 virtual counter (CNTVOFF_EL2 = 0, so it counts since power-on).
