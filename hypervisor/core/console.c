@@ -1,61 +1,256 @@
-/* One physical UART shared by every partition and the hypervisor. Output is collected per vCPU
- * (or per emulated UART) until a newline and then emitted whole, with its prefix, under one
- * lock: lines from different cores never interleave.
+/* One physical UART shared by every partition and the hypervisor.
+ *
+ * Output is buffered per source (each partition, and the hypervisor's own log): a writer only
+ * assembles its line and copies it into its own ring, whole, as one record stamped with a
+ * global sequence number; a full ring drops the line and counts it, and the loss is reported
+ * in the output ("[name] ... (N bytes dropped)"). Getting records onto the wire is a separate
+ * step, the drain: whoever calls it takes the wire lock only if it is free (trylock) and emits
+ * at most CONSOLE_DRAIN_CHUNK bytes: the record in flight, then its own source's records, then
+ * the oldest records of anyone (by sequence number). So no core ever waits for another
+ * partition's output, no call pays for more than one chunk, and a partition's own lines are
+ * not held behind a flooding neighbour's backlog. Every write and every log line drains once
+ * after queueing; console_drain() lets idle time drain too. One record goes out whole before
+ * the next starts, so lines never interleave.
  *
  * Input goes to one partition with an emulated UART, the one with focus; Ctrl-A pressed three
  * times moves the focus to the next such partition. The partition with focus is interactive:
- * its UART output goes to the wire byte by byte (a shell prompt has no newline), and a line from
- * anyone else first ends its open line. */
+ * its UART output goes to the wire byte by byte (a shell prompt has no newline), as records
+ * of one byte, and a line from anyone else first ends its open line. */
 #include "console.h"
 #include "format.h"
 #include "lib.h"
 #include "partition.h"
+#include "percpu.h"
+#include "plan.h"
 
-static struct spinlock console_lock;
-static struct spinlock input_lock; /* the input rings of paravirtual partitions */
-static const void *open_line;     /* who the wire is in the middle of a line for, or NULL */
+/* Per source: the ring of queued records. Producers (the source's vCPUs, on any core, or its
+ * emulated UART) serialise on the ring's lock, held for one write call (at most
+ * BH_CONSOLE_MAX_WRITE bytes); only the drain, under the wire lock, moves head. A record is a
+ * 32-bit header (text length, flags, sequence number) and its text, padded to 4 bytes, so a
+ * header is one aligned store and never wraps. Line records hold the text as written; '\r'
+ * is dropped and unprintable bytes become '?' on the way out, so the writer only copies. */
+#define CONSOLE_RING_SIZE 2048u /* a power of two */
+#define RING_MASK (CONSOLE_RING_SIZE - 1u)
+#define CONSOLE_SOURCES (BH_MAX_PARTITIONS + 1u)
+#define HYP_SOURCE BH_MAX_PARTITIONS
+#define RECORD_HEADER 4u
+#define RECORD_INTERACTIVE 0x8000u /* raw bytes of the focus partition, no prefix of their own */
+#define RECORD_LEN_MASK 0x0fffu
+#define CONSOLE_NAME_MAX 15u       /* partition names (the tool's limit) */
+#define NOTE_MAX 40u               /* "... (N bytes dropped)" */
+/* Wire bytes of a record at most: an open line's end, "[name] ", the text, CR LF (an
+ * interactive record's newlines become CR LF: it has at most one byte). */
+#define RECORD_WIRE_MAX(word) (((word) & RECORD_LEN_MASK) + 2u + CONSOLE_NAME_MAX + 3u + 2u)
+
+struct out_ring {
+	struct spinlock lock;
+	volatile uint32_t head, tail; /* free-running byte positions, multiples of 4 */
+	volatile uint32_t dropped;   /* bytes lost since the last report */
+	uint32_t lost;               /* bytes lost since boot */
+	char buf[CONSOLE_RING_SIZE] __attribute__((aligned(4)));
+};
+
+/* The record the wire is in the middle of (under wire_lock). */
+struct drain_state {
+	int source;          /* -1: none */
+	uint32_t flags, len; /* of the record */
+	uint32_t pre_len, pre_done, text_done, post_done;
+	char pre[32];        /* what goes before the text: an open line's end, the prefix */
+};
+
+static struct out_ring rings[CONSOLE_SOURCES];
+static struct spinlock wire_lock;
+static struct drain_state cur = { .source = -1 };
+static volatile uint32_t next_seq;   /* one per write call: ordering across sources */
+static volatile uint32_t drain_wanted; /* a writer found the wire busy: the holder goes on */
+static int open_line = -1;          /* the source the wire is in the middle of a line for */
+static struct spinlock input_lock;   /* the input rings of paravirtual partitions */
 static struct partition *volatile focus; /* where input goes; NULL: no partition takes input */
 
 #define ESCAPE_CHAR 0x01 /* Ctrl-A */
 #define ESCAPE_COUNT 3u
 
-static void emit_raw(const char *s, size_t len)
+/* --- Queueing (the writer's side) ------------------------------------------------------ */
+
+static uint32_t ring_room(const struct out_ring *r)
 {
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\n')
-			arch_console_putc('\r');
-		arch_console_putc(s[i]);
+	return CONSOLE_RING_SIZE - (r->tail - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE));
+}
+
+static uint32_t padded(uint32_t len)
+{
+	return RECORD_HEADER + ((len + 3u) & ~3u);
+}
+
+/* Append one record, with the ring's lock held; false (nothing written) when it has no room. */
+static bool put_record(struct out_ring *r, uint32_t hdr, const char *text, uint32_t len)
+{
+	uint32_t at = r->tail;
+
+	if (ring_room(r) < padded(len))
+		return false;
+	*(uint32_t *)&r->buf[at & RING_MASK] = hdr | len;
+	uint32_t off = (at + RECORD_HEADER) & RING_MASK, first = CONSOLE_RING_SIZE - off;
+	if (first > len)
+		first = len;
+	memcpy(&r->buf[off], text, first);
+	memcpy(r->buf, text + first, len - first);
+	__atomic_store_n(&r->tail, at + padded(len), __ATOMIC_RELEASE);
+	return true;
+}
+
+static uint32_t record_header(uint32_t flags)
+{
+	return flags | __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED) << 16;
+}
+
+/* Count a loss (ring lock held). */
+static void lose(struct out_ring *r, uint32_t bytes)
+{
+	r->dropped += bytes;
+	r->lost += bytes;
+}
+
+/* Report an earlier loss in its place, if there is room for the note (ring lock held). */
+static bool report_loss(struct out_ring *r, uint32_t hdr)
+{
+	char note[NOTE_MAX];
+
+	if (!r->dropped)
+		return true;
+	if (ring_room(r) < padded(NOTE_MAX))
+		return false;
+	put_record(r, hdr, note, (uint32_t)format(note, sizeof(note), "... (%u bytes dropped)",
+						  r->dropped));
+	r->dropped = 0;
+	return true;
+}
+
+/* Queue one line record, or count it lost (ring lock held). */
+static bool push_line(struct out_ring *r, uint32_t hdr, const char *text, uint32_t len)
+{
+	if (report_loss(r, hdr) && put_record(r, hdr, text, len))
+		return true;
+	lose(r, len + 1u); /* its newline too */
+	return false;
+}
+
+/* Split buf into lines for a line buffer (line, *len) and queue each complete one. Bounded by
+ * n; once the ring is full, the rest up to the last newline is counted lost in one step. */
+static void assemble(struct out_ring *r, uint32_t hdr, char *line, unsigned *len,
+		     const char *buf, size_t n)
+{
+	unsigned l = *len;
+	size_t i = 0;
+
+	while (i < n) {
+		/* Copy up to the next newline or a full line, in one pass over the bytes. */
+		size_t k = 0, max = n - i < CONSOLE_LINE_MAX - l ? n - i : CONSOLE_LINE_MAX - l;
+		const char *src = buf + i;
+		char *dst = line + l;
+		for (; k < max && src[k] != '\n'; k++)
+			dst[k] = src[k];
+		l += (unsigned)k;
+		size_t j = i + k;
+		bool newline = j < n && buf[j] == '\n';
+		if (!newline && l < CONSOLE_LINE_MAX)
+			break; /* the rest stays in the line buffer */
+		i = j + newline;
+		bool queued = push_line(r, hdr, line, l);
+		l = 0;
+		if (!queued) {
+			size_t last = n;
+			while (last > i && buf[last - 1] != '\n')
+				last--;
+			lose(r, (uint32_t)(last - i));
+			i = last;
+		}
 	}
+	*len = l;
 }
 
-/* A line broken for someone else's ends in LF CR, not CR LF: it looks the same on a terminal,
- * and a program reading the console can join the pieces again. */
-static void end_open_line(void)
+static void queue_line(unsigned src, const char *text, unsigned len)
 {
-	if (open_line) {
-		arch_console_putc('\n');
-		arch_console_putc('\r');
+	struct out_ring *r = &rings[src];
+
+	arch_spin_lock(&r->lock);
+	push_line(r, record_header(0), text, len);
+	arch_spin_unlock(&r->lock);
+}
+
+/* --- Draining (onto the wire) ---------------------------------------------------------- */
+
+static const char *source_name(int src)
+{
+	return src == HYP_SOURCE ? "bulkhead" : partitions[src].cfg->name;
+}
+
+static uint32_t head_word(const struct out_ring *r)
+{
+	return *(const uint32_t *)&r->buf[r->head & RING_MASK];
+}
+
+static bool ring_empty(const struct out_ring *r)
+{
+	return r->head == __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+}
+
+/* The source whose oldest record is the oldest of all, or -1 if nothing is queued. */
+static int oldest_source(void)
+{
+	int best = -1;
+	uint16_t best_seq = 0;
+
+	for (unsigned s = 0; s < CONSOLE_SOURCES; s++) {
+		struct out_ring *r = &rings[s];
+		if (ring_empty(r))
+			continue;
+		uint16_t seq = (uint16_t)(head_word(r) >> 16);
+		if (best < 0 || (int16_t)(uint16_t)(seq - best_seq) < 0) {
+			best = (int)s;
+			best_seq = seq;
+		}
 	}
-	open_line = NULL;
+	return best;
 }
 
-static void emit_prefix(const char *prefix)
+static uint32_t append(char *dst, uint32_t at, const char *s)
 {
-	emit_raw("[", 1);
-	emit_raw(prefix, strlen(prefix));
-	emit_raw("] ", 2);
+	while (*s)
+		dst[at++] = *s++;
+	return at;
 }
 
-static void emit_line(const char *prefix, const char *text, size_t len)
+/* Set up the wire form of the next record of source src (or the oldest of all, src < 0):
+ * what precedes its text. */
+static void start_record(int src)
 {
-	arch_spin_lock(&console_lock);
-	end_open_line();
-	emit_raw("[", 1);
-	emit_raw(prefix, strlen(prefix));
-	emit_raw("] ", 2);
-	emit_raw(text, len);
-	emit_raw("\n", 1);
-	arch_spin_unlock(&console_lock);
+	uint32_t word = head_word(&rings[src]);
+	cur.source = src;
+	cur.flags = word & RECORD_INTERACTIVE;
+	cur.len = word & RECORD_LEN_MASK;
+	cur.pre_len = cur.pre_done = cur.text_done = cur.post_done = 0;
+	bool continues = cur.flags && open_line == src;
+	/* A line broken for someone else's ends in LF CR, not CR LF: it looks the same on a
+	 * terminal, and a program reading the console can join the pieces again. */
+	if (open_line >= 0 && !continues)
+		cur.pre_len = append(cur.pre, cur.pre_len, "\n\r");
+	if (!continues) {
+		cur.pre_len = append(cur.pre, cur.pre_len, "[");
+		cur.pre_len = append(cur.pre, cur.pre_len, source_name(src));
+		cur.pre_len = append(cur.pre, cur.pre_len, "] ");
+	}
+	open_line = -1;
+}
+
+static void finish_record(void)
+{
+	struct out_ring *r = &rings[cur.source];
+
+	if (cur.flags && (!cur.len || r->buf[(r->head + RECORD_HEADER + cur.len - 1) & RING_MASK] != '\n'))
+		open_line = cur.source;
+	__atomic_store_n(&r->head, r->head + padded(cur.len), __ATOMIC_RELEASE);
+	cur.source = -1;
 }
 
 static char printable(char c)
@@ -63,65 +258,168 @@ static char printable(char c)
 	return (c >= 0x20 && c < 0x7f) || c == '\t' ? c : '?';
 }
 
+/* Emit up to budget bytes of the current record; returns how many went out. */
+static uint32_t emit_some(uint32_t budget)
+{
+	const struct out_ring *r = &rings[cur.source];
+	uint32_t n = 0, post_len = cur.flags ? 0 : 2;
+
+	for (; n < budget && cur.pre_done < cur.pre_len; n++)
+		arch_console_putc(cur.pre[cur.pre_done++]);
+	for (; n < budget && cur.text_done < cur.len; n++) {
+		char c = r->buf[(r->head + RECORD_HEADER + cur.text_done++) & RING_MASK];
+		if (cur.flags) { /* interactive: as typed, newlines as CR LF */
+			if (c == '\n')
+				arch_console_putc('\r');
+			arch_console_putc(c);
+		} else if (c != '\r') {
+			arch_console_putc(printable(c));
+		}
+	}
+	for (; n < budget && cur.post_done < post_len; n++)
+		arch_console_putc("\r\n"[cur.post_done++]);
+	if (cur.pre_done == cur.pre_len && cur.text_done == cur.len && cur.post_done == post_len)
+		finish_record();
+	return n;
+}
+
+/* A loss nobody has reported because its source wrote nothing since: queue the note now. */
+static bool report_idle_losses(void)
+{
+	bool queued = false;
+
+	for (unsigned s = 0; s < CONSOLE_SOURCES && !queued; s++) {
+		struct out_ring *r = &rings[s];
+		if (!r->dropped || !arch_spin_trylock(&r->lock))
+			continue;
+		queued = r->dropped && report_loss(r, record_header(0));
+		arch_spin_unlock(&r->lock);
+	}
+	return queued;
+}
+
+/* Whole records only, so none is ever left half on the wire: src's own first, then the oldest
+ * of anyone's, while the next one fits in what is left of the budget (CONSOLE_DRAIN_CHUNK
+ * holds the largest record). */
+static uint32_t drain_locked(int src, uint32_t budget)
+{
+	for (;;) {
+		int next = src >= 0 && !ring_empty(&rings[src]) ? src : oldest_source();
+		if (next < 0 && report_idle_losses())
+			next = oldest_source();
+		if (next < 0 || RECORD_WIRE_MAX(head_word(&rings[next])) > budget)
+			return budget;
+		start_record(next);
+		uint32_t n = emit_some(UINT32_MAX);
+		budget = n < budget ? budget - n : 0;
+	}
+}
+
+/* Wire bytes this core may emit now: at most a chunk, and only what ends before the core's
+ * next scheduling event (its hypervisor timer: a slot's lead, a budget's end, a higher
+ * priority vCPU's wake-up) with CONSOLE_DRAIN_MARGIN_NS to spare. So output is drained in the
+ * caller's own time and never makes the next vCPU late; what does not fit waits for the next
+ * drain. A core inside its scheduling decision (timer fired, not yet programmed again) emits
+ * nothing; one that never programmed its timer (boot, an idle core) a chunk. */
+static uint32_t drain_budget(void)
+{
+	const struct percpu *c = this_cpu();
+	uint64_t at = c->sched.timer_at, now, margin = ns_to_ticks(CONSOLE_DRAIN_MARGIN_NS);
+
+	if (at == 0)
+		return c->loaded ? 0 : CONSOLE_DRAIN_CHUNK;
+	if (at == TIME_NEVER)
+		return CONSOLE_DRAIN_CHUNK;
+	now = arch_counter_read();
+	if (now + margin >= at)
+		return 0;
+	uint64_t bytes = ticks_to_ns(at - now - margin) / CONSOLE_BYTE_NS;
+	return bytes < CONSOLE_DRAIN_CHUNK ? (uint32_t)bytes : CONSOLE_DRAIN_CHUNK;
+}
+
+static bool drain(int src)
+{
+	/* A writer that finds the wire busy leaves a note; the holder then goes on once more
+	 * with a fresh chunk, so a record queued meanwhile does not wait for the next write. */
+	for (unsigned round = 0; round < 2; round++) {
+		uint32_t budget = drain_budget();
+		if (budget < RECORD_WIRE_MAX(0u))
+			return true;
+		if (!arch_spin_trylock(&wire_lock)) {
+			__atomic_store_n(&drain_wanted, 1u, __ATOMIC_SEQ_CST);
+			return true;
+		}
+		__atomic_store_n(&drain_wanted, 0u, __ATOMIC_SEQ_CST);
+		uint32_t left = drain_locked(src, budget);
+		arch_spin_unlock(&wire_lock);
+		if (!left)
+			return true;
+		if (!__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
+			return false;
+	}
+	return true;
+}
+
+bool console_drain(void)
+{
+	return drain(-1);
+}
+
+/* --- Writers ---------------------------------------------------------------------------- */
+
 void console_guest_flush(struct vcpu *v)
 {
 	if (v->line_len == 0)
 		return;
-	emit_line(v->partition->cfg->name, v->line, v->line_len);
+	queue_line(v->partition->cfg->id, v->line, v->line_len);
 	v->line_len = 0;
-}
-
-/* Add c to a line buffer; emit the line at a newline or when the buffer is full. */
-static void buffer_char(const char *name, char *line, unsigned *len, char c)
-{
-	if (c == '\n') {
-		emit_line(name, line, *len);
-		*len = 0;
-		return;
-	}
-	if (c == '\r')
-		return;
-	line[(*len)++] = printable(c);
-	if (*len == CONSOLE_LINE_MAX) {
-		emit_line(name, line, *len);
-		*len = 0;
-	}
+	drain((int)v->partition->cfg->id);
 }
 
 void console_guest_write(struct vcpu *v, const char *buf, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
-		buffer_char(v->partition->cfg->name, v->line, &v->line_len, buf[i]);
-}
+	struct out_ring *r = &rings[v->partition->cfg->id];
 
-static void write_through(struct partition *p, char c)
-{
-	arch_spin_lock(&console_lock);
-	if (open_line != p) {
-		end_open_line();
-		emit_prefix(p->cfg->name);
-	}
-	arch_console_putc(c);
-	open_line = c == '\n' ? NULL : p;
-	arch_spin_unlock(&console_lock);
-}
-
-static void flush_uart_line(struct partition *p)
-{
-	if (p->uart_line_len)
-		emit_line(p->cfg->name, p->uart_line, p->uart_line_len);
-	p->uart_line_len = 0;
+	arch_spin_lock(&r->lock);
+	assemble(r, record_header(0), v->line, &v->line_len, buf, len);
+	arch_spin_unlock(&r->lock);
+	drain((int)v->partition->cfg->id);
 }
 
 /* Called with the emulated UART's lock held, which also guards p->uart_line. */
 void console_vuart_write(struct partition *p, char c)
 {
+	struct out_ring *r = &rings[p->cfg->id];
+	uint32_t hdr = record_header(0);
+
+	arch_spin_lock(&r->lock);
 	if (p == focus) {
-		flush_uart_line(p); /* what it wrote before it had focus goes first */
-		write_through(p, c);
-	} else
-		buffer_char(p->cfg->name, p->uart_line, &p->uart_line_len, c);
+		if (p->uart_line_len) /* what it wrote before it had focus goes first */
+			push_line(r, hdr, p->uart_line, p->uart_line_len);
+		p->uart_line_len = 0;
+		if (!report_loss(r, hdr) || !put_record(r, hdr | RECORD_INTERACTIVE, &c, 1))
+			lose(r, 1);
+	} else {
+		assemble(r, hdr, p->uart_line, &p->uart_line_len, &c, 1);
+	}
+	arch_spin_unlock(&r->lock);
+	drain((int)p->cfg->id);
 }
+
+unsigned console_flush(struct partition *p)
+{
+	const struct out_ring *r = &rings[p->cfg->id];
+
+	drain((int)p->cfg->id);
+	return r->tail - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+}
+
+uint64_t console_lost(unsigned pid)
+{
+	return pid < CONSOLE_SOURCES ? rings[pid].lost : 0;
+}
+
+/* --- Input ------------------------------------------------------------------------------ */
 
 static void set_focus(struct partition *p);
 
@@ -208,14 +506,21 @@ void console_input(char c)
 			deliver(p, ESCAPE_CHAR);
 	if (p)
 		deliver(p, c);
+	console_drain(); /* input time on core 0 moves output too */
 }
+
+/* --- The hypervisor's own lines ---------------------------------------------------------- */
 
 void bh_vlog(const char *fmt, va_list ap)
 {
 	char line[256];
 	size_t n = format_v(line, sizeof(line), fmt, ap);
 
-	emit_line("bulkhead", line, n);
+	/* In pieces of a line at most, like a partition's: every record fits a drain chunk. */
+	for (size_t done = 0; done < n; done += CONSOLE_LINE_MAX)
+		queue_line(HYP_SOURCE, line + done,
+			   (unsigned)(n - done < CONSOLE_LINE_MAX ? n - done : CONSOLE_LINE_MAX));
+	drain(HYP_SOURCE);
 }
 
 void bh_log(const char *fmt, ...)
@@ -226,7 +531,39 @@ void bh_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+static void emit_raw(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\n')
+			arch_console_putc('\r');
+		arch_console_putc(s[i]);
+	}
+}
+
+void console_flush_all(void)
+{
+	if (cur.source >= 0)
+		emit_some(UINT32_MAX);
+	while (oldest_source() >= 0) /* each pass emits at least one record */
+		drain_locked(-1, CONSOLE_DRAIN_CHUNK);
+}
+
+/* Everything still queued goes out first, without the lock (the holder may be this core):
+ * what led to the panic is worth more than a clean line. Bounded: the rings are finite. */
 void console_emergency(const char *s)
 {
+	console_flush_all();
+	if (open_line >= 0)
+		emit_raw("\n", 1);
+	open_line = -1;
 	emit_raw(s, strlen(s));
+}
+
+void console_reset(void)
+{
+	memset(rings, 0, sizeof(rings));
+	cur.source = -1;
+	open_line = -1;
+	next_seq = 0;
+	drain_wanted = 0;
 }

@@ -1,9 +1,49 @@
-/* Health monitor: log every event with partition, kind, address and the action taken, then
- * carry the action out. The table of actions is the partition's, from the description. */
+/* Health monitor: every partition fault becomes an event, which is
+ *   - counted, per partition and per event kind (64-bit counters, never lost or reset);
+ *   - recorded in a bounded log (time, partition, vCPU, event, address, action) that a system
+ *     partition reads and clears (BH_HC_HM_READ); a full log overwrites its oldest entry and
+ *     counts it lost;
+ *   - printed, at most HM_PRINT_BURST lines per partition per HM_PRINT_WINDOW_MS; what a
+ *     storm leaves unprinted is summed up in one line when the partition's next window opens;
+ *   - handled by the partition's configured action.
+ * So a storm costs its source a bounded path per event and at most a few console lines, and
+ * nothing of it is lost: the counts and the log tell all. */
 #include "console.h"
+#include "format.h"
+#include "guest_mem.h"
 #include "hm.h"
 #include "partition.h"
+#include "plan.h"
 #include "trace.h"
+
+#define HM_LOG_SIZE 64u          /* entries; a power of two */
+#define HM_PRINT_BURST 5u        /* lines per partition per window */
+#define HM_PRINT_WINDOW_MS 1000u
+
+_Static_assert(BH_HM_EVENT_COUNT <= BH_HM_EVENT_SLOTS, "bh_hm_status.counts holds every event");
+_Static_assert(BH_HM_PROPAGATE == 6, "the action numbers of bulkhead/abi.h");
+
+struct hm_partition {
+	uint64_t counts[BH_HM_EVENT_COUNT]; /* atomic adds: events come from any core */
+	uint64_t not_printed;               /* since boot */
+	/* The print window, under hm_lock. */
+	uint64_t window_start;              /* counter ticks; 0: none opened yet */
+	uint32_t printed;                   /* lines in the window */
+	uint32_t held[BH_HM_EVENT_COUNT];   /* events in the window not printed, per kind */
+};
+
+/* An event propagated to a vCPU and not taken yet (BH_HC_HM_TAKE), under hm_lock. */
+struct hm_pending {
+	bool valid;
+	struct bh_hm_log_entry e;
+};
+
+static struct spinlock hm_lock; /* the log, the print windows, the pending events */
+static struct hm_partition hm_parts[BH_MAX_PARTITIONS];
+static struct hm_pending hm_pending[BH_MAX_PARTITIONS][BH_MAX_CORES];
+static struct bh_hm_log_entry hm_log[HM_LOG_SIZE];
+static uint32_t log_head, log_count; /* oldest entry, entries held */
+static uint64_t log_lost;            /* overwritten since the last read */
 
 static const char *const event_names[BH_HM_EVENT_COUNT] = {
 	[BH_HM_MEMORY_VIOLATION] = "memory_violation",
@@ -15,11 +55,14 @@ static const char *const event_names[BH_HM_EVENT_COUNT] = {
 	[BH_HM_DEADLINE_MISS] = "deadline_miss",
 };
 
-static const char *const action_names[] = {
+static const char *const action_names[BH_HM_ACTION_COUNT] = {
 	[BH_HM_IGNORE] = "ignore",
 	[BH_HM_HALT_PARTITION] = "halt_partition",
 	[BH_HM_COLD_RESTART] = "cold_restart",
 	[BH_HM_HALT_SYSTEM] = "halt_system",
+	[BH_HM_SUSPEND] = "suspend",
+	[BH_HM_WARM_RESTART] = "warm_restart",
+	[BH_HM_PROPAGATE] = "propagate",
 };
 
 const char *hm_event_name(enum bh_hm_event e)
@@ -29,38 +72,212 @@ const char *hm_event_name(enum bh_hm_event e)
 
 const char *hm_action_name(enum bh_hm_action a)
 {
-	return (unsigned)a <= BH_HM_HALT_SYSTEM ? action_names[a] : "unknown";
+	return (unsigned)a < BH_HM_ACTION_COUNT ? action_names[a] : "unknown";
 }
 
+/* Fail closed: an action the hypervisor does not know halts the partition. */
 static enum bh_hm_action action_for(const struct partition *p, enum bh_hm_event e)
 {
 	enum bh_hm_action a = (enum bh_hm_action)p->cfg->hm_actions[e];
-	return (unsigned)a <= BH_HM_HALT_SYSTEM ? a : BH_HM_HALT_PARTITION;
+	return (unsigned)a < BH_HM_ACTION_COUNT ? a : BH_HM_HALT_PARTITION;
 }
 
-bool hm_raise(struct vcpu *v, const struct hm_event *ev)
-{
-	struct partition *p = v->partition;
-	enum bh_hm_action a = action_for(p, ev->kind);
+/* --- The log ----------------------------------------------------------------------------- */
 
-	p->hm_events++;
-	trace_emit(BH_TRACE_HM_EVENT, v, (uint64_t)ev->kind | (uint64_t)a << 8);
-	console_guest_flush(v);
-	bh_log("HM: partition %s (id %u) vcpu %u: %s at 0x%lx (%s, pc 0x%lx) -> %s",
-	       p->cfg->name, p->cfg->id, v->id, hm_event_name(ev->kind), ev->address,
-	       ev->detail, ev->pc, hm_action_name(a));
+static void log_append(const struct bh_hm_log_entry *e)
+{
+	if (log_count == HM_LOG_SIZE) { /* keep the newest: drop the oldest, count it */
+		log_head = (log_head + 1) % HM_LOG_SIZE;
+		log_count--;
+		log_lost++;
+	}
+	hm_log[(log_head + log_count++) % HM_LOG_SIZE] = *e;
+}
+
+/* Take up to max of the oldest entries; *lost = entries overwritten since the last read. */
+unsigned hm_log_take(struct bh_hm_log_entry *out, unsigned max, uint64_t *lost)
+{
+	unsigned n = 0;
+
+	arch_spin_lock(&hm_lock);
+	for (; n < max && log_count; n++, log_count--) {
+		out[n] = hm_log[log_head];
+		log_head = (log_head + 1) % HM_LOG_SIZE;
+	}
+	*lost = log_lost;
+	log_lost = 0;
+	arch_spin_unlock(&hm_lock);
+	return n;
+}
+
+void hm_status(const struct partition *p, struct bh_hm_status *st)
+{
+	const struct hm_partition *h = &hm_parts[p->cfg->id];
+
+	st->events = __atomic_load_n(&p->hm_events, __ATOMIC_RELAXED);
+	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++)
+		st->counts[k] = __atomic_load_n(&h->counts[k], __ATOMIC_RELAXED);
+	st->not_printed = __atomic_load_n(&h->not_printed, __ATOMIC_RELAXED);
+	st->console_lost = console_lost(p->cfg->id);
+	arch_spin_lock(&hm_lock);
+	st->log_lost = log_lost;
+	st->log_pending = log_count;
+	arch_spin_unlock(&hm_lock);
+}
+
+/* --- Rate-limited printing ----------------------------------------------------------------- */
+
+/* Under hm_lock: may this event be printed? Opens a new window when the last one is over, and
+ * then returns in held_out how many of each kind went unprinted in it. */
+static bool print_allowed(struct hm_partition *h, enum bh_hm_event kind, uint64_t now,
+			  uint32_t *held_out)
+{
+	uint64_t window = ns_to_ticks((uint64_t)HM_PRINT_WINDOW_MS * 1000000u);
+
+	if (!h->window_start || now - h->window_start >= window) {
+		for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
+			held_out[k] = h->held[k];
+			h->held[k] = 0;
+		}
+		h->window_start = now;
+		h->printed = 0;
+	}
+	if (kind == BH_HM_INTERNAL_ERROR || h->printed < HM_PRINT_BURST) {
+		h->printed++;
+		return true;
+	}
+	h->held[kind]++;
+	__atomic_fetch_add(&h->not_printed, 1u, __ATOMIC_RELAXED);
+	return false;
+}
+
+static void print_summary(const struct partition *p, const uint32_t *held)
+{
+	char list[160];
+	size_t n = 0;
+	uint64_t total = 0;
+
+	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
+		if (!held[k])
+			continue;
+		total += held[k];
+		n += format(list + n, sizeof(list) - n, "%s%s %u", n ? ", " : "",
+			    event_names[k], held[k]);
+	}
+	if (total)
+		bh_log("HM: partition %s (id %u): %lu more events not printed (%s; the log and "
+		       "BH_HC_HM_STATUS have them all)", p->cfg->name, p->cfg->id,
+		       (unsigned long)total, list);
+}
+
+/* --- Actions ------------------------------------------------------------------------------- */
+
+/* Hand the event to the vCPU's own handler (BH_VIRQ_HM). A vCPU still holding an earlier
+ * one has not handled it: returns false and the event halts the partition instead. */
+static bool propagate(struct vcpu *v, const struct bh_hm_log_entry *e)
+{
+	struct hm_pending *slot = &hm_pending[v->partition->cfg->id][v->id];
+	bool taken;
+
+	arch_spin_lock(&hm_lock);
+	taken = !slot->valid;
+	if (taken) {
+		slot->valid = true;
+		slot->e = *e;
+	}
+	arch_spin_unlock(&hm_lock);
+	if (taken)
+		virq_inject(v, BH_VIRQ_HM, false);
+	return taken;
+}
+
+bool hm_take(struct vcpu *v, struct bh_hm_log_entry *out)
+{
+	struct hm_pending *slot = &hm_pending[v->partition->cfg->id][v->id];
+	bool had;
+
+	arch_spin_lock(&hm_lock);
+	had = slot->valid;
+	if (had)
+		*out = slot->e;
+	slot->valid = false;
+	arch_spin_unlock(&hm_lock);
+	return had;
+}
+
+/* A restarted partition starts with nothing propagated. */
+static void forget_pending(const struct partition *p)
+{
+	arch_spin_lock(&hm_lock);
+	for (unsigned j = 0; j < p->cfg->vcpu_count && j < BH_MAX_CORES; j++)
+		hm_pending[p->cfg->id][j].valid = false;
+	arch_spin_unlock(&hm_lock);
+}
+
+/* Carry the action out; true when the vCPU goes on past the faulting instruction. */
+static bool apply(struct partition *p, enum bh_hm_action a)
+{
 	switch (a) {
 	case BH_HM_IGNORE:
+	case BH_HM_PROPAGATE:
 		return true;
 	case BH_HM_HALT_PARTITION:
 		partition_halt(p);
 		break;
 	case BH_HM_COLD_RESTART:
-		partition_restart(p, true);
+	case BH_HM_WARM_RESTART:
+		forget_pending(p);
+		partition_restart(p, a == BH_HM_COLD_RESTART);
+		break;
+	case BH_HM_SUSPEND:
+		partition_suspend(p);
 		break;
 	case BH_HM_HALT_SYSTEM:
-		bh_log("system halted by the health monitor");
+	case BH_HM_ACTION_COUNT:
+		console_emergency("[bulkhead] system halted by the health monitor\n");
 		arch_system_off();
 	}
 	return false;
+}
+
+static void print_event(struct vcpu *v, const struct hm_event *ev, enum bh_hm_action a,
+			bool escalated)
+{
+	const struct partition *p = v->partition;
+
+	console_guest_flush(v); /* what it wrote before the fault comes first */
+	bh_log("HM: partition %s (id %u) vcpu %u: %s at 0x%lx (%s, pc 0x%lx) -> %s%s",
+	       p->cfg->name, p->cfg->id, v->id, hm_event_name(ev->kind), ev->address, ev->detail,
+	       ev->pc, escalated ? "propagate not handled: " : "", hm_action_name(a));
+}
+
+bool hm_raise(struct vcpu *v, const struct hm_event *ev)
+{
+	struct partition *p = v->partition;
+	struct hm_partition *h = &hm_parts[p->cfg->id];
+	enum bh_hm_action a = action_for(p, ev->kind);
+	uint64_t now = arch_counter_read();
+	uint32_t held[BH_HM_EVENT_COUNT] = { 0 };
+	bool escalated = false;
+
+	__atomic_fetch_add(&p->hm_events, 1u, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->counts[ev->kind], 1u, __ATOMIC_RELAXED);
+	trace_emit(BH_TRACE_HM_EVENT, v, (uint64_t)ev->kind | (uint64_t)a << 8);
+	struct bh_hm_log_entry e = {
+		.time_ns = ticks_to_ns(now), .address = ev->address, .pc = ev->pc,
+		.partition = p->cfg->id, .vcpu = v->id, .event = ev->kind, .action = a,
+	};
+	if (a == BH_HM_PROPAGATE && !propagate(v, &e)) {
+		a = BH_HM_HALT_PARTITION;
+		e.action = a;
+		escalated = true;
+	}
+	arch_spin_lock(&hm_lock);
+	log_append(&e);
+	bool print = print_allowed(h, ev->kind, now, held) || a == BH_HM_HALT_SYSTEM || escalated;
+	arch_spin_unlock(&hm_lock);
+	print_summary(p, held);
+	if (print)
+		print_event(v, ev, a, escalated);
+	return apply(p, a);
 }

@@ -282,6 +282,57 @@ static int64_t hc_trace_read(struct vcpu *v, struct arch_regs *r)
 	return n;
 }
 
+static int64_t hc_console_flush(struct vcpu *v, struct arch_regs *r)
+{
+	(void)r;
+	return console_flush(v->partition);
+}
+
+static int64_t hc_hm_read(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t va = arg(r, 1), max = arg(r, 2), lost;
+	struct bh_hm_log_entry entries[BH_HM_LOG_READ_MAX];
+
+	if (!is_system(v))
+		return BH_PERM_ERROR;
+	if (max > BH_HM_LOG_READ_MAX)
+		max = BH_HM_LOG_READ_MAX;
+	/* Check the buffer first: entries read are gone from the log. */
+	if (!guest_writable(v, va, max * sizeof(entries[0])))
+		return BH_INVALID_PARAM;
+	unsigned n = hm_log_take(entries, (unsigned)max, &lost);
+	if (!guest_copy_to(v, va, entries, n * sizeof(entries[0])))
+		return BH_INVALID_PARAM;
+	arch_regs_set(r, 1, lost);
+	return n;
+}
+
+static int64_t hc_hm_status(struct vcpu *v, struct arch_regs *r)
+{
+	struct partition *t = partition_by_id(arg(r, 1));
+	struct bh_hm_status st = { 0 };
+
+	/* As BH_HC_PARTITION_STATUS: a normal partition sees only itself. */
+	if (arg(r, 1) != v->partition->cfg->id && !is_system(v))
+		return BH_PERM_ERROR;
+	if (!t)
+		return BH_INVALID_PARAM;
+	hm_status(t, &st);
+	return guest_copy_to(v, arg(r, 2), &st, sizeof(st)) ? BH_OK : BH_INVALID_PARAM;
+}
+
+static int64_t hc_hm_take(struct vcpu *v, struct arch_regs *r)
+{
+	struct bh_hm_log_entry e;
+
+	/* Check first: the event is gone once taken. */
+	if (!guest_writable(v, arg(r, 1), sizeof(e)))
+		return BH_INVALID_PARAM;
+	if (!hm_take(v, &e))
+		return BH_NOT_AVAILABLE;
+	return guest_copy_to(v, arg(r, 1), &e, sizeof(e)) ? BH_OK : BH_INVALID_PARAM;
+}
+
 /* Every entry is set: a call number below BH_HC_COUNT always has a handler. */
 static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_CONSOLE_WRITE & 0xffff] = hc_console_write,
@@ -315,6 +366,10 @@ static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_SHM_DOORBELL & 0xffff] = ports_hc_shm_doorbell,
 	[BH_HC_CONSOLE_READ & 0xffff] = hc_console_read,
 	[BH_HC_QUEUING_RECEIVE_WAIT & 0xffff] = ports_hc_queuing_receive_wait,
+	[BH_HC_CONSOLE_FLUSH & 0xffff] = hc_console_flush,
+	[BH_HC_HM_READ & 0xffff] = hc_hm_read,
+	[BH_HC_HM_STATUS & 0xffff] = hc_hm_status,
+	[BH_HC_HM_TAKE & 0xffff] = hc_hm_take,
 };
 
 int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r)

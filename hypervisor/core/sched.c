@@ -3,6 +3,7 @@
  * the wake-up of a blocked vCPU and a BH_HC_SET_TIMER deadline. Nothing runs in between: a
  * vCPU that never yields still loses the core exactly at its slot end or budget end. */
 #include "bulkhead/abi.h"
+#include "console.h"
 #include "hm.h"
 #include "panic.h"
 #include "partition.h"
@@ -421,6 +422,7 @@ void sched_reschedule(void)
 		flush_trace(s, wait_until(at));
 		if (d.vcpu)
 			return;
+		console_drain(); /* an idle core moves queued console output, in time it has spare */
 		arch_wait_for_interrupt();
 	}
 }

@@ -57,6 +57,10 @@ enum bh_hm_action {
 	BH_HM_HALT_PARTITION = 1,
 	BH_HM_COLD_RESTART = 2,   /* reload the image, reset every vCPU */
 	BH_HM_HALT_SYSTEM = 3,
+	BH_HM_SUSPEND = 4,        /* the partition is suspended until a system partition resumes it */
+	BH_HM_WARM_RESTART = 5,   /* every vCPU reset, memory kept */
+	BH_HM_PROPAGATE = 6,      /* delivered to the vCPU as BH_VIRQ_HM; the instruction is skipped */
+	BH_HM_ACTION_COUNT = 7,
 };
 
 struct bh_area_cfg {

@@ -1,10 +1,24 @@
 /* Console multiplexer: partitions' output and the hypervisor's log share one UART,
- * each line whole and prefixed with its origin. */
+ * each line whole and prefixed with its origin. Output is queued per source and drained onto
+ * the UART in bounded chunks by whoever finds the UART free (docs/architecture.md, Console). */
 #ifndef BULKHEAD_CONSOLE_H
 #define BULKHEAD_CONSOLE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/* Bytes one drain puts on the wire at most (whole records: one line of CONSOLE_LINE_MAX with
+ * its prefix always fits): bounds what a write, a log line or an idle pass costs its caller
+ * beyond its own copy. */
+#define CONSOLE_DRAIN_CHUNK 192u
+/* What one wire byte costs a drain at most (PL011 ready check and store, the loop, the prefix
+ * and record bookkeeping shared out; about 20 instructions measured on QEMU, doubled), and
+ * the rest of a hypercall after its drain: a drain ends this long before the core's next
+ * scheduling event. */
+#define CONSOLE_BYTE_NS 64u
+#define CONSOLE_DRAIN_MARGIN_NS 1000u
 
 struct partition;
 struct vcpu;
@@ -21,10 +35,24 @@ void console_input(char c);
 void console_input_init(void);
 /* Emit what a vCPU still buffers (before it is reset or halted). */
 void console_guest_flush(struct vcpu *v);
+/* Move at most CONSOLE_DRAIN_CHUNK queued bytes to the UART if no other core is at it; never
+ * waits. Returns true if output may be left (call again from idle time). */
+bool console_drain(void);
+/* BH_HC_CONSOLE_FLUSH: drain as console_drain, p's own output first; returns the bytes of p's
+ * output still queued. */
+unsigned console_flush(struct partition *p);
+/* Bytes of partition pid's output lost to a full buffer since boot. */
+uint64_t console_lost(unsigned pid);
 /* Hypervisor log line, prefixed "[bulkhead] ". A trailing newline is added. */
 void bh_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bh_vlog(const char *fmt, va_list ap);
-/* Emit without the lock: only for panics, when the lock holder may be this core. */
+/* Everything queued to the UART now, whatever it costs and without the lock: for panics and
+ * host unit tests only. */
+void console_flush_all(void);
+/* Forget all queued output (host unit tests: a fresh boot). */
+void console_reset(void);
+/* Emit without the lock: only for panics, when the lock holder may be this core. What is
+ * still queued goes out first. */
 void console_emergency(const char *s);
 
 #endif

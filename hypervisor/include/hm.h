@@ -1,11 +1,14 @@
-/* Health monitor: every partition fault becomes a logged event and its configured action. */
+/* Health monitor: every partition fault becomes a counted, logged event and its configured
+ * action (docs/architecture.md, Health monitor). */
 #ifndef BULKHEAD_HM_H
 #define BULKHEAD_HM_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "bulkhead/abi.h"
 #include "config_tables.h"
 
+struct partition;
 struct vcpu;
 
 struct hm_event {
@@ -18,9 +21,18 @@ struct hm_event {
 const char *hm_event_name(enum bh_hm_event e);
 const char *hm_action_name(enum bh_hm_action a);
 
-/* Log the event and apply the partition's action. Returns true when the vCPU goes on (action
- * ignore): the caller then skips the faulting instruction. Otherwise the vCPU has been stopped
- * or reset and stops running at its core's next exit from the hypervisor. */
+/* Count and log the event, print it (rate-limited) and apply the partition's action. Returns
+ * true when the vCPU goes on (actions ignore and propagate): the caller then skips the
+ * faulting instruction. Otherwise the vCPU has been stopped, suspended or reset and stops
+ * running at its core's next exit from the hypervisor. */
 bool hm_raise(struct vcpu *v, const struct hm_event *ev);
+
+/* BH_HC_HM_READ: take up to max of the log's oldest entries; *lost = entries overwritten since
+ * the previous read (then reset). */
+unsigned hm_log_take(struct bh_hm_log_entry *out, unsigned max, uint64_t *lost);
+/* BH_HC_HM_STATUS: p's counts, and the log's state. */
+void hm_status(const struct partition *p, struct bh_hm_status *st);
+/* BH_HC_HM_TAKE: the event propagated to v, cleared; false if none. */
+bool hm_take(struct vcpu *v, struct bh_hm_log_entry *out);
 
 #endif

@@ -28,6 +28,15 @@ static void sink_flush(struct sink *s)
 	s->len = 0;
 }
 
+/* The hypervisor queues output and moves it to the UART within the writer's own time; when
+ * a write came too close to the end of the partition's slot or budget, the rest waits. Ask
+ * until it is out (the next slot has time), but not for ever. */
+void bh_console_drain(void)
+{
+	for (unsigned tries = 0; tries < 100000u && bh_console_flush() > 0; tries++)
+		;
+}
+
 static void put(struct sink *s, char c)
 {
 	s->total++;
@@ -219,6 +228,7 @@ int bh_vprintf(const char *fmt, va_list ap)
 
 	format(&s, fmt, ap);
 	sink_flush(&s);	/* a trailing partial line */
+	bh_console_drain();
 	return (int)s.total;
 }
 

@@ -31,6 +31,7 @@ static void print_batch(const struct bh_trace_event *ev, unsigned n)
 		if (bh_console_write(text + done, n) <= 0)
 			break;
 		done += n;
+		bh_console_drain(); /* in this partition's own time, so none of it is dropped */
 	}
 }
 

@@ -37,7 +37,8 @@ def test_enums_are_in_value_order():
     events = enumerators("bh_hm_event")
     assert [events[enum] for _, enum in abi.HM_EVENTS] == list(range(events["BH_HM_EVENT_COUNT"]))
     actions = enumerators("bh_hm_action")
-    assert [actions[enum] for _, enum in abi.HM_ACTIONS] == list(range(len(actions)))
+    assert [actions[enum] for _, enum in abi.HM_ACTIONS] == list(range(actions["BH_HM_ACTION_COUNT"]))
+    assert len(actions) == len(abi.HM_ACTIONS) + 1, "every C action is in HM_ACTIONS"
     policies = enumerators("bh_policy")
     assert [policies[enum] for _, enum in abi.POLICIES] == list(range(len(policies)))
     assert set(abi.DEFAULT_HEALTH) == set(abi.EVENT_NAMES)

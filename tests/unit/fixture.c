@@ -1,3 +1,4 @@
+#include "console.h"
 #include <string.h>
 #include "arch/fake.h"
 #include "fixture.h"
@@ -51,6 +52,7 @@ const struct bh_system_cfg bh_system_config = {
 
 void fixture_boot(void)
 {
+	console_reset();
 	partition_init_all(&bh_system_config);
 	plan_init(&bh_system_config, 0);
 	/* The tests read what partitions and the hypervisor print after boot. */

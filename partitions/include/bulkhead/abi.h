@@ -86,7 +86,16 @@
 #define BH_HC_QUEUING_RECEIVE_WAIT BH_HC(0x1e) /* (desc, buf, size) -> as RECEIVE; with the queue
 					       * empty, blocks until a message or an interrupt
 					       * (then BH_NOT_AVAILABLE) */
-#define BH_HC_COUNT          0x1f
+/* Console output and the health monitor (docs/hypercalls.md). */
+#define BH_HC_CONSOLE_FLUSH  BH_HC(0x1f) /* () -> bytes of the caller's output still queued */
+#define BH_HC_HM_READ        BH_HC(0x20) /* (buf, max) -> log entries copied (oldest first,
+					  * removed), x1 = entries lost since the last read;
+					  * system partitions only */
+#define BH_HC_HM_STATUS      BH_HC(0x21) /* (partition, buf) -> OK, fills bh_hm_status */
+#define BH_HC_HM_TAKE        BH_HC(0x22) /* (buf) -> OK, fills bh_hm_log_entry with the event
+					  * propagated to the calling vCPU (BH_VIRQ_HM) and
+					  * clears it; NOT_AVAILABLE if none */
+#define BH_HC_COUNT          0x23
 
 /* Error codes (XtratuM numbering). */
 #define BH_OK                  0
@@ -110,6 +119,7 @@
 /* Ports and doorbells, in vCPU 0 of the partition concerned. 18 and 19, not 23 and 24: QEMU's
  * virt board gives PPI 23 to the PMU and 25 to the GIC maintenance interrupt, which a Linux
  * guest's device tree may name; 16..19 are free everywhere. */
+#define BH_VIRQ_HM          16 /* a health-monitor event with action propagate (BH_HC_HM_TAKE) */
 #define BH_VIRQ_CONSOLE     17 /* console input arrived (see BH_HC_CONSOLE_READ) */
 #define BH_VIRQ_DOORBELL    18 /* a member of a shared-memory region rang its doorbell */
 #define BH_VIRQ_PORT        19 /* a port became ready (see BH_HC_PORT_READY) */
@@ -156,6 +166,13 @@
  * the end of its slot. */
 #define BH_CONSOLE_MAX_WRITE 256u
 
+/* Health monitor. Event numbers are those of the description's `health` keys, in the order of
+ * docs/configuration.md (memory_violation 0, trapped_instruction 1, smc 2, partition_error 3,
+ * internal_error 4, budget_overrun 5, deadline_miss 6); actions likewise (ignore 0,
+ * halt_partition 1, cold_restart 2, halt_system 3, suspend 4, warm_restart 5, propagate 6). */
+#define BH_HM_EVENT_SLOTS  8u  /* entries of bh_hm_status.counts; events beyond the last are 0 */
+#define BH_HM_LOG_READ_MAX 16u /* entries one BH_HC_HM_READ copies at most */
+
 /* Ports (docs/ports.md). Kinds equal enum bh_channel_kind of the configuration tables. */
 #define BH_SAMPLING_PORT    0
 #define BH_QUEUING_PORT     1
@@ -177,6 +194,29 @@ struct bh_partition_status {
 	unsigned int vcpu_count;
 	int current_slot;            /* index of the cyclic slot running one of its vCPUs, or -1 */
 	unsigned long long hm_events;
+};
+
+/* One health-monitor event: an entry of the log (BH_HC_HM_READ) or a propagated event
+ * (BH_HC_HM_TAKE). */
+struct bh_hm_log_entry {
+	unsigned long long time_ns;  /* wall clock when it was raised */
+	unsigned long long address;  /* faulting guest address, or the code raised */
+	unsigned long long pc;
+	unsigned int partition;
+	unsigned int vcpu;
+	unsigned int event;          /* see BH_HM_EVENT_SLOTS */
+	unsigned int action;         /* what was done */
+};
+
+/* Filled by BH_HC_HM_STATUS for one partition. Counts are never lost (64-bit, never reset). */
+struct bh_hm_status {
+	unsigned long long events;                    /* all its events since boot */
+	unsigned long long counts[BH_HM_EVENT_SLOTS]; /* per event */
+	unsigned long long not_printed;               /* events whose line was rate-limited away */
+	unsigned long long console_lost;              /* bytes of its console output dropped */
+	unsigned long long log_lost;                  /* system-wide: log entries overwritten */
+	unsigned int log_pending;                     /* system-wide: entries waiting in the log */
+	unsigned int reserved;
 };
 
 /* Filled by BH_HC_PORT_STATUS. */

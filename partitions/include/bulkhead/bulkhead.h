@@ -255,13 +255,48 @@ static inline long bh_plan_status(unsigned *current, unsigned *next,
 	return r.x0;
 }
 
-/* The start of the current major frame of the cyclic plan, in ns of BH_CLOCK_HW, or 0 if the
- * system has no plan: what a partition measures its slot starts against. */
-static inline unsigned long long bh_plan_frame_start_ns(void)
+/* Moves queued console output of this partition to the UART, within its own time; returns the
+ * bytes still queued (0: all out) or a BH_* error. bh_printf and bh_puts call it until done. */
+static inline long bh_console_flush(void)
+{
+	return bh_hypercall(BH_HC_CONSOLE_FLUSH, 0, 0, 0, 0, 0);
+}
+
+/* System partitions only: copies up to max (at most BH_HM_LOG_READ_MAX) of the oldest
+ * health-monitor log entries into buf and removes them; returns how many, or a BH_* error.
+ * *lost (may be NULL) = entries overwritten since the previous read. */
+static inline long bh_hm_read(struct bh_hm_log_entry *buf, unsigned max, unsigned long *lost)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_HM_READ, (unsigned long)buf, max, 0, 0, 0);
+
+	if (r.x0 >= 0 && lost)
+		*lost = r.x1;
+	return r.x0;
+}
+
+/* Health-monitor counts of partition id (itself, or any for a system partition). */
+static inline long bh_hm_status(unsigned id, struct bh_hm_status *st)
+{
+	return bh_hypercall(BH_HC_HM_STATUS, id, (unsigned long)st, 0, 0, 0);
+}
+
+/* The event propagated to this vCPU (action propagate, BH_VIRQ_HM), cleared by the call;
+ * BH_NOT_AVAILABLE if there is none. */
+static inline long bh_hm_take(struct bh_hm_log_entry *e)
+{
+	return bh_hypercall(BH_HC_HM_TAKE, (unsigned long)e, 0, 0, 0, 0);
+}
+
+/* When the current major frame began (ns, wall clock; BH_HC_PLAN_STATUS x4), or a negative
+ * BH_* error (BH_NOT_AVAILABLE: no cyclic plans): what a partition measures its slot starts
+ * against. */
+static inline long bh_plan_frame_start(unsigned long long *ns)
 {
 	struct bh_hc_result r = bh_hvc(BH_HC_PLAN_STATUS, 0, 0, 0, 0, 0);
 
-	return r.x0 >= 0 ? r.x4 : 0;
+	if (r.x0 >= 0 && ns)
+		*ns = r.x4;
+	return r.x0;
 }
 
 /* System partitions only: copies up to max of core's oldest trace events into buf and
@@ -527,6 +562,9 @@ int bh_vsnprintf(char *buf, unsigned long size, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 /* Prints s followed by '\n' as one line. */
 int bh_puts(const char *s);
+/* Calls BH_HC_CONSOLE_FLUSH until this partition's queued output is out (a bounded number of
+ * times): bh_printf and bh_puts do it; call it after bh_console_write to the same effect. */
+void bh_console_drain(void);
 
 /* ---------------------------------------------------------------------------------------
  * Time, from the EL1 virtual counter (CNTVOFF_EL2 = 0, so it counts since power-on).

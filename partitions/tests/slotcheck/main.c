@@ -18,7 +18,9 @@ struct slot_stats {
 static void measure(struct slot_stats *st)
 {
 	unsigned long long frame = bh_ns_to_ticks(FRAME_NS), offset = bh_ns_to_ticks(SLOT_OFFSET_NS);
-	unsigned long long epoch = bh_ns_to_ticks(bh_plan_frame_start_ns()), prev = bh_counter(), last_k = ~0ull;
+	unsigned long long epoch_ns = 0;
+	bh_plan_frame_start(&epoch_ns);
+	unsigned long long epoch = bh_ns_to_ticks(epoch_ns), prev = bh_counter(), last_k = ~0ull;
 
 	while (st->slots < SLOTS) {
 		unsigned long long now = bh_counter();

@@ -76,7 +76,13 @@ HM_ACTIONS: tuple[tuple[str, str], ...] = (
     ("halt_partition", "BH_HM_HALT_PARTITION"),
     ("cold_restart", "BH_HM_COLD_RESTART"),
     ("halt_system", "BH_HM_HALT_SYSTEM"),
+    ("suspend", "BH_HM_SUSPEND"),
+    ("warm_restart", "BH_HM_WARM_RESTART"),
+    ("propagate", "BH_HM_PROPAGATE"),
 )
+# Actions that need a paravirtual partition: propagate raises BH_VIRQ_HM, which only a
+# partition built against bulkhead/abi.h handles (a Linux kernel has no handler for it).
+PARAVIRTUAL_ACTIONS = ("propagate",)
 
 EVENT_NAMES = tuple(name for name, _ in HM_EVENTS)
 ACTION_NAMES = tuple(name for name, _ in HM_ACTIONS)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.abi import (ACTION_NAMES, DEFAULT_HEALTH, EVENT_NAMES, MAX_PARTITIONS, MAX_PLANS, MAX_VCPUS,
-                          POLICY_NAMES)
+                          PARAVIRTUAL_ACTIONS, POLICY_NAMES)
 from bulkhead.diagnostics import Diagnostics, Pos, suggest
 from bulkhead.model import (Area, CorePolicy, Hypervisor, Interrupt, Partition, Plan, Schedule, Slot, System,
                             Vcpu)
@@ -319,7 +319,20 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
     if "health" in fields:
         _read_health(reader, fields["health"], where, part.health)
     _read_linux_partition(reader, node, fields, part, where, base_dir)
+    if "health" in fields and "linux" in fields:
+        _check_linux_health(reader, fields["health"], where)
     return part
+
+
+def _check_linux_health(reader: Reader, node: Node, where: str) -> None:
+    """A Linux kernel has no handler for BH_VIRQ_HM: propagate would leave its events unseen."""
+    pairs = node.value if isinstance(node.value, list) else []  # read (and checked) already
+    for key_node, value_node in pairs:
+        event = key_node.value
+        if isinstance(value_node.value, str) and value_node.value in PARAVIRTUAL_ACTIONS:
+            reader.diags.error(pos_of(value_node), f"health action 'propagate' in {where}.health.{event} needs a "
+                               f"paravirtual partition (a Linux kernel has no handler for it); use one of: "
+                               f"{', '.join(a for a in ACTION_NAMES if a not in PARAVIRTUAL_ACTIONS)}")
 
 
 def _read_partition_scalars(reader: Reader, fields: dict[str, Node], part: Partition, where: str,

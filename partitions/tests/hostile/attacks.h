@@ -1,0 +1,43 @@
+/* The attacks of the hostile neighbour and their time windows, shared by hostile (which runs
+ * them) and latvictim (which attributes each lateness sample to the attack in progress).
+ *
+ * Window k (k = 0 .. ATTACK_COUNT-1) runs from ATTACK_T0 + k * ATTACK_WINDOW to the next one,
+ * in counter ticks since power-on (62.5 MHz on QEMU virt: 16 ns a tick). */
+#ifndef HOSTILE_ATTACKS_H
+#define HOSTILE_ATTACKS_H
+
+#define ATTACK_T0     1250000ull /* 20 ms: every partition is up by then */
+#define ATTACK_WINDOW 312500ull  /* 5 ms */
+
+enum attack {
+	ATTACK_QUIET,          /* the neighbour sleeps: the hypervisor's own path alone */
+	ATTACK_SPIN_MASKED,    /* spins with interrupts masked, never calls the hypervisor */
+	ATTACK_CONSOLE_NL,     /* BH_HC_CONSOLE_WRITE of 256 newlines, back to back */
+	ATTACK_CONSOLE_MAX,    /* BH_HC_CONSOLE_WRITE of 256 printable bytes (long lines) */
+	ATTACK_HM_RAISE,       /* BH_HC_RAISE_EVENT, action ignore */
+	ATTACK_STAGE2,         /* loads outside its memory: memory_violation, action ignore */
+	ATTACK_PMU,            /* mrs pmcr_el0: trapped_instruction, action ignore */
+	ATTACK_DEBUG,          /* mrs dbgbvr0_el1: trapped_instruction, action ignore */
+	ATTACK_SMC,            /* smc #0: smc event, action ignore */
+	ATTACK_WFI,            /* wfi with its virtual timer pending: a trap each time */
+	ATTACK_WFE,            /* wfe: trapped and skipped */
+	ATTACK_HYPERCALLS,     /* BH_HC_PARTITION_STATUS of itself, back to back */
+	ATTACK_COUNT,
+};
+
+static const char *const attack_names[ATTACK_COUNT] = {
+	"quiet", "spin_masked", "console_newlines", "console_max_write", "hm_raise",
+	"stage2_fault", "pmu_trap", "debug_trap", "smc", "wfi", "wfe", "hypercall_flood",
+};
+
+#define ATTACK_END (ATTACK_T0 + ATTACK_COUNT * ATTACK_WINDOW)
+
+/* The attack whose window holds counter value t, or -1 outside every window. */
+static inline int attack_at(unsigned long long t)
+{
+	if (t < ATTACK_T0 || t >= ATTACK_END)
+		return -1;
+	return (int)((t - ATTACK_T0) / ATTACK_WINDOW);
+}
+
+#endif

@@ -1,0 +1,116 @@
+/* hostile: a neighbour that attacks the hypervisor's timing. Each window of attacks.h runs one
+ * attack back to back until the window ends; then the next. Everything it does is contained
+ * by its health actions (ignore), so it goes on; what it costs others is what latvictim
+ * measures. Interrupts stay masked throughout. */
+#include "bulkhead/bulkhead.h"
+#include "attacks.h"
+
+#define OUTSIDE_IPA 0x80000000ul /* no area of this partition is there */
+#define CNTV_ENABLE 1ul
+
+static char newlines[BH_CONSOLE_MAX_WRITE];
+static char letters[BH_CONSOLE_MAX_WRITE];
+
+static void vtimer_pending(int on)
+{
+	/* Compare value 0 with the timer enabled: its condition always holds, so its interrupt
+	 * stays pending (never taken: DAIF masked) and every WFI returns at once. */
+	__asm__ volatile("msr cntv_cval_el0, xzr\n\tmsr cntv_ctl_el0, %0\n\tisb"
+			 : : "r"(on ? CNTV_ENABLE : 0ul) : "memory");
+}
+
+static void one_round(enum attack a)
+{
+	unsigned long v;
+	struct bh_partition_status st;
+
+	switch (a) {
+	case ATTACK_QUIET:
+	case ATTACK_COUNT:
+		break;
+	case ATTACK_SPIN_MASKED:
+		for (int i = 0; i < 64; i++)
+			__asm__ volatile("" ::: "memory");
+		break;
+	case ATTACK_CONSOLE_NL:
+		bh_console_write(newlines, sizeof(newlines));
+		break;
+	case ATTACK_CONSOLE_MAX:
+		bh_console_write(letters, sizeof(letters));
+		break;
+	case ATTACK_HM_RAISE:
+		bh_raise_event(0x4057113);
+		break;
+	case ATTACK_STAGE2:
+		v = *(volatile unsigned long *)OUTSIDE_IPA;
+		(void)v;
+		break;
+	case ATTACK_PMU:
+		__asm__ volatile("mrs %0, pmcr_el0" : "=r"(v) : : "memory");
+		break;
+	case ATTACK_DEBUG:
+		__asm__ volatile("mrs %0, dbgbvr0_el1" : "=r"(v) : : "memory");
+		break;
+	case ATTACK_SMC:
+		__asm__ volatile("mov x0, #0\n\tsmc #0" : : : "x0", "x1", "x2", "x3", "memory");
+		break;
+	case ATTACK_WFI:
+		__asm__ volatile("wfi" ::: "memory");
+		break;
+	case ATTACK_WFE:
+		__asm__ volatile("wfe" ::: "memory");
+		break;
+	case ATTACK_HYPERCALLS:
+		bh_partition_status(bh_partition_id(), &st);
+		break;
+	}
+}
+
+/* The longest single round of each attack, in counter ticks: the hypervisor path it takes
+ * (plus a few instructions of its own), for the lateness bound in docs/performance.md. */
+static unsigned long long longest[ATTACK_COUNT];
+
+static void timed_round(enum attack a)
+{
+	unsigned long long t0 = bh_counter();
+
+	one_round(a);
+	unsigned long long d = bh_counter() - t0;
+	/* Switched out meanwhile (the round spans another vCPU's time): not one path. */
+	if (d > longest[a] && d < ATTACK_WINDOW / 50)
+		longest[a] = d;
+}
+
+static void attack_window(enum attack a)
+{
+	unsigned long long end = ATTACK_T0 + ((unsigned long long)a + 1) * ATTACK_WINDOW;
+
+	if (a == ATTACK_QUIET) {
+		bh_sleep_until_ns(bh_ticks_to_ns(end));
+		return;
+	}
+	vtimer_pending(a == ATTACK_WFI);
+	while (bh_counter() < end)
+		timed_round(a);
+	vtimer_pending(0);
+}
+
+int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
+{
+	(void)vcpu;
+	(void)boot_kind;
+	(void)restarts;
+	for (unsigned i = 0; i < sizeof(newlines); i++) {
+		newlines[i] = '\n';
+		letters[i] = (char)('a' + i % 26);
+	}
+	bh_puts("hostile: waiting for the first window");
+	bh_sleep_until_ns(bh_ticks_to_ns(ATTACK_T0));
+	for (int a = 0; a < ATTACK_COUNT; a++)
+		attack_window((enum attack)a);
+	for (int a = 0; a < ATTACK_COUNT; a++)
+		bh_printf("BHROUND %s longest %llu ticks\n", attack_names[a], longest[a]);
+	bh_puts("hostile: done");
+	for (;;)
+		bh_idle();
+}

@@ -1,0 +1,111 @@
+/* latvictim: measures its own lateness against the plan while the hostile neighbour
+ * (partitions/tests/hostile) attacks, one attack per time window (hostile/attacks.h).
+ *
+ * - On a cyclic core (BH_HC_PLAN_STATUS answers) it has a slot every VICTIM_SLOT_PERIOD from
+ *   VICTIM_SLOT_OFFSET in the major frame, right after a slot of the neighbour (back to back,
+ *   no gaps; tests/system/configs/lat_cyclic.yaml). It spins reading the counter; a jump in the
+ *   counter is a resumption, and its lateness is the resumption minus the planned start of the
+ *   slot (frame start from the hypervisor + the slot's offset from the description).
+ * - Otherwise (fixed-priority or EDF core, where it outranks the neighbour) it sleeps on its
+ *   virtual timer until absolute deadlines VICTIM_SLOT_PERIOD apart and takes the wake-up
+ *   minus the deadline.
+ * For each window it prints
+ *   BHLATE <mode> <attack> max <ticks> min <ticks> n <samples>
+ * in counter ticks (16 ns), then BHLATE-DONE. Lateness includes the victim's own constant
+ * path to its first counter read. */
+#include "bulkhead/bulkhead.h"
+#include "../hostile/attacks.h"
+
+#define VICTIM_SLOT_OFFSET 6250ull  /* 100 us */
+#define VICTIM_SLOT_PERIOD 12500ull /* 200 us */
+#define GAP_TICKS 16ull             /* a longer jump between two reads: it was switched out */
+#define CNTV_ENABLE 1ul
+
+struct window_stat {
+	unsigned long long max, min, n;
+};
+
+static struct window_stat stats[ATTACK_COUNT];
+
+static void record(unsigned long long planned, unsigned long long t)
+{
+	int a = attack_at(planned);
+
+	if (a < 0 || t < planned)
+		return;
+	struct window_stat *w = &stats[a];
+	unsigned long long late = t - planned;
+	if (!w->n || late > w->max)
+		w->max = late;
+	if (!w->n || late < w->min)
+		w->min = late;
+	w->n++;
+}
+
+/* The planned start of the victim slot that holds t, given the frame start f0 (any frame
+ * start: the plan repeats every major frame, which is a multiple of the slot period). */
+static unsigned long long planned_slot_start(unsigned long long f0, unsigned long long t)
+{
+	unsigned long long k = (t - f0 - VICTIM_SLOT_OFFSET) / VICTIM_SLOT_PERIOD;
+	return f0 + VICTIM_SLOT_OFFSET + k * VICTIM_SLOT_PERIOD;
+}
+
+static void measure_cyclic(unsigned long long f0)
+{
+	unsigned long long prev = bh_counter(), t;
+
+	while (prev < ATTACK_END) {
+		t = bh_counter();
+		/* Only a gap across a planned slot start is a slot start; a shorter one (the
+		 * hypervisor taking an interrupt inside the slot) is not what is measured here. */
+		if (t - prev > GAP_TICKS) {
+			unsigned long long planned = planned_slot_start(f0, t);
+			if (prev < planned)
+				record(planned, t);
+		}
+		prev = t;
+	}
+}
+
+static void sleep_until_tick(unsigned long long at)
+{
+	__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1\n\tisb"
+			 : : "r"(at), "r"(CNTV_ENABLE) : "memory");
+	while (bh_counter() < at) {
+		bh_idle();
+		bh_irq_poll();
+	}
+}
+
+static void measure_timer(void)
+{
+	unsigned long long at = ATTACK_T0 + VICTIM_SLOT_OFFSET;
+
+	for (; at < ATTACK_END; at += VICTIM_SLOT_PERIOD) {
+		sleep_until_tick(at);
+		record(at, bh_counter());
+	}
+	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
+}
+
+int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
+{
+	unsigned long long f0_ns;
+	const char *mode = "timer";
+
+	(void)vcpu;
+	(void)boot_kind;
+	(void)restarts;
+	if (bh_plan_frame_start(&f0_ns) == BH_OK) {
+		mode = "cyclic";
+		measure_cyclic(bh_ns_to_ticks(f0_ns));
+	} else {
+		measure_timer();
+	}
+	for (int a = 0; a < ATTACK_COUNT; a++)
+		bh_printf("BHLATE %s %s max %llu min %llu n %llu\n", mode, attack_names[a],
+			  stats[a].max, stats[a].min, stats[a].n);
+	bh_puts("BHLATE-DONE");
+	for (;;)
+		bh_idle();
+}
