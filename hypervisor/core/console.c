@@ -63,6 +63,7 @@ static struct spinlock wire_lock;
 static struct drain_state cur = { .source = -1 };
 static volatile uint32_t next_seq;   /* one per write call: ordering across sources */
 static volatile uint32_t drain_wanted; /* a writer found the wire busy: the holder goes on */
+static volatile uint32_t output_queued; /* set after every record or loss: worth draining */
 static int open_line = -1;          /* the source the wire is in the middle of a line for */
 static struct spinlock input_lock;   /* the input rings of paravirtual partitions */
 static struct partition *volatile focus; /* where input goes; NULL: no partition takes input */
@@ -96,6 +97,7 @@ static bool put_record(struct out_ring *r, uint32_t hdr, const char *text, uint3
 	memcpy(&r->buf[off], text, first);
 	memcpy(r->buf, text + first, len - first);
 	__atomic_store_n(&r->tail, at + padded(len), __ATOMIC_RELEASE);
+	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
 	return true;
 }
 
@@ -109,6 +111,7 @@ static void lose(struct out_ring *r, uint32_t bytes)
 {
 	r->dropped += bytes;
 	r->lost += bytes;
+	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
 }
 
 /* Report an earlier loss in its place, if there is room for the note (ring lock held). */
@@ -360,9 +363,26 @@ static bool drain(int src)
 	return true;
 }
 
+static bool anything_queued(void)
+{
+	for (unsigned s = 0; s < CONSOLE_SOURCES; s++)
+		if (!ring_empty(&rings[s]) || rings[s].dropped)
+			return true;
+	return false;
+}
+
+/* Mostly nothing is queued, and an idle core's drain must then cost one load: it delays the
+ * wake-up an interrupt brings meanwhile. The flag is cleared before the rings are looked at,
+ * so a record queued meanwhile is either drained now or sets it again. */
 bool console_drain(void)
 {
-	return drain(-1);
+	if (!__atomic_load_n(&output_queued, __ATOMIC_SEQ_CST))
+		return false;
+	__atomic_store_n(&output_queued, 0u, __ATOMIC_SEQ_CST);
+	bool more = drain(-1);
+	if (anything_queued()) /* what did not fit, or the wire was busy: later */
+		__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
+	return more;
 }
 
 /* --- Writers ---------------------------------------------------------------------------- */

@@ -66,28 +66,38 @@ void vgic_init_core(void)
 	apr_count = pre_bits >= 7 ? 4 : pre_bits == 6 ? 2 : 1;
 }
 
-/* Active-priority registers, falling through from apr_count like the list registers. QEMU
- * has 5 priority bits: one register, so the switch costs what it did with AP1R0 alone. */
-#define APR_SAVE(n) case n + 1: a->ap1r[n] = read_ich_ap1r##n##_el2(); __attribute__((fallthrough));
-#define APR_LOAD(n) case n + 1: write_ich_ap1r##n##_el2(a->ap1r[n]); __attribute__((fallthrough));
-#define EACH_APR(op) op(3) op(2) op(1) op(0)
+/* Active-priority registers: AP1R0 always, the others (6 or 7 priority bits) after one
+ * comparison, off the switch path of cores with 5 bits such as QEMU's. */
+static __attribute__((noinline)) void apr_save_more(struct arch_vcpu_ctx *a)
+{
+	a->ap1r[1] = read_ich_ap1r1_el2();
+	if (apr_count == 4) {
+		a->ap1r[2] = read_ich_ap1r2_el2();
+		a->ap1r[3] = read_ich_ap1r3_el2();
+	}
+}
+
+static __attribute__((noinline)) void apr_load_more(const struct arch_vcpu_ctx *a)
+{
+	write_ich_ap1r1_el2(a->ap1r[1]);
+	if (apr_count == 4) {
+		write_ich_ap1r2_el2(a->ap1r[2]);
+		write_ich_ap1r3_el2(a->ap1r[3]);
+	}
+}
 
 static void apr_save(struct arch_vcpu_ctx *a)
 {
-	switch (apr_count) {
-	EACH_APR(APR_SAVE)
-	default:
-		break;
-	}
+	a->ap1r[0] = read_ich_ap1r0_el2();
+	if (apr_count > 1)
+		apr_save_more(a);
 }
 
 static void apr_load(const struct arch_vcpu_ctx *a)
 {
-	switch (apr_count) {
-	EACH_APR(APR_LOAD)
-	default:
-		break;
-	}
+	write_ich_ap1r0_el2(a->ap1r[0]);
+	if (apr_count > 1)
+		apr_load_more(a);
 }
 
 static uint64_t empty_lrs(void)
