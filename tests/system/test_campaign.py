@@ -36,6 +36,12 @@ def check_common(run: Run) -> None:
 
 
 def test_hypercall_fuzzer_one_million_calls():
+    """The watchers' timing verdicts (victim_timing_kept, neighbour_timing_kept) bound the
+    activations no other emulated core could have delayed: under -icount QEMU 7.2 runs the
+    cores in turn on one thread, and a busy core can hold it past another core's deadline by
+    up to a period, which no hardware would do. Fuzzer vCPU 1 runs on an EDF core (a budget of
+    500 us per 1 ms) so that such activations exist; the victim reads
+    which ones from the trace (partitions/tests/hcfuzz/victim.c, docs/performance.md)."""
     run = run_campaign("campaign_fuzz.yaml", timeout=240)
     s = stats(run)
     assert s.get("fuzz_calls", 0) >= 1_000_000, s

@@ -13,6 +13,8 @@
 #include "platform.h"
 #include "sched.h"
 
+#define ICH_HCR_EL2_EN (1ul << 0) /* the virtual CPU interface */
+
 #define SPSR_EL1H_MASKED 0x3c5ul       /* EL1h, D A I F masked */
 #define SCTLR_EL1_RESET 0x30D00800ul   /* RES1 bits; MMU and caches off */
 
@@ -339,8 +341,20 @@ void arch_timer_program(uint64_t deadline)
 void arch_wait_for_interrupt(void)
 {
 	struct percpu *c = this_cpu();
+	/* Idle with a vCPU still loaded (switched out ready, out of budget or slot): a pending
+	 * interrupt in its list registers keeps the virtual CPU interface signalling, and WFI does
+	 * not wait while it does (QEMU wakes on any virtual IRQ, at EL2 too), so the idle core
+	 * would spin through this loop until its next event. The interface is off while the core
+	 * sleeps; nothing of the vCPU's changes. */
+	bool vif_off = !c->vcpu && c->loaded;
 
+	if (vif_off) {
+		write_ich_hcr_el2(read_ich_hcr_el2() & ~ICH_HCR_EL2_EN);
+		isb();
+	}
 	__asm__ volatile("dsb sy\n wfi" ::: "memory");
+	if (vif_off)
+		write_ich_hcr_el2(read_ich_hcr_el2() | ICH_HCR_EL2_EN);
 	/* A vCPU waiting in place for its own timer: the interrupt stays pending and is taken on
 	 * the way back into the guest, through the vector's fast path, so its latency is the
 	 * same whether it came before or during the wait. */
