@@ -31,9 +31,9 @@ extern char __part_start[], __bh_tests_end[];
 #define FLAGS_BIAS 2u
 #define FLAG_STRICT 1u /* known bugs fail too */
 #define FLAG_ONLY 2u   /* issue only call number flags >> 8 */
-/* The largest window a call may write (64-byte receive waits): arena pointers leave that much
+/* The largest window a call may write (bh_hm_status, 104 bytes): arena pointers leave that much
  * room, so a valid output never reaches past the arena into the fuzzer's own variables. */
-#define WINDOW_MAX 64u
+#define WINDOW_MAX 128u
 #define FAILS_PRINTED 16u
 #define HI32 0xffffffff00000000ull
 #define REG_FILL 0xC0DE000000000000ull /* x6..x17 = REG_FILL | register number */
@@ -132,6 +132,10 @@ static const unsigned short allowed[NCALLS + 1][C_COUNT] = {
 					     [C_OTHER_WAITER] = ONA, [C_WAIT_BUF] = IP,
 					     [C_NOT_OPEN] = IP, [C_WRONG_DIR] = IM,
 					     [C_BAD_PTR] = IP | NAV | ONA },
+	[ID(BH_HC_CONSOLE_FLUSH)] = { [C_VALID] = SUCCESS },
+	[ID(BH_HC_HM_READ)] = { [C_NOT_SYSTEM] = PE },
+	[ID(BH_HC_HM_STATUS)] = { [C_VALID] = OK_ONLY, [C_NOT_SYSTEM] = PE, [C_BAD_PTR] = IP },
+	[ID(BH_HC_HM_TAKE)] = { [C_VALID] = NAV, [C_BAD_PTR] = IP | NAV },
 	[N_UNKNOWN] = { [C_UNKNOWN] = E(BH_UNKNOWN_HYPERCALL),
 			[C_FOREIGN] = E(BH_SMCCC_NOT_SUPPORTED) },
 };
@@ -260,6 +264,10 @@ static u64 text_addr(struct fz *f)
 
 /* A pointer for a buffer of about len bytes; `out`: the hypervisor may write it, so only
  * into the guard patterns (arena; tail for vCPU 0) or somewhere it must refuse. */
+/* Every output a call writes fits a window: a pointer drawn inside the arena stays inside. */
+_Static_assert(sizeof(struct bh_hm_status) <= WINDOW_MAX && sizeof(struct bh_partition_status) <=
+	       WINDOW_MAX && sizeof(struct bh_hm_log_entry) <= WINDOW_MAX, "WINDOW_MAX");
+
 static u64 gen_ptr(struct fz *f, int out)
 {
 	u64 a = arena_base(f);
@@ -525,6 +533,29 @@ static void g_partition_status(struct fz *f, struct call *c)
 	out_window(c, p, sizeof(struct bh_partition_status));
 }
 
+static void g_hm_status(struct fz *f, struct call *c)
+{
+	u64 id = one_in(f, 2) ? with_high(f, 0) : edge(f), p = gen_ptr(f, 1);
+
+	c->in[1] = id, c->in[2] = p;
+	if (id != FUZZER)
+		SET(c, C_NOT_SYSTEM); /* a normal partition asks only about itself */
+	else if (!range_ok(p, sizeof(struct bh_hm_status), 1))
+		SET(c, C_BAD_PTR);
+	out_window(c, p, sizeof(struct bh_hm_status));
+}
+
+/* Nothing is ever propagated to the fuzzer (its health actions are ignore). */
+static void g_hm_take(struct fz *f, struct call *c)
+{
+	u64 p = gen_ptr(f, 1);
+
+	c->in[1] = p;
+	if (!range_ok(p, sizeof(struct bh_hm_log_entry), 1))
+		SET(c, C_BAD_PTR);
+	out_window(c, p, sizeof(struct bh_hm_log_entry));
+}
+
 static void g_plan_status(struct fz *f, struct call *c)
 {
 	(void)f;
@@ -693,6 +724,10 @@ static const struct spec specs[NCALLS] = {
 	[ID(BH_HC_SHM_DOORBELL)] = { "SHM_DOORBELL", g_doorbell },
 	[ID(BH_HC_CONSOLE_READ)] = { "CONSOLE_READ", g_console_read },
 	[ID(BH_HC_QUEUING_RECEIVE_WAIT)] = { "QUEUING_RECEIVE_WAIT", g_receive_wait },
+	[ID(BH_HC_CONSOLE_FLUSH)] = { "CONSOLE_FLUSH", g_none },
+	[ID(BH_HC_HM_READ)] = { "HM_READ", g_not_system },
+	[ID(BH_HC_HM_STATUS)] = { "HM_STATUS", g_hm_status },
+	[ID(BH_HC_HM_TAKE)] = { "HM_TAKE", g_hm_take },
 };
 
 static const char *row_name(unsigned row) { return row < NCALLS ? specs[row].name : "unknown-id"; }
@@ -710,7 +745,7 @@ static u64 gen_function(struct fz *f, unsigned *row)
 	if (f->flags & FLAG_ONLY) /* to isolate a finding */
 		n = (unsigned)(f->flags >> 8) & 0xff;
 
-	if (n >= NCALLS || n == ID(BH_HC_HALT_SELF)) {
+	if (n >= NCALLS || !specs[n].gen) { /* HALT_SELF, or a call check_specs reported */
 		*row = N_UNKNOWN;
 		u64 id = one_in(f, 2) ? outside[below(f, 10)] : BH_HC(BH_HC_COUNT + below(f, 64));
 		return id | (one_in(f, 4) ? rnd(f) & HI32 : 0);
@@ -1065,8 +1100,22 @@ static void wait_for_sample(void)
 		fz_yield();
 }
 
+/* Every call the ABI has must be fuzzed: a new one without a generator is a failure of the
+ * campaign itself, not a jump to address 0. */
+static void check_specs(struct fz *f)
+{
+	for (unsigned n = 0; n < NCALLS; n++) {
+		if (specs[n].gen || n == ID(BH_HC_HALT_SELF))
+			continue;
+		f->fails++;
+		bh_printf("FUZZFAIL no-generator call=0x%x: add it to specs[] and allowed[]\n",
+			  BH_HC(n));
+	}
+}
+
 static void run(struct fz *f, u64 calls)
 {
+	check_specs(f);
 	for (f->index = 0; f->index < calls; f->index++) {
 		one_call(f);
 		if ((f->index + 1) % CHECK_EVERY == 0 || f->index + 1 == calls) {
