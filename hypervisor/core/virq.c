@@ -165,8 +165,11 @@ void virq_release(struct vcpu *v)
 		uint32_t was = __atomic_exchange_n(&q->pending[w], 0u, __ATOMIC_SEQ_CST);
 		uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~was, __ATOMIC_RELAXED) & was;
 		q->disabled[w] = 0;
-		if (was)
-			__atomic_fetch_sub(&q->count, (uint32_t)__builtin_popcount(was), __ATOMIC_SEQ_CST);
+		uint32_t n = 0;
+		for (uint32_t b = was; b; b &= b - 1) /* no libgcc: no __builtin_popcount */
+			n++;
+		if (n)
+			__atomic_fetch_sub(&q->count, n, __ATOMIC_SEQ_CST);
 		while (held) { /* taken from the device, never given to the guest: end them */
 			arch_irq_release(w * 32 + (unsigned)__builtin_ctz(held));
 			held &= held - 1;
