@@ -226,3 +226,20 @@ TEST(attack_a_doorbell_rung_while_vcpu0_is_reset_is_lost_and_so_are_all_later_on
 	virq_inject(v0, BH_VIRQ_DOORBELL, false);
 	EXPECT_EQ(virq_take(v0, &fw), BH_VIRQ_DOORBELL);
 }
+
+/* --- 5. A warm restart joining a cold one: the image is reloaded, x1 says warm ------------ */
+
+TEST(attack_a_warm_restart_joining_a_cold_one_reloads_but_tells_the_guest_warm)
+{
+	struct partition *p = beta_running();
+
+	memset(&fake_ram[0x200000], 'Z', 16);
+	partition_restart(p, true);  /* the HM's cold_restart */
+	partition_restart(p, false); /* and its own BH_HC_RESET warm, before it was released */
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(p->state, PARTITION_RUNNING);
+	EXPECT(memcmp(&fake_ram[0x200000], SEG_TEXT, sizeof(SEG_TEXT)) == 0); /* reloaded: cold */
+	EXPECT_EQ(fake.reset_args[1], BH_BOOT_COLD_RESTART); /* what vCPU 0 is told in x1 */
+}
