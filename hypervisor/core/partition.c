@@ -220,7 +220,6 @@ void partition_restart(struct partition *p, bool cold)
 {
 	partition_lock(p);
 	p->restarts++; /* closes its ports now: no peer hands anything to the old incarnation */
-	p->boot_kind = cold ? BH_BOOT_COLD_RESTART : BH_BOOT_WARM_RESTART;
 	load_rewind(p);
 	if (p->state == PARTITION_RESTARTING) {
 		p->reload |= cold;
@@ -232,6 +231,8 @@ void partition_restart(struct partition *p, bool cold)
 		p->state = PARTITION_RESTARTING;
 		stop_all(p);
 	}
+	/* What vCPU 0 is told is what happens: cold if any joined request reloads the image. */
+	p->boot_kind = p->reload ? BH_BOOT_COLD_RESTART : BH_BOOT_WARM_RESTART;
 	uint32_t n = p->restarts;
 	partition_unlock(p);
 	bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
