@@ -205,6 +205,13 @@ bool hm_take(struct vcpu *v, struct bh_hm_log_entry *out)
 	return had;
 }
 
+void hm_vcpu_release(struct vcpu *v)
+{
+	arch_spin_lock(&hm_lock);
+	hm_pending[v->partition->cfg->id][v->id].valid = false;
+	arch_spin_unlock(&hm_lock);
+}
+
 /* A restarted partition starts with nothing propagated. */
 static void forget_pending(const struct partition *p)
 {

@@ -10,6 +10,7 @@
 #include "bulkhead/abi.h"
 #include "console.h"
 #include "guest_mem.h"
+#include "hm.h"
 #include "lib.h"
 #include "panic.h"
 #include "partition.h"
@@ -219,29 +220,39 @@ void partition_restart(struct partition *p, bool cold)
 {
 	partition_lock(p);
 	p->restarts++; /* closes its ports now: no peer hands anything to the old incarnation */
-	p->boot_kind = cold ? BH_BOOT_COLD_RESTART : BH_BOOT_WARM_RESTART;
 	load_rewind(p);
 	if (p->state == PARTITION_RESTARTING) {
 		p->reload |= cold;
 	} else {
 		p->reload = cold;
 		p->stopping = p->cfg->vcpu_count;
+		for (unsigned j = 0; j < p->cfg->vcpu_count; j++)
+			p->vcpus[j].counted = false;
 		p->state = PARTITION_RESTARTING;
 		stop_all(p);
 	}
+	/* What vCPU 0 is told is what happens: cold if any joined request reloads the image. */
+	p->boot_kind = p->reload ? BH_BOOT_COLD_RESTART : BH_BOOT_WARM_RESTART;
 	uint32_t n = p->restarts;
 	partition_unlock(p);
 	bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
 }
 
 /* Under the lock: v has been released. The last vCPU of a restarting partition hands the
- * reload to vCPU 0's core. */
+ * reload to vCPU 0's core. A vCPU counts once per restart: a stop posted before the restart
+ * (a halt) and still being served when it came is followed by the restart's own, which then
+ * finds it counted (halted, or vCPU 0 loading already) and changes nothing. */
 static void vcpu_stopped(struct vcpu *v)
 {
 	struct partition *p = v->partition;
 
+	if (p->state == PARTITION_RESTARTING && v->counted)
+		return;
 	__atomic_store_n(&v->state, VCPU_HALTED, __ATOMIC_SEQ_CST);
-	if (p->state != PARTITION_RESTARTING || !p->stopping || --p->stopping)
+	if (p->state != PARTITION_RESTARTING || !p->stopping)
+		return;
+	v->counted = true;
+	if (--p->stopping)
 		return;
 	__atomic_store_n(&p->vcpus[0].state, VCPU_LOADING, __ATOMIC_SEQ_CST);
 	sched_vcpu_changed(&p->vcpus[0]);
@@ -253,6 +264,7 @@ static void vcpu_release(struct vcpu *v)
 {
 	console_guest_flush(v);
 	ports_vcpu_reset(v);
+	hm_vcpu_release(v); /* after its last trap: nothing propagated outlives it */
 	v->timer_deadline = TIME_NEVER;
 	arch_vcpu_release(v);
 	virq_release(v);
@@ -287,7 +299,8 @@ static bool load_one_step(struct partition *p, struct vcpu *v0)
 	bool more = false;
 
 	partition_lock(p);
-	if (v0->state == VCPU_LOADING && p->state == PARTITION_RESTARTING) {
+	/* A stop posted since core_busy() looked (a halt and a new restart) comes first. */
+	if (v0->state == VCPU_LOADING && p->state == PARTITION_RESTARTING && !v0->request) {
 		if (!p->load_segment && !p->load_offset)
 			arch_partition_reset(p); /* its emulated machine too, once per reload */
 		if (!p->reload || load_step(p))

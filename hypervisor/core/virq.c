@@ -155,19 +155,24 @@ bool virq_withdraw(struct vcpu *v, unsigned intid)
 	return true;
 }
 
+/* Other cores may inject meanwhile (a doorbell, a port): only what is taken here is counted
+ * down, so an interrupt injected during the release stays pending and counted. */
 void virq_release(struct vcpu *v)
 {
 	struct virq_state *q = &v->virq;
 
 	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
-		uint32_t held = q->forwarded[w] & q->pending[w];
+		uint32_t was = __atomic_exchange_n(&q->pending[w], 0u, __ATOMIC_SEQ_CST);
+		uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~was, __ATOMIC_RELAXED) & was;
+		q->disabled[w] = 0;
+		uint32_t n = 0;
+		for (uint32_t b = was; b; b &= b - 1) /* no libgcc: no __builtin_popcount */
+			n++;
+		if (n)
+			__atomic_fetch_sub(&q->count, n, __ATOMIC_SEQ_CST);
 		while (held) { /* taken from the device, never given to the guest: end them */
 			arch_irq_release(w * 32 + (unsigned)__builtin_ctz(held));
 			held &= held - 1;
 		}
-		q->pending[w] = 0;
-		q->disabled[w] = 0;
-		q->forwarded[w] = 0;
 	}
-	q->count = 0;
 }

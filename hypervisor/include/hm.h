@@ -34,5 +34,7 @@ unsigned hm_log_take(struct bh_hm_log_entry *out, unsigned max, uint64_t *lost);
 void hm_status(const struct partition *p, struct bh_hm_status *st);
 /* BH_HC_HM_TAKE: the event propagated to v, cleared; false if none. */
 bool hm_take(struct vcpu *v, struct bh_hm_log_entry *out);
+/* v is released (Life cycle): the event propagated to it, if any, goes with it. */
+void hm_vcpu_release(struct vcpu *v);
 
 #endif

@@ -60,6 +60,7 @@ struct vcpu {
 	struct port_wait wait;        /* BH_HC_QUEUING_RECEIVE_WAIT */
 	unsigned line_len;            /* console output not yet ending in a newline */
 	char line[CONSOLE_LINE_MAX];
+	bool counted;                 /* released for its partition's restart in progress (lock) */
 };
 
 struct partition {

@@ -8,6 +8,7 @@
 #include "partition.h"
 #include "percpu.h"
 #include "ports.h"
+#include "main.h"
 #include "unit.h"
 
 #define NAMES  (ALPHA_RAM_IPA + 0x1000) /* port names in alpha's memory */
@@ -364,4 +365,27 @@ TEST(a_restart_closes_a_waiting_port_at_once)
 	fake.core = beta()->core;
 	core_process_requests();
 	EXPECT(beta()->wait.port == NULL);
+}
+
+/* Outside review: a doorbell rung at the old incarnation, never taken, survives the restart in
+ * doorbells[] while its BH_VIRQ_DOORBELL is dropped with the old vCPU 0: every later ring
+ * finds the bit set and raises nothing, so a new incarnation that waits for the interrupt
+ * never hears its peers. */
+TEST(attack_a_doorbell_rung_before_a_restart_mutes_the_new_incarnation)
+{
+	boot();
+	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 0, 0, 0, 0, 0), BH_OK);
+	partition_restart(&partitions[1], true);
+	fake.core = 1;
+	core_process_requests();
+	fake.core = 2;
+	core_process_requests();
+	fake.core = 1;
+	percpu[1].sched.timer_at = TIME_NEVER;
+	FAKE_RUN(core_exit_work());
+	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING);
+	EXPECT(!virq_is_pending(beta(), BH_VIRQ_DOORBELL)); /* went with the old incarnation */
+	/* The new incarnation idles for its doorbell; alpha rings. */
+	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT(virq_is_pending(beta(), BH_VIRQ_DOORBELL));
 }

@@ -31,6 +31,8 @@ struct percpu *arch_this_cpu(void) { return &percpu[fake.core]; }
 uint64_t arch_counter_read(void)
 {
 	fake.counter += fake.counter_step;
+	if (fake.counter_hook)
+		fake.counter_hook();
 	return fake.counter;
 }
 uint64_t arch_counter_freq(void) { return 62500000; }
@@ -98,7 +100,13 @@ void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 	}
 	arch_vcpu_load(next);
 }
-void arch_vcpu_release(struct vcpu *v) { v->arch.released++; fake.releases++; }
+void arch_vcpu_release(struct vcpu *v)
+{
+	v->arch.released++;
+	fake.releases++;
+	if (fake.release_hook)
+		fake.release_hook(v);
+}
 void arch_stage2_flush(struct partition *p) { (void)p; fake.stage2_flushes++; }
 bool arch_irq_pending(void) { return fake.irq_pending; }
 void arch_vcpu_resume(void) { leave(FAKE_RESUMED); }
@@ -111,7 +119,12 @@ void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }
 void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
 void arch_core_trap_guest_wait(bool trap) { (void)trap; }
 void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
-void arch_irq_release(unsigned intid) { fake.irq_released[intid % 512]++; }
+void arch_irq_release(unsigned intid)
+{
+	fake.irq_released[intid % 512]++;
+	if (fake.irq_release_hook)
+		fake.irq_release_hook(intid);
+}
 void arch_partition_reset(struct partition *p) { (void)p; }
 void arch_vuart_receive(struct partition *p, char c) { (void)p; fake.uart_input[fake.uart_input_len++ % sizeof(fake.uart_input)] = c; }
 void arch_console_input_enable(void) {}

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct vcpu;
+
 #define FAKE_RAM_BASE 0x42000000ul
 #define FAKE_RAM_SIZE (8ul << 20)
 
@@ -23,6 +25,10 @@ struct fake_state {
 	uint64_t timer;              /* the hypervisor timer deadline last programmed */
 	unsigned saves, loads, flushes;
 	void (*relax_hook)(void);    /* runs in cross-core wait loops: plays the other cores */
+	/* Attack hooks: play another core at a chosen instant inside a core's own work. */
+	void (*release_hook)(struct vcpu *v); /* inside arch_vcpu_release */
+	void (*irq_release_hook)(unsigned intid); /* inside arch_irq_release */
+	void (*counter_hook)(void);  /* at every arch_counter_read */
 	char uart[65536];
 	unsigned uart_len;
 	char uart_input[256];        /* bytes given to partitions' emulated UARTs */
