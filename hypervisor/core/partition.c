@@ -285,6 +285,7 @@ static void restart_done(struct partition *p)
 	}
 	p->state = PARTITION_RUNNING;
 	vcpu_reset_here(&p->vcpus[0]);
+	ports_partition_restarted(p); /* after the reset dropped vCPU 0's pending interrupts */
 }
 
 static bool core_busy(struct percpu *c)

@@ -501,6 +501,11 @@ int64_t ports_wait_finish(struct vcpu *v)
 	return w->result;
 }
 
+void ports_partition_restarted(const struct partition *p)
+{
+	__atomic_store_n(&doorbells[p->cfg->id], 0ull, __ATOMIC_SEQ_CST);
+}
+
 void ports_vcpu_reset(struct vcpu *v)
 {
 	if (v->wait.port)

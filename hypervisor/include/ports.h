@@ -43,6 +43,9 @@ int64_t ports_hc_shm_doorbell(struct vcpu *v, struct arch_regs *r);
  * set): the message handed over, or BH_NOT_AVAILABLE if something else woke it, into its
  * registers; returns that x0. */
 int64_t ports_wait_finish(struct vcpu *v);
+/* p starts again after a restart: doorbells rung for its old incarnation are forgotten, so
+ * the next ring raises BH_VIRQ_DOORBELL in the new one. */
+void ports_partition_restarted(const struct partition *p);
 /* v is being reset: it waits for nothing any more. */
 void ports_vcpu_reset(struct vcpu *v);
 
