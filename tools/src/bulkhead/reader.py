@@ -347,6 +347,9 @@ def _read_partition_scalars(reader: Reader, fields: dict[str, Node], part: Parti
         part.image = reader.string(fields["image"], f"{where}.image")
         if part.image:
             part.image_path = base_dir / Path(part.image)
+        elif part.image is not None:
+            reader.diags.error(part.at("image"), f"{where}.image is empty; give the path of the "
+                               f"partition's ELF image, e.g. {PARTITION_KEYS['image'].hint}")
     if "entry" in fields:
         part.entry = reader.integer(fields["entry"], f"{where}.entry", "0x40000000")
 
