@@ -215,15 +215,16 @@ void partition_resume(struct partition *p)
 }
 
 /* A restart requested while one is in progress joins it: a reload already under way starts
- * over (a cold one if either asked for it), and the count of vCPUs to release goes on. */
+ * over (a cold one if either asked for it), the count of vCPUs to release goes on, and it is
+ * the same restart: the count the partition is told (x2 at its entry) counts incarnations. */
 void partition_restart(struct partition *p, bool cold)
 {
 	partition_lock(p);
-	p->restarts++; /* closes its ports now: no peer hands anything to the old incarnation */
 	load_rewind(p);
 	if (p->state == PARTITION_RESTARTING) {
 		p->reload |= cold;
 	} else {
+		p->restarts++; /* closes its ports now: nothing goes to the old incarnation */
 		p->reload = cold;
 		p->stopping = p->cfg->vcpu_count;
 		for (unsigned j = 0; j < p->cfg->vcpu_count; j++)
