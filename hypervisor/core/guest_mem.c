@@ -124,10 +124,59 @@ bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t le
 	return copy(v, va, len, BH_AREA_READ | BH_AREA_WRITE, COPY_OUT, (void *)src);
 }
 
+/* Within one page (the common case, as in copy()) it is one translation, inline. */
+HOT_INLINE bool translate(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights,
+			  struct guest_pieces *out)
+{
+	out->count = 0;
+	if (!len || len > GUEST_PAGE)
+		return false;
+	if (len > GUEST_PAGE - (va & (GUEST_PAGE - 1)))
+		return va + len >= va && for_each_piece(v, va, len, rights, TRANSLATE, out);
+	uint64_t pa = piece_pa(v, va, len, rights);
+	if (pa == NO_PA)
+		return false;
+	out->count = 1;
+	out->piece[0] = (struct guest_piece){ pa, (uint32_t)len };
+	return true;
+}
+
 bool guest_translate_writable(const struct vcpu *v, uint64_t va, size_t len,
 			      struct guest_pieces *out)
 {
-	out->count = 0;
-	return len && len <= GUEST_PAGE && va + len >= va &&
-	       for_each_piece(v, va, len, BH_AREA_READ | BH_AREA_WRITE, TRANSLATE, out);
+	return translate(v, va, len, BH_AREA_READ | BH_AREA_WRITE, out);
+}
+
+bool guest_translate_readable(const struct vcpu *v, uint64_t va, size_t len,
+			      struct guest_pieces *out)
+{
+	return translate(v, va, len, BH_AREA_READ, out);
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* Two pieces on each side: at most three copies. */
+void guest_pieces_copy(const struct guest_pieces *to, const struct guest_pieces *from,
+		       uint32_t len)
+{
+	const struct guest_piece *t = to->piece, *f = from->piece;
+	uint32_t t_off = 0, f_off = 0;
+
+	if (!len)
+		return;
+	if (len <= t->len && len <= f->len) { /* one piece each: most messages */
+		memcpy(arch_phys_to_ptr(t->pa), arch_phys_to_ptr(f->pa), len);
+		return;
+	}
+	while (len) {
+		uint32_t n = min_u32(len, min_u32(t->len - t_off, f->len - f_off));
+		memcpy(arch_phys_to_ptr(t->pa + t_off), arch_phys_to_ptr(f->pa + f_off), n);
+		len -= n;
+		t_off += n;
+		f_off += n;
+		if (t_off == t->len)
+			t++, t_off = 0;
+		if (f_off == f->len)
+			f++, f_off = 0;
+	}
 }

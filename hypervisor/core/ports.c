@@ -252,29 +252,29 @@ static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 	return WAITING;
 }
 
-_Static_assert(sizeof(((struct guest_pieces *)0)->piece) == 2 * sizeof(struct guest_piece),
-	       "hand_over copies into two pieces at most");
+static uint32_t pieces_len(const struct guest_pieces *g)
+{
+	return g->count ? g->piece[0].len + (g->count > 1 ? g->piece[1].len : 0) : 0;
+}
 
-/* Copy size bytes at the sender's va into the waiter's buffer (truncated to it) and make the
- * waiter ready with the message as its result (channel lock held). BH_NOT_AVAILABLE if it
- * no longer waits (it was woken, suspended or halted meanwhile): the message is queued. */
+/* Hand size bytes at the sender's va to the waiter: into its buffer (truncated to it) as its
+ * result, and make it ready (channel lock held). The message is translated whole first, so
+ * nothing can fail once the waiter is claimed. BH_NOT_AVAILABLE if it no longer waits (woken,
+ * suspended or halted meanwhile): its buffer is not touched and the message is queued. The
+ * waiter's core may run it as soon as it is claimed: ports_wait_finish then waits for the
+ * channel lock and reads the result stored here. */
 static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcpu *waiter)
 {
 	struct port_wait *w = &waiter->wait;
-	const struct guest_piece *one = &w->buf.piece[0], *two = &w->buf.piece[1];
-	uint32_t first = w->buf.count ? min_u32(one->len, size) : 0;
-	uint32_t second = w->buf.count > 1 ? min_u32(two->len, size - first) : 0;
-	uint32_t done = first + second;
+	struct guest_pieces msg;
 
-	if (first && !guest_copy_from(sender, arch_phys_to_ptr(one->pa), va, first))
-		return BH_INVALID_PARAM;
-	if (second && !guest_copy_from(sender, arch_phys_to_ptr(two->pa), va + first, second))
-		return BH_INVALID_PARAM;
-	if (done < size && !guest_readable(sender, va + done, size - done))
-		return BH_INVALID_PARAM; /* truncated, but the whole message must be the sender's */
+	if (!guest_translate_readable(sender, va, size, &msg))
+		return BH_INVALID_PARAM; /* truncated or not, the whole message must be the sender's */
 	if (!__atomic_compare_exchange_n(&waiter->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY,
 					 false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return BH_NOT_AVAILABLE;
+	uint32_t done = min_u32(pieces_len(&w->buf), size);
+	guest_pieces_copy(&w->buf, &msg, done);
 	w->port->waiter = NULL;
 	w->length = (uint32_t)size;
 	__atomic_store_n(&w->result, (int64_t)done, __ATOMIC_RELEASE); /* see ports_wait_finish */
@@ -491,14 +491,16 @@ int64_t ports_wait_finish(struct vcpu *v)
 	struct port_wait *w = &v->wait;
 
 	/* A message handed over is final: the sender took v off the port before it stored the
-	 * result, so only a wait without one needs the lock. */
+	 * result. Without one, the lock also waits out a sender that claimed v but is still
+	 * copying; the result is read again after it. */
 	if (__atomic_load_n(&w->result, __ATOMIC_ACQUIRE) < 0)
 		stop_waiting(v);
 	w->port = NULL;
-	arch_regs_set(w->regs, 0, (uint64_t)w->result);
-	if (w->result >= 0)
+	int64_t result = __atomic_load_n(&w->result, __ATOMIC_ACQUIRE);
+	arch_regs_set(w->regs, 0, (uint64_t)result);
+	if (result >= 0)
 		arch_regs_set(w->regs, 1, w->length);
-	return w->result;
+	return result;
 }
 
 void ports_partition_restarted(const struct partition *p)

@@ -41,5 +41,11 @@ struct guest_pieces {
  * whatever its page tables do later, so the hypervisor may write them while it waits. */
 bool guest_translate_writable(const struct vcpu *v, uint64_t va, size_t len,
 			      struct guest_pieces *out);
+/* The same for readable [va, va+len). */
+bool guest_translate_readable(const struct vcpu *v, uint64_t va, size_t len,
+			      struct guest_pieces *out);
+/* Copy the first len bytes of `from` into `to` (len at most the length of each). */
+void guest_pieces_copy(const struct guest_pieces *to, const struct guest_pieces *from,
+		       uint32_t len);
 
 #endif

@@ -338,6 +338,31 @@ TEST(a_bad_sender_buffer_leaves_the_receiver_waiting)
 	EXPECT_EQ(ports_wait_finish(beta()), 4);
 }
 
+TEST(a_handed_over_message_crosses_pages_on_both_sides)
+{
+	open_both();
+	memcpy(fake_ram + 0x3000 - 3, "ABCDEFGH", 8);      /* alpha's message: 3 + 5 bytes */
+	memset(beta_buf() + 0x1000 - 6, 0, 10);
+	wait_call(beta(), BETA_BUF + 0x1000 - 5, 8);      /* beta's buffer: 5 + 3 bytes */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF + 0x1000 - 3, 8, 0, 0), BH_OK);
+	EXPECT_EQ(ports_wait_finish(beta()), 8);
+	EXPECT(memcmp(beta_buf() + 0x1000 - 5, "ABCDEFGH", 8) == 0);
+	EXPECT(beta_buf()[0x1000 - 6] == 0 && beta_buf()[0x1000 + 3] == 0);
+}
+
+TEST(a_waiter_woken_otherwise_keeps_its_buffer)
+{
+	open_both();
+	memset(beta_buf(), 0, 8);
+	wait_call(beta(), BETA_BUF, 8);
+	beta()->state = VCPU_READY; /* its timer woke it on its own core; it has not run yet */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(queued(), 1);
+	static const unsigned char zero[8];
+	EXPECT(memcmp(beta_buf(), zero, 8) == 0); /* the call it returns from received nothing */
+	EXPECT_EQ(ports_wait_finish(beta()), BH_NOT_AVAILABLE);
+}
+
 TEST(a_halt_ends_a_wait)
 {
 	open_both();

@@ -237,10 +237,10 @@ static inline long bh_plan_switch(unsigned plan, unsigned when)
 	return bh_hypercall(BH_HC_PLAN_SWITCH, plan, when, 0, 0, 0);
 }
 
-/* Stores the current and next plan and the number of major frames completed (any pointer
- * may be NULL). */
+/* Stores the current and next plan, the number of major frames completed and when the
+ * current one began, in ns (any pointer may be NULL). */
 static inline long bh_plan_status(unsigned *current, unsigned *next,
-				  unsigned long long *frames)
+				  unsigned long long *frames, unsigned long long *frame_start_ns)
 {
 	struct bh_hc_result r = bh_hvc(BH_HC_PLAN_STATUS, 0, 0, 0, 0, 0);
 
@@ -251,6 +251,8 @@ static inline long bh_plan_status(unsigned *current, unsigned *next,
 			*next = (unsigned)r.x2;
 		if (frames)
 			*frames = r.x3;
+		if (frame_start_ns)
+			*frame_start_ns = r.x4;
 	}
 	return r.x0;
 }

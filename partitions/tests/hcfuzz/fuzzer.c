@@ -24,6 +24,7 @@ long fz_hvc(struct fz_regs *r);
 extern char __part_start[], __bh_tests_end[];
 
 #define ARENA_SIZE 0x8000u
+#define SHM_HALF 0x8000u /* vCPU 1's outputs in fz_shm end here, vCPU 0's at SHM_END */
 #define CHECK_EVERY 4096u
 /* 20 us at 62.5 MHz. KB3: with 100 ticks (1.6 us) IDLE on the shared core 1 never returns. */
 #define WAKEUP_TICKS 1250u
@@ -281,9 +282,11 @@ static u64 gen_ptr(struct fz *f, int out)
 		return f->vcpu == 0 || !out ? RAM_END - below(f, 300) : a + 8 * below(f, 64);
 	case 11:
 		return one_in(f, 2) ? RO_BASE + below(f, 0x10000) : RO_END - below(f, 64);
-	case 12:
+	case 12: /* outputs into fz_shm: each vCPU its own end, or one would see the other's */
+		if (out && one_in(f, 2))
+			return f->vcpu == 0 ? SHM_END - below(f, 64) : SHM_BASE + SHM_HALF - below(f, 64);
 		if (out)
-			return one_in(f, 2) ? SHM_END - below(f, 64) : QUIET_BASE + below(f, 0x10000);
+			return QUIET_BASE + below(f, 0x10000);
 		return one_in(f, 2) ? SHM_BASE + below(f, 0x10000) : QUIET_END - below(f, 64);
 	case 13:
 		return out ? RAM_BASE - 1 - below(f, 64) : text_addr(f);

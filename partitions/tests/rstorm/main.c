@@ -7,7 +7,8 @@
  *             and cold-restarts itself at a pseudo-random moment, `count` times (the refresh
  *             period of its port `count`, in ns). Counters survive in memory outside its image.
  *   1 peer:   core 3, system partition: sends to the storm and receives from it all along,
- *             measures its own 1 ms timer against the plan, and ends the run.
+ *             measures its own 1 ms timer against the plan (deadlines at PEER_AT_NS in each
+ *             major frame, while the other cores idle), and ends the run.
  *   2 chaos:  core 0, system partition: suspends, resumes and cold-restarts the storm at
  *             pseudo-random moments, and checks its status after each (restarts only grow,
  *             by exactly the restarts it made plus the storm's own). */
@@ -25,6 +26,7 @@ typedef unsigned long long u64;
 #define WATCH_NS 200000ull  /* how long a fresh boot watches vCPU 1's buffer */
 #define PERIOD_NS 1000000ll
 #define PEER_LATE_MAX_NS 2000ll
+#define PEER_AT_NS 900000ll /* in the 1 ms major frame; the others run in its first 500 us */
 #define CNTV_CTL_ENABLE 1ul
 
 struct persist {
@@ -200,8 +202,10 @@ _Noreturn static void peer(void)
 	u64 seq = 0, got = 0, msg;
 	char c, d[128];
 
+	unsigned long long frame_start = 0;
+	bh_plan_status(0, 0, 0, &frame_start);
 	bh_irq_set_handler(BH_VIRQ_VTIMER, on_tick);
-	deadline = ((long long)bh_now_ns() / PERIOD_NS + 2) * PERIOD_NS;
+	deadline = (long long)frame_start + 2 * PERIOD_NS + PEER_AT_NS;
 	vtimer_arm(deadline);
 	bh_irq_enable();
 	while (bh_sampling_read(done, &c, 1, 0, 0) != 1) {

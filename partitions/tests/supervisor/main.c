@@ -53,7 +53,7 @@ static unsigned current_plan(void)
 {
 	unsigned current = ~0u;
 
-	BH_EXPECT_EQ(bh_plan_status(&current, 0, 0), BH_OK);
+	BH_EXPECT_EQ(bh_plan_status(&current, 0, 0, 0), BH_OK);
 	return current;
 }
 
@@ -120,7 +120,7 @@ BH_TEST(plan_switch_at_frame_end)
 	unsigned next = ~0u;
 
 	BH_EXPECT_EQ(bh_plan_switch(PLAN_DEGRADED, BH_PLAN_AT_MAJOR_FRAME_END), BH_OK);
-	BH_EXPECT_EQ(bh_plan_status(0, &next, 0), BH_OK);
+	BH_EXPECT_EQ(bh_plan_status(0, &next, 0, 0), BH_OK);
 	BH_EXPECT_EQ(next, PLAN_DEGRADED);
 	bh_sleep_ms(PLAN_WAIT_MS);
 	BH_EXPECT_EQ(current_plan(), PLAN_DEGRADED);

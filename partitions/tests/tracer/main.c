@@ -50,7 +50,7 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 
 		if (err == BH_OK)
 			err = rc;
-		rc = bh_plan_status(0, 0, &frames);
+		rc = bh_plan_status(0, 0, &frames, 0);
 		if (rc < 0) {
 			bh_snprintf(detail, sizeof(detail), "plan_status failed: %ld", rc);
 			finish(0, detail);
