@@ -1,6 +1,6 @@
-/* Waiting for ports and doorbells without polling: the hypervisor raises BH_VIRQ_PORT or
- * BH_VIRQ_DOORBELL when a port becomes ready or a doorbell rings, and BH_HC_IDLE returns once
- * one is pending. Readiness is checked before every idle, and the interrupt is raised only
+/* Port helpers: opening a port as configured, and waiting for ports and doorbells without
+ * polling. The hypervisor raises BH_VIRQ_PORT or BH_VIRQ_DOORBELL when a port becomes ready
+ * or a doorbell rings, and BH_HC_IDLE returns once one is pending. Readiness is checked before every idle, and the interrupt is raised only
  * after the state it announces, so no wake-up is lost between the check and the idle. */
 #include "bulkhead/bulkhead.h"
 
@@ -24,4 +24,21 @@ long bh_port_wait(unsigned long long mask, unsigned long long *ports,
 	if (doorbells)
 		*doorbells = rung;
 	return BH_OK;
+}
+
+long bh_port_open(const char *name)
+{
+	struct bh_port_info info;
+	long rc = bh_port_info(name, &info);
+	int desc = -1;
+
+	if (rc != BH_OK)
+		return rc;
+	if (info.kind == BH_SAMPLING_PORT)
+		rc = bh_sampling_port_create(name, info.max_message_size, info.direction,
+					     info.refresh_ns, &desc);
+	else
+		rc = bh_queuing_port_create(name, info.max_message_size, info.direction,
+					    info.max_messages, &desc);
+	return rc >= 0 || rc == BH_NO_ACTION ? desc : rc;
 }

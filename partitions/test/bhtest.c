@@ -73,3 +73,11 @@ int bh_test_run_all(void)
 		run_one(t);
 	return bh_test_summary();
 }
+
+unsigned long long bh_test_param(const char *name)
+{
+	struct bh_port_info info = { 0 };
+
+	bh_port_info(name, &info);
+	return info.refresh_ns;
+}

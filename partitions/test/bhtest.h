@@ -55,6 +55,10 @@ void bh_test_report(const char *name, int ok, const char *detail);
  * The counters live in .bss, so they survive a warm restart but not a cold one. */
 int bh_test_summary(void);
 
+/* A test parameter the description passes as the refresh period (ns) of the sampling port
+ * `name` (0 if there is no such port). */
+unsigned long long bh_test_param(const char *name);
+
 /* Used by the macros. */
 void bh_test_fail(const char *file, int line, const char *what);
 void bh_test_fail_eq(const char *file, int line, const char *a, const char *b, long va,

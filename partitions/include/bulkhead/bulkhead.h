@@ -435,6 +435,11 @@ static inline long bh_port_ready(unsigned long long *ports, unsigned long long *
 	return r.x0;
 }
 
+/* Opens the port `name` with the parameters the system description gives it (read with
+ * bh_port_info), for partitions that take their ports as configured (libbhpart). Returns its
+ * descriptor, also when it was open already, or the error of either call. */
+long bh_port_open(const char *name);
+
 /* Blocks (BH_HC_IDLE) until a port in `mask` is ready or a doorbell rang; stores both as
  * bh_port_ready() does (libbhpart). Takes the BH_VIRQ_PORT/BH_VIRQ_DOORBELL interrupts that
  * woke it, whatever the caller's IRQ mask. */

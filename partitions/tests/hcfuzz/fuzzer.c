@@ -893,71 +893,100 @@ static long full_check(const struct fz *f)
 	return -1;
 }
 
-/* What successful calls return besides x0. */
+/* What successful calls return besides x0, per call (w: the output window). */
+static int time_consistent(struct fz *f, const struct call *c)
+{
+	u64 t = c->r.x[1];
+
+	if (c->in[1] == BH_CLOCK_EXEC)
+		return t <= bh_now_ns();
+	if (t < f->last_hw)
+		return 0;
+	f->last_hw = t;
+	return 1;
+}
+
+static int status_consistent(const unsigned char *w)
+{
+	const struct bh_partition_status *st = (const void *)w;
+
+	return st->state == BH_PARTITION_STATE_RUNNING && st->restarts == 0 &&
+	       st->vcpu_count == FUZZ_VCPUS && st->current_slot == -1;
+}
+
+static int sample_consistent(const struct call *c, const unsigned char *w)
+{
+	for (u64 i = 0; i < (u64)c->r.x[0]; i++)
+		if (w[i] != sample_byte((unsigned)i))
+			return 0;
+	return c->r.x[2] == SAMPLE_LEN && c->r.x[1] <= BH_MSG_VALID;
+}
+
+/* The victim's queued messages: a sequence number, then bytes derived from it, in order. */
+static int message_consistent(struct fz *f, const struct call *c, const unsigned char *w)
+{
+	u64 n = c->r.x[0], seq = 0;
+
+	if (c->r.x[1] != QMSG_LEN)
+		return 0;
+	if (n < 8)
+		return 1;
+	for (unsigned i = 0; i < 8; i++)
+		seq |= (u64)w[i] << (8 * i);
+	for (unsigned i = 8; i < n; i++)
+		if (w[i] != qmsg_byte(seq, i))
+			return 0;
+	if (f->last_seq && seq < f->last_seq)
+		return 0; /* FIFO, as seen by one vCPU */
+	f->last_seq = seq;
+	return 1;
+}
+
+static int port_status_consistent(const struct call *c, const unsigned char *w)
+{
+	const struct bh_port_status *st = (const void *)w;
+	const struct fport *p = open_port_of(c->in[1]);
+
+	return st->messages <= p->msgs && st->flags <= BH_MSG_VALID;
+}
+
+static int port_info_consistent(const struct call *c, const unsigned char *w)
+{
+	const struct bh_port_info *in = (const void *)w;
+	const struct fport *p = &ports[c->port];
+
+	return in->kind == p->kind && in->direction == p->dir && in->max_message_size == p->max &&
+	       in->max_messages == p->msgs && in->refresh_ns == p->refresh &&
+	       in->descriptor == p->desc;
+}
+
+static int shm_info_consistent(const struct call *c, const unsigned char *w)
+{
+	const struct bh_shm_info *in = (const void *)w;
+	const struct region *g = &regions[c->port];
+
+	return in->guest_address == g->base && in->size == g->size && in->rights == g->rights &&
+	       in->doorbell == g->doorbell;
+}
+
 static int results_consistent(struct fz *f, const struct call *c)
 {
 	const struct fz_regs *r = &c->r;
 	const unsigned char *w = (const unsigned char *)(unsigned long)c->win;
 
 	switch (c->row) {
-	case ID(BH_HC_GET_IDS):
-		return r->x[1] == FUZZER && r->x[2] == f->vcpu;
-	case ID(BH_HC_GET_TIME):
-		if (c->in[1] == BH_CLOCK_EXEC)
-			return r->x[1] <= bh_now_ns();
-		if (r->x[1] < f->last_hw)
-			return 0;
-		f->last_hw = r->x[1];
-		return 1;
+	case ID(BH_HC_GET_IDS): return r->x[1] == FUZZER && r->x[2] == f->vcpu;
+	case ID(BH_HC_GET_TIME): return time_consistent(f, c);
 	case ID(BH_HC_VCPU_STATUS):
 		return r->x[1] == BH_VCPU_STATE_READY || r->x[1] == BH_VCPU_STATE_IDLE;
-	case ID(BH_HC_PARTITION_STATUS): {
-		const struct bh_partition_status *st = (const void *)w;
-		return st->state == BH_PARTITION_STATE_RUNNING && st->restarts == 0 &&
-		       st->vcpu_count == FUZZ_VCPUS && st->current_slot == -1;
-	}
-	case ID(BH_HC_SAMPLING_READ):
-		for (u64 i = 0; i < (u64)r->x[0]; i++)
-			if (w[i] != sample_byte((unsigned)i))
-				return 0;
-		return r->x[2] == SAMPLE_LEN && r->x[1] <= BH_MSG_VALID;
+	case ID(BH_HC_PARTITION_STATUS): return status_consistent(w);
+	case ID(BH_HC_SAMPLING_READ): return sample_consistent(c, w);
 	case ID(BH_HC_QUEUING_RECEIVE):
-	case ID(BH_HC_QUEUING_RECEIVE_WAIT): {
-		u64 n = r->x[0], seq = 0;
-		if (r->x[1] != QMSG_LEN)
-			return 0;
-		if (n < 8)
-			return 1;
-		for (unsigned i = 0; i < 8; i++)
-			seq |= (u64)w[i] << (8 * i);
-		for (unsigned i = 8; i < n; i++)
-			if (w[i] != qmsg_byte(seq, i))
-				return 0;
-		if (f->last_seq && seq < f->last_seq)
-			return 0; /* FIFO, as seen by one vCPU */
-		f->last_seq = seq;
-		return 1;
-	}
-	case ID(BH_HC_PORT_STATUS): {
-		const struct bh_port_status *st = (const void *)w;
-		const struct fport *p = open_port_of(c->in[1]);
-		return st->messages <= p->msgs && st->flags <= BH_MSG_VALID;
-	}
-	case ID(BH_HC_PORT_INFO): {
-		const struct bh_port_info *in = (const void *)w;
-		const struct fport *p = &ports[c->port];
-		return in->kind == p->kind && in->direction == p->dir &&
-		       in->max_message_size == p->max && in->max_messages == p->msgs &&
-		       in->refresh_ns == p->refresh && in->descriptor == p->desc;
-	}
-	case ID(BH_HC_PORT_READY):
-		return (r->x[1] & ~open_mask) == 0 && r->x[2] == 0;
-	case ID(BH_HC_SHM_INFO): {
-		const struct bh_shm_info *in = (const void *)w;
-		const struct region *g = &regions[c->port];
-		return in->guest_address == g->base && in->size == g->size &&
-		       in->rights == g->rights && in->doorbell == g->doorbell;
-	}
+	case ID(BH_HC_QUEUING_RECEIVE_WAIT): return message_consistent(f, c, w);
+	case ID(BH_HC_PORT_STATUS): return port_status_consistent(c, w);
+	case ID(BH_HC_PORT_INFO): return port_info_consistent(c, w);
+	case ID(BH_HC_PORT_READY): return (r->x[1] & ~open_mask) == 0 && r->x[2] == 0;
+	case ID(BH_HC_SHM_INFO): return shm_info_consistent(c, w);
 	}
 	return 1;
 }
@@ -1046,13 +1075,6 @@ static void print_histogram(const struct fz *f)
 
 /* --- set-up and the end -------------------------------------------------------------------- */
 
-static u64 refresh_of(const char *name)
-{
-	struct bh_port_info info = { 0 };
-
-	bh_port_info(name, &info);
-	return info.refresh_ns;
-}
 
 /* Learns every port from the description; opens all but zz_never_opened. */
 static void open_ports(void)
@@ -1062,7 +1084,6 @@ static void open_ports(void)
 	for (unsigned i = 0; i < NPORTS; i++) {
 		struct bh_port_info info = { 0 };
 		struct fport *p = &ports[i];
-		int d = -1;
 		p->name = port_names[i];
 		p->len = (unsigned)bh_strlen(p->name);
 		bh_port_info(p->name, &info);
@@ -1070,10 +1091,7 @@ static void open_ports(void)
 				     info.max_message_size, info.max_messages, info.refresh_ns, -1 };
 		if (i == NPORTS - 1)
 			continue;
-		if (p->kind == BH_SAMPLING_PORT)
-			bh_sampling_port_create(p->name, p->max, p->dir, p->refresh, &d);
-		else
-			bh_queuing_port_create(p->name, p->max, p->dir, p->msgs, &d);
+		int d = bh_port_open(p->name);
 		p->desc = d;
 		used |= d >= 0 ? 1u << d : 0;
 		open_mask |= d >= 0 ? 1ull << d : 0;
@@ -1192,10 +1210,10 @@ static void report(void)
 _Noreturn void fuzzer_main(unsigned vcpu)
 {
 	struct fz *f = &states[vcpu];
-	u64 seed = refresh_of("seed"), total = refresh_of("count");
+	u64 seed = bh_test_param("seed"), total = bh_test_param("count");
 
 	*f = (struct fz){ .vcpu = vcpu, .seed = seed, .arena = arenas[vcpu],
-			  .flags = refresh_of("flags") - FLAGS_BIAS };
+			  .flags = bh_test_param("flags") - FLAGS_BIAS };
 	bh_irq_set_handler(BH_VIRQ_VTIMER, on_wakeup);
 	if (vcpu == 0) {
 		open_ports();

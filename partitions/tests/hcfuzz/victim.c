@@ -253,29 +253,7 @@ static void report_timing(const char *who, long long bound, unsigned judged, uns
 		       detail);
 }
 
-static int open_port(const char *name)
-{
-	struct bh_port_info info;
-	int d = -1;
 
-	if (bh_port_info(name, &info) != BH_OK)
-		return -1;
-	if (info.kind == BH_SAMPLING_PORT)
-		bh_sampling_port_create(name, info.max_message_size, info.direction,
-					info.refresh_ns, &d);
-	else
-		bh_queuing_port_create(name, info.max_message_size, info.direction,
-				       info.max_messages, &d);
-	return d;
-}
-
-static unsigned long long refresh_of(const char *name)
-{
-	struct bh_port_info info = { 0 };
-
-	bh_port_info(name, &info);
-	return info.refresh_ns;
-}
 
 /* --- victim ------------------------------------------------------------------------------ */
 
@@ -310,7 +288,7 @@ static int fuzzer_done(int port, unsigned long long key)
 /* Tell the neighbour to report, and wait (bounded) until it has. */
 static void end_neighbour(void)
 {
-	int end = open_port("end_out"), rep = open_port("nb_in");
+	int end = bh_port_open("end_out"), rep = bh_port_open("nb_in");
 	char c = 'e';
 
 	bh_sampling_write(end, &c, 1);
@@ -324,10 +302,11 @@ static void end_neighbour(void)
 
 _Noreturn void victim_main(void)
 {
-	struct traffic t = { open_port("q_in"), open_port("q_out"), open_port("done_in"), 0, 0, 0 };
-	int s_out = open_port("s_out");
+	struct traffic t = { bh_port_open("q_in"), bh_port_open("q_out"), bh_port_open("done_in"),
+			     0, 0, 0 };
+	int s_out = bh_port_open("s_out");
 	unsigned char sample[SAMPLE_LEN];
-	unsigned long long key = refresh_of("seed_in") ^ DONE_KEY;
+	unsigned long long key = bh_test_param("seed_in") ^ DONE_KEY;
 	char detail[128] = "";
 
 	fill_pattern();
@@ -378,7 +357,7 @@ _Noreturn void victim_main(void)
 
 _Noreturn void neighbour_main(void)
 {
-	int end = open_port("end_in"), rep = open_port("rep_out");
+	int end = bh_port_open("end_in"), rep = bh_port_open("rep_out");
 	char c = 0;
 
 	fill_pattern();

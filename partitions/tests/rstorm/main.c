@@ -48,29 +48,7 @@ static u64 mix(u64 x)
 	return x ^ (x >> 31);
 }
 
-static int open_port(const char *name)
-{
-	struct bh_port_info info;
-	int d = -1;
 
-	if (bh_port_info(name, &info) != BH_OK)
-		return -1;
-	if (info.kind == BH_SAMPLING_PORT)
-		bh_sampling_port_create(name, info.max_message_size, info.direction,
-					info.refresh_ns, &d);
-	else
-		bh_queuing_port_create(name, info.max_message_size, info.direction,
-				       info.max_messages, &d);
-	return d;
-}
-
-static u64 refresh_of(const char *name)
-{
-	struct bh_port_info info = { 0 };
-
-	bh_port_info(name, &info);
-	return info.refresh_ns;
-}
 
 static void spin_ns(u64 ns)
 {
@@ -133,16 +111,16 @@ static void check_boot(struct persist *p, unsigned boot_kind, unsigned restarts)
 _Noreturn static void storm(unsigned boot_kind, unsigned restarts)
 {
 	struct persist *p = persist();
-	u64 count = refresh_of("count");
+	u64 count = bh_test_param("count");
 
 	check_boot(p, boot_kind, restarts);
 	if (restarts >= count) {
-		int done = open_port("done_out");
+		int done = bh_port_open("done_out");
 		storm_report(p, restarts);
 		bh_sampling_write(done, "d", 1);
 		bh_halt_self();
 	}
-	int out = open_port("out");
+	int out = bh_port_open("out");
 	for (unsigned i = 0; i < FRESH_WORDS; i += 512)
 		fresh[i] = i + 1; /* dirty the memory the next boot must find clean */
 	bh_set_timer(BH_CLOCK_HW, bh_now_ns() + 100000, 100000);
@@ -160,7 +138,7 @@ _Noreturn static void storm(unsigned boot_kind, unsigned restarts)
 /* vCPU 1: waits for messages until the restart stops it. */
 void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
-	int in = open_port("in");
+	int in = bh_port_open("in");
 	unsigned length;
 
 	(void)vcpu, (void)boot_kind, (void)restarts;
@@ -198,7 +176,8 @@ static void on_tick(unsigned intid)
 
 _Noreturn static void peer(void)
 {
-	int to = open_port("to_storm"), from = open_port("from_storm"), done = open_port("done_in");
+	int to = bh_port_open("to_storm"), from = bh_port_open("from_storm");
+	int done = bh_port_open("done_in");
 	u64 seq = 0, got = 0, msg;
 	char c, d[128];
 
@@ -254,7 +233,7 @@ static int chaos_step(u64 r, unsigned *last_restarts)
 
 _Noreturn static void chaos(void)
 {
-	int done = open_port("chaos_done");
+	int done = bh_port_open("chaos_done");
 	unsigned last = 0, bad = 0, steps = 0;
 	char c, d[96];
 
