@@ -107,6 +107,8 @@ def write_report(fuzz: list[dict], restart: dict, tool: str) -> str:
               f"- restarts of the storm: {s.get('storm_restarts', '-')} (asked: {RESTARTS})",
               f"- messages: storm sent {s.get('storm_sent', '-')}, peer sent "
               f"{s.get('peer_sent', '-')}, peer received {s.get('peer_received', '-')}",
+              f"- boots that inherited anything of the previous incarnation (an open port, a "
+              f"doorbell, a running vCPU, a firing timer: leaks): {s.get('storm_inherited', '-')}",
               f"- peer timing: worst {s.get('peer_lateness_max_ns', '-')} ns late, "
               f"{s.get('peer_missed', '-')} periods missed",
               f"- panic: {restart['panic']}; hang: {restart['hang']}; failed verdicts: "

@@ -2,6 +2,7 @@
  *   0 storm:  vCPU 0 (core 1) and vCPU 1 (core 2). Every boot checks that its fresh memory is
  *             fresh (.bss zero, vCPU 1's receive buffer untouched for a while although the
  *             peer keeps sending: a receive wait surviving the restart would write it), that
+ *             nothing else of the last incarnation survived (ports, vCPU 1, its timer), that
  *             the restart count is the one it expects, then opens its ports, arms a periodic
  *             BH_HC_SET_TIMER, starts vCPU 1 (blocked in BH_HC_QUEUING_RECEIVE_WAIT), sends,
  *             and cold-restarts itself at a pseudo-random moment, `count` times (the refresh
@@ -30,7 +31,7 @@ typedef unsigned long long u64;
 #define CNTV_CTL_ENABLE 1ul
 
 struct persist {
-	u64 magic, boots, bss_dirty, rx_dirty, count_wrong, sent, chaos_restarts;
+	u64 magic, boots, bss_dirty, rx_dirty, count_wrong, inherited, sent, chaos_restarts;
 };
 
 static volatile u64 fresh[FRESH_WORDS]; /* must read zero after every cold restart */
@@ -91,20 +92,37 @@ static void storm_report(const struct persist *p, unsigned restarts)
 	bh_test_report("storm_fresh_bss_zero", p->bss_dirty == 0, d);
 	bh_snprintf(d, sizeof(d), "%llu boots saw a message land in fresh memory", p->rx_dirty);
 	bh_test_report("storm_no_message_into_fresh_memory", p->rx_dirty == 0, d);
+	bh_printf("BHSTAT storm_inherited %llu\n", p->inherited);
+	bh_snprintf(d, sizeof(d), "%llu of %llu boots inherited an open port, a doorbell, a running "
+		    "vCPU or a timer", p->inherited, p->boots);
+	bh_test_report("storm_nothing_inherited", p->inherited == 0, d);
 	bh_snprintf(d, sizeof(d), "%llu boots with an unexpected restart count", p->count_wrong);
 	bh_test_report("storm_restart_count_consistent", p->count_wrong == 0, d);
 	bh_test_summary();
 }
 
-/* The boot checks: fresh memory, and the restart count against what the storm and chaos did. */
+static volatile unsigned timer_hits; /* BH_VIRQ_TIMER taken before this boot armed one */
+static void count_timer(unsigned intid) { (void)intid; timer_hits = timer_hits + 1; }
+
+/* The boot checks: fresh memory, the restart count against what the storm and chaos did, and
+ * nothing inherited from the previous incarnation (leaks): no port open, no doorbell, vCPU 1
+ * not running, and its 100 us BH_HC_SET_TIMER no longer firing (watched for 200 us). */
 static void check_boot(struct persist *p, unsigned boot_kind, unsigned restarts)
 {
+	unsigned long long ports = 0, rung = 0;
+	unsigned vcpu1 = BH_VCPU_STATE_HALTED;
+
 	if (boot_kind == BH_BOOT_COLD || p->magic != PERSIST_MAGIC)
 		*p = (struct persist){ .magic = PERSIST_MAGIC };
 	else
 		p->boots++;
+	bh_irq_set_handler(BH_VIRQ_TIMER, count_timer);
+	bh_port_ready(&ports, &rung);
+	bh_vcpu_status(1, &vcpu1, 0);
 	p->bss_dirty += !bss_is_zero();
 	p->rx_dirty += !rx_untouched_for(WATCH_NS);
+	bh_irq_poll();
+	p->inherited += ports || rung || vcpu1 != BH_VCPU_STATE_HALTED || timer_hits;
 	p->count_wrong += restarts != p->boots;
 }
 
