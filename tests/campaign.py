@@ -107,6 +107,10 @@ def write_report(fuzz: list[dict], restart: dict, tool: str) -> str:
               f"- restarts of the storm: {s.get('storm_restarts', '-')} (asked: {RESTARTS})",
               f"- messages: storm sent {s.get('storm_sent', '-')}, peer sent "
               f"{s.get('peer_sent', '-')}, peer received {s.get('peer_received', '-')}",
+              f"- chaos: {s.get('chaos_steps', '-')} actions on the storm, "
+              f"{s.get('chaos_halts', '-')} of them halts; restart counts that grew by more than one "
+              f"between two boots (a restart a halt ended counts too): "
+              f"{s.get('storm_restart_skips', '-')}",
               f"- boots that inherited anything of the previous incarnation (an open port, a "
               f"doorbell, a running vCPU, a firing timer: leaks): {s.get('storm_inherited', '-')}",
               f"- peer timing: worst {s.get('peer_lateness_max_ns', '-')} ns late, "

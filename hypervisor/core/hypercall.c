@@ -184,14 +184,11 @@ static int64_t hc_partition_ctl(struct vcpu *v, struct arch_regs *r)
 		return BH_INVALID_PARAM;
 	switch (op) {
 	case BH_PARTITION_SUSPEND:
-		partition_suspend(t);
-		return BH_OK;
+		return partition_suspend(t) ? BH_OK : BH_NO_ACTION;
 	case BH_PARTITION_RESUME:
-		partition_resume(t);
-		return BH_OK;
+		return partition_resume(t) ? BH_OK : BH_NO_ACTION;
 	case BH_PARTITION_HALT:
-		partition_halt(t);
-		return BH_OK;
+		return partition_halt(t) ? BH_OK : BH_NO_ACTION;
 	case BH_PARTITION_RESTART:
 		partition_restart(t, mode == BH_RESET_COLD);
 		return BH_OK;

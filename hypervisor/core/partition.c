@@ -185,7 +185,7 @@ static void stop_all(struct partition *p)
 		post_request(&p->vcpus[j], VCPU_REQ_STOP);
 }
 
-void partition_halt(struct partition *p)
+bool partition_halt(struct partition *p)
 {
 	partition_lock(p);
 	bool was_halted = p->state == PARTITION_HALTED;
@@ -196,22 +196,28 @@ void partition_halt(struct partition *p)
 	partition_unlock(p);
 	if (!was_halted)
 		bh_log("partition %s halted", p->cfg->name);
+	return !was_halted;
 }
 
-void partition_suspend(struct partition *p)
+/* p from `from` to `to`, under its lock; false if it was in another state. */
+static bool change_state(struct partition *p, enum partition_state from, enum partition_state to)
 {
 	partition_lock(p);
-	if (p->state == PARTITION_RUNNING)
-		set_partition_state(p, PARTITION_SUSPENDED);
+	bool changed = p->state == from;
+	if (changed)
+		set_partition_state(p, to);
 	partition_unlock(p);
+	return changed;
 }
 
-void partition_resume(struct partition *p)
+bool partition_suspend(struct partition *p)
 {
-	partition_lock(p);
-	if (p->state == PARTITION_SUSPENDED)
-		set_partition_state(p, PARTITION_RUNNING);
-	partition_unlock(p);
+	return change_state(p, PARTITION_RUNNING, PARTITION_SUSPENDED);
+}
+
+bool partition_resume(struct partition *p)
+{
+	return change_state(p, PARTITION_SUSPENDED, PARTITION_RUNNING);
 }
 
 /* A restart requested while one is in progress joins it: a reload already under way starts

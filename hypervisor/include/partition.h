@@ -102,10 +102,13 @@ void partition_load_steps(struct vcpu *v0);
 /* Partition actions, from any core. They take effect at once for the scheduler; each affected
  * vCPU is released by its own core at that core's next exit from the hypervisor (the caller's
  * own vCPU too, after its trap), and nobody waits for anybody. */
-void partition_halt(struct partition *p);
+/* Halt, suspend and resume return false when the partition's state made them nothing to do
+ * (halted already; suspend of one not running, restarting included; resume of one not
+ * suspended). */
+bool partition_halt(struct partition *p);
 void partition_restart(struct partition *p, bool cold);
-void partition_suspend(struct partition *p);
-void partition_resume(struct partition *p);
+bool partition_suspend(struct partition *p);
+bool partition_resume(struct partition *p);
 
 /* BH_HC_VCPU_CTL on vCPU `index` of the caller's partition; returns a BH_* code. */
 int vcpu_control(struct vcpu *caller, uint64_t op, uint64_t index, uint64_t entry);

@@ -174,3 +174,31 @@ TEST(set_timer_programs_the_core_timer)
 	EXPECT(v->virq.pending[0] & (1u << BH_VIRQ_TIMER));
 	EXPECT_EQ(fake.timer, UINT64_MAX);
 }
+
+static int64_t partition_ctl(uint64_t op, uint64_t id, uint64_t mode)
+{
+	memset(&regs, 0, sizeof(regs));
+	regs.x[0] = BH_HC_PARTITION_CTL;
+	regs.x[1] = op, regs.x[2] = id, regs.x[3] = mode;
+	fixture_run(beta()->core, beta()); /* beta is the system partition */
+	FAKE_RUN(regs.x[0] = (uint64_t)hypercall_dispatch(beta(), &regs));
+	return (int64_t)regs.x[0];
+}
+
+TEST(partition_ctl_says_when_the_state_left_nothing_to_do)
+{
+	fixture_boot();
+	EXPECT_EQ(partition_ctl(BH_PARTITION_RESUME, 0, 0), BH_NO_ACTION); /* not suspended */
+	EXPECT_EQ(partition_ctl(BH_PARTITION_SUSPEND, 0, 0), BH_OK);
+	EXPECT_EQ(partition_ctl(BH_PARTITION_SUSPEND, 0, 0), BH_NO_ACTION);
+	EXPECT_EQ(partitions[0].state, PARTITION_SUSPENDED);
+	EXPECT_EQ(partition_ctl(BH_PARTITION_RESUME, 0, 0), BH_OK);
+	EXPECT_EQ(partition_ctl(BH_PARTITION_RESTART, 0, BH_RESET_WARM), BH_OK);
+	EXPECT_EQ(partition_ctl(BH_PARTITION_SUSPEND, 0, 0), BH_NO_ACTION); /* restarting */
+	EXPECT_EQ(partitions[0].state, PARTITION_RESTARTING);
+	EXPECT_EQ(partition_ctl(BH_PARTITION_HALT, 0, 0), BH_OK);
+	EXPECT_EQ(partition_ctl(BH_PARTITION_HALT, 0, 0), BH_NO_ACTION);
+	EXPECT_EQ(partition_ctl(BH_PARTITION_SUSPEND, 0, 0), BH_NO_ACTION);
+	EXPECT_EQ(partition_ctl(BH_PARTITION_RESTART, 0, BH_RESET_COLD), BH_OK); /* a halted one too */
+	EXPECT_EQ(partitions[0].state, PARTITION_RESTARTING);
+}
