@@ -4,7 +4,8 @@
  *             peer keeps sending: a receive wait surviving the restart would write it), that
  *             nothing else of the last incarnation survived (ports, vCPU 1, its timer), that
  *             the restart count is the one it expects, then opens its ports, arms a periodic
- *             BH_HC_SET_TIMER, starts vCPU 1 (blocked in BH_HC_QUEUING_RECEIVE_WAIT), sends,
+ *             BH_HC_SET_TIMER, starts vCPU 1 (by BH_HC_VCPU_CTL or PSCI CPU_ON; it blocks in
+ *             BH_HC_QUEUING_RECEIVE_WAIT), sends,
  *             and cold-restarts itself at a pseudo-random moment, `count` times (the refresh
  *             period of its port `count`, in ns). Counters survive in memory outside its image.
  *   1 peer:   core 3, system partition: sends to the storm and receives from it all along,
@@ -33,6 +34,7 @@ typedef unsigned long long u64;
 
 struct persist {
 	u64 magic, boots, bss_dirty, rx_dirty, count_wrong, inherited, sent, last_restarts, skips;
+	u64 start_failed;
 };
 
 static volatile u64 fresh[FRESH_WORDS]; /* must read zero after every cold restart */
@@ -98,6 +100,9 @@ static void storm_report(const struct persist *p, unsigned restarts)
 	bh_snprintf(d, sizeof(d), "%llu of %llu boots inherited an open port, a doorbell, a running "
 		    "vCPU or a timer", p->inherited, p->boots);
 	bh_test_report("storm_nothing_inherited", p->inherited == 0, d);
+	bh_snprintf(d, sizeof(d), "%llu of %llu boots could not start vCPU 1", p->start_failed,
+		    p->boots);
+	bh_test_report("storm_vcpu1_started", p->start_failed == 0, d);
 	bh_snprintf(d, sizeof(d), "%llu boots with an unexpected restart count", p->count_wrong);
 	bh_test_report("storm_restart_count_consistent", p->count_wrong == 0, d);
 	bh_test_summary();
@@ -133,6 +138,17 @@ static void check_boot(struct persist *p, unsigned boot_kind, unsigned restarts)
 	p->inherited += ports || rung || vcpu1 != BH_VCPU_STATE_HALTED || timer_hits;
 }
 
+/* vCPU 1 starts by Bulkhead's call or by PSCI CPU_ON (HVC), every other boot: a restart must
+ * find it stopped either way. */
+static long start_vcpu1(unsigned restarts)
+{
+	extern char _start[];
+
+	if (restarts % 2)
+		return bh_hvc(BH_PSCI_CPU_ON, 1, (unsigned long)_start, 0, 0, 0).x0;
+	return bh_vcpu_start(1);
+}
+
 _Noreturn static void storm(unsigned boot_kind, unsigned restarts)
 {
 	struct persist *p = persist();
@@ -149,7 +165,7 @@ _Noreturn static void storm(unsigned boot_kind, unsigned restarts)
 	for (unsigned i = 0; i < FRESH_WORDS; i += 512)
 		fresh[i] = i + 1; /* dirty the memory the next boot must find clean */
 	bh_set_timer(BH_CLOCK_HW, bh_now_ns() + 100000, 100000);
-	bh_vcpu_start(1);
+	p->start_failed += start_vcpu1(restarts) != 0; /* PSCI_SUCCESS and BH_OK are 0 */
 	u64 r = mix(restarts), until = bh_now_ns() + r % 500000;
 	while (bh_now_ns() < until) {
 		u64 msg = restarts;
