@@ -101,10 +101,9 @@ void partition_load_steps(struct vcpu *v0);
 
 /* Partition actions, from any core. They take effect at once for the scheduler; each affected
  * vCPU is released by its own core at that core's next exit from the hypervisor (the caller's
- * own vCPU too, after its trap), and nobody waits for anybody. */
-/* Halt, suspend and resume return false when the partition's state made them nothing to do
- * (halted already; suspend of one not running, restarting included; resume of one not
- * suspended). */
+ * own vCPU too, after its trap), and nobody waits for anybody. Halt, suspend and resume return
+ * false when the partition's state left nothing to do (halted already; a suspend of one not
+ * running, restarting included; a resume of one not suspended). */
 bool partition_halt(struct partition *p);
 void partition_restart(struct partition *p, bool cold);
 bool partition_suspend(struct partition *p);
