@@ -5,6 +5,8 @@
 #          PART_BASE_<app> to link <app> somewhere other than 0x40000000.
 # Outputs: $(BUILD)/partitions/lib/libbhpart.a   runtime (crt0, vectors, printf, time)
 #          $(BUILD)/partitions/lib/libbhtest.a   test framework, test partitions only
+#          $(BUILD)/partitions/lib/libapex.a     ARINC 653 APEX kernel, for the partitions
+#                                                named in PART_APEX_APPS (docs/apex.md)
 #          $(BUILD)/partitions/<app>.elf         one per directory in partitions/apps
 #                                                (demo) and partitions/tests (tests)
 #          PARTITION_ELFS (all of them), PARTITION_DEMO_ELFS, PARTITION_TEST_ELFS,
@@ -49,8 +51,15 @@ part_srcs = $(sort $(wildcard $(1)/*.c $(1)/*.S))
 
 PART_LIB := $(PART_OUT)/lib/libbhpart.a
 PART_TESTLIB := $(PART_OUT)/lib/libbhtest.a
+PART_APEXLIB := $(PART_OUT)/lib/libapex.a
 PART_LIB_OBJS := $(call part_obj,$(call part_srcs,$(PART_SRC)/lib))
 PART_TESTLIB_OBJS := $(call part_obj,$(call part_srcs,$(PART_SRC)/test))
+PART_APEXLIB_OBJS := $(call part_obj,$(call part_srcs,$(PART_SRC)/apex))
+
+# Partitions (under apps/ or tests/) that are APEX applications: they link libapex.a and
+# include <apex/apex.h>.
+PART_APEX_APPS ?= apextest
+PART_APEX_CFLAGS := -I $(PART_SRC)/apex/include
 
 PART_DEMO_APPS := $(sort $(notdir $(patsubst %/,%,$(wildcard $(PART_SRC)/apps/*/))))
 PART_TEST_APPS := $(sort $(notdir $(patsubst %/,%,$(wildcard $(PART_SRC)/tests/*/))))
@@ -63,7 +72,7 @@ PARTITION_DEMO_ELFS := $(patsubst %,$(PART_OUT)/%.elf,$(PART_DEMO_APPS))
 PARTITION_TEST_ELFS := $(patsubst %,$(PART_OUT)/%.elf,$(PART_TEST_APPS))
 PARTITION_ELFS := $(PARTITION_DEMO_ELFS) $(PARTITION_TEST_ELFS)
 
-PART_ALL_OBJS := $(PART_LIB_OBJS) $(PART_TESTLIB_OBJS)
+PART_ALL_OBJS := $(PART_LIB_OBJS) $(PART_TESTLIB_OBJS) $(PART_APEXLIB_OBJS)
 
 .PHONY: partitions partitions-clean
 partitions: $(PARTITION_ELFS)
@@ -93,6 +102,13 @@ $(PART_TESTLIB): $(PART_TESTLIB_OBJS)
 	rm -f $@
 	$(PART_AR) rcs $@ $^
 
+$(PART_APEXLIB_OBJS): PART_EXTRA_CFLAGS := $(PART_APEX_CFLAGS)
+
+$(PART_APEXLIB): $(PART_APEXLIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(PART_AR) rcs $@ $^
+
 # part_app(name, source dir, extra libraries, extra CFLAGS)
 # --defsym must come before -T: part.ld's DEFINED(PART_BASE) only sees symbols defined
 # earlier on the command line.
@@ -108,12 +124,18 @@ $(PART_OUT)/$(1).elf: $$(PART_OBJS_$(1)) $(3) $(PART_LIB) $(PART_LDSCRIPT) \
 		-o $$@ $$(PART_OBJS_$(1)) $(3) $(PART_LIB) $(PART_LDLIBS)
 endef
 
-$(foreach a,$(PART_DEMO_APPS),$(eval $(call part_app,$(a),$(PART_SRC)/apps/$(a),,)))
+# An APEX application's extra library and flags (nothing for the others).
+part_apex_lib = $(if $(filter $(1),$(PART_APEX_APPS)),$(PART_APEXLIB))
+part_apex_cflags = $(if $(filter $(1),$(PART_APEX_APPS)),$(PART_APEX_CFLAGS))
+
+$(foreach a,$(PART_DEMO_APPS),$(eval $(call part_app,$(a),$(PART_SRC)/apps/$(a),\
+	$(call part_apex_lib,$(a)),$(call part_apex_cflags,$(a)))))
 # -fno-toplevel-reorder: GCC emits the BH_TEST records in source order, so the tests of a
 # file run in the order they are written (at -O2 GCC would otherwise reverse them).
 PART_TEST_APP_CFLAGS := -I $(PART_SRC)/test -fno-toplevel-reorder
 $(foreach a,$(PART_TEST_APPS),$(eval $(call part_app,$(a),$(PART_SRC)/tests/$(a),\
-	$(PART_TESTLIB),$(PART_TEST_APP_CFLAGS))))
+	$(PART_TESTLIB) $(call part_apex_lib,$(a)),\
+	$(PART_TEST_APP_CFLAGS) $(call part_apex_cflags,$(a)))))
 
 -include $(PART_ALL_OBJS:.o=.d)
 

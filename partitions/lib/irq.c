@@ -14,7 +14,6 @@
 #define ICC_PMR_ALL   0xfful  /* priority mask: let every priority through */
 #define ICC_IGRPEN1_ON 1ul
 
-void bh_irq_dispatch(void);
 void bh_crt_init_vcpu(unsigned long vcpu);
 
 /* Shared by all vCPUs: handlers are per INTID, not per vCPU. NULL means the default. An

@@ -479,6 +479,10 @@ typedef void (*bh_irq_handler_t)(unsigned intid);
  * "unexpected virtual interrupt <n>" the first time it arrives. */
 long bh_irq_set_handler(unsigned intid, bh_irq_handler_t fn);
 
+/* Acknowledges, handles and ends every pending INTID, with IRQs masked: what the runtime's IRQ
+ * vector calls. For library kernels that install their own EL1 vectors (libapex). */
+void bh_irq_dispatch(void);
+
 /* Returns and clears the calling vCPU's flag set by the default BH_VIRQ_VTIMER handler. */
 int bh_vtimer_take_fired(void);
 

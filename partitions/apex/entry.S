@@ -1,0 +1,133 @@
+/* libapex exception entry: the only place a context is saved or restored.
+ *
+ * apex_init points VBAR_EL1 here. Processes, the initialization and the idle loop all run at
+ * EL1h on their own stacks, so an IRQ or an SVC arrives at "current EL, SP_ELx" and the
+ * frame (struct apex_frame: x0..x30, ELR_EL1, SPSR_EL1) goes on the stack of the context it
+ * interrupted. The C side then runs on the kernel stack with IRQs masked and returns the frame
+ * to resume, perhaps another context's: a context switch is resuming a different frame.
+ *
+ *   IRQ  -> apex_kernel_irq(frame): dispatch the interrupts, then maybe preempt.
+ *   SVC  -> apex_kernel_svc(frame): a service gave up the CPU (apex_reschedule).
+ *
+ * Every other exception is not the kernel's: it goes, registers untouched, to the same
+ * vector of libbhpart's table (bh_el1_vectors), which reports it and stops the partition.
+ * Only general-purpose registers are saved (partitions use no FP/SIMD: -mgeneral-regs-only).
+ */
+#define FRAME_SIZE 272	/* struct apex_frame; kernel.c checks these against it */
+#define FRAME_ELR  248
+#define FRAME_SPSR 256
+#define ESR_EC_SHIFT 26
+#define EC_SVC64 0x15
+#define KSTACK_SIZE 8192
+
+	.macro	save_x2_to_spsr
+	stp	x2, x3, [sp, #16]
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	stp	x8, x9, [sp, #64]
+	stp	x10, x11, [sp, #80]
+	stp	x12, x13, [sp, #96]
+	stp	x14, x15, [sp, #112]
+	stp	x16, x17, [sp, #128]
+	stp	x18, x19, [sp, #144]
+	stp	x20, x21, [sp, #160]
+	stp	x22, x23, [sp, #176]
+	stp	x24, x25, [sp, #192]
+	stp	x26, x27, [sp, #208]
+	stp	x28, x29, [sp, #224]
+	mrs	x0, elr_el1
+	mrs	x1, spsr_el1
+	stp	x30, x0, [sp, #240]
+	str	x1, [sp, #FRAME_SPSR]
+	.endm
+
+	/* x0 = the frame just saved; continue on the kernel stack. */
+	.macro	to_kernel_stack
+	mov	x0, sp
+	adrp	x1, apex_kstack_top
+	add	x1, x1, :lo12:apex_kstack_top
+	mov	sp, x1
+	.endm
+
+	.macro	vector_entry index
+	.balign	128
+	.if	\index == 4
+	b	apex_sync_entry
+	.elseif	\index == 5
+	b	apex_irq_entry
+	.else
+	b	bh_el1_vectors + \index * 128
+	.endif
+	.endm
+
+	.section .text.apex_vectors, "ax", %progbits
+	.balign	2048
+	.global	apex_vectors
+apex_vectors:
+	.irp	i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+	vector_entry \i
+	.endr
+
+	.text
+apex_irq_entry:
+	sub	sp, sp, #FRAME_SIZE
+	stp	x0, x1, [sp, #0]
+	save_x2_to_spsr
+	to_kernel_stack
+	bl	apex_kernel_irq
+	b	apex_resume
+
+apex_sync_entry:
+	sub	sp, sp, #FRAME_SIZE
+	stp	x0, x1, [sp, #0]
+	mrs	x0, esr_el1
+	lsr	x0, x0, #ESR_EC_SHIFT
+	cmp	x0, #EC_SVC64
+	b.ne	1f
+	save_x2_to_spsr
+	to_kernel_stack
+	bl	apex_kernel_svc
+	b	apex_resume
+	/* Not an SVC: undo and hand it on exactly as it came. */
+1:	ldp	x0, x1, [sp, #0]
+	add	sp, sp, #FRAME_SIZE
+	b	bh_el1_vectors + 4 * 128
+
+	/* x0 = the frame of the context to run. */
+	.global	apex_resume
+	.type	apex_resume, %function
+apex_resume:
+	mov	sp, x0
+	ldr	x1, [sp, #FRAME_SPSR]
+	ldp	x30, x0, [sp, #240]
+	msr	elr_el1, x0
+	msr	spsr_el1, x1
+	ldp	x2, x3, [sp, #16]
+	ldp	x4, x5, [sp, #32]
+	ldp	x6, x7, [sp, #48]
+	ldp	x8, x9, [sp, #64]
+	ldp	x10, x11, [sp, #80]
+	ldp	x12, x13, [sp, #96]
+	ldp	x14, x15, [sp, #112]
+	ldp	x16, x17, [sp, #128]
+	ldp	x18, x19, [sp, #144]
+	ldp	x20, x21, [sp, #160]
+	ldp	x22, x23, [sp, #176]
+	ldp	x24, x25, [sp, #192]
+	ldp	x26, x27, [sp, #208]
+	ldp	x28, x29, [sp, #224]
+	ldp	x0, x1, [sp, #0]
+	add	sp, sp, #FRAME_SIZE
+	eret
+	.size	apex_resume, . - apex_resume
+
+	/* The kernel's own stack: interrupt handlers and the scheduler never run on a process
+	 * stack, so a process needs room for one frame per nesting, not for the kernel. */
+	.section .bss.apex_kstack, "aw", %nobits
+	.balign	16
+	.global	apex_kstack
+apex_kstack:
+	.space	KSTACK_SIZE
+apex_kstack_top:
+
+	.section .note.GNU-stack, "", %progbits

@@ -1,0 +1,298 @@
+/* libapex: the ARINC 653 Part 1 application executive (APEX) as a library kernel linked into a
+ * paravirtual Bulkhead partition (docs/apex.md).
+ *
+ * UPPERCASE names are the ARINC 653 C binding: its types, constants, return codes and services,
+ * each service returning its RETURN_CODE_TYPE through the last argument. Lowercase apex_ names
+ * are Bulkhead's own additions (start-up, counters, limits) and say so.
+ *
+ * One vCPU (vCPU 0) runs every process: preemptive fixed priority, FIFO among equal priorities.
+ * Processes run at EL1 with the general-purpose registers only: partitions are built with
+ * -mgeneral-regs-only and a context switch saves no FP/SIMD state, so a process must not use
+ * FP/SIMD registers.
+ */
+#ifndef APEX_APEX_H
+#define APEX_APEX_H
+
+#include "bulkhead/bulkhead.h"
+
+/* ---------------------------------------------------------------------------------------
+ * Limits, fixed when libapex.a is built (docs/apex.md, "Limits").
+ * --------------------------------------------------------------------------------------- */
+#define APEX_MAX_PROCESSES    32          /* processes a partition may create */
+#define APEX_STACK_POOL_SIZE  (192 * 1024) /* bytes shared by every process stack, guards included */
+#define APEX_MIN_STACK_SIZE   1024        /* smallest STACK_SIZE accepted */
+#define APEX_STACK_GUARD_SIZE 512         /* canary zone below each stack (not part of STACK_SIZE) */
+#define APEX_MAX_SEMAPHORES   16
+#define APEX_MAX_EVENTS       16
+#define APEX_MAX_PORTS        16          /* sampling and queuing ports together */
+
+/* ---------------------------------------------------------------------------------------
+ * Base types and return codes.
+ * --------------------------------------------------------------------------------------- */
+typedef unsigned char APEX_BYTE;
+typedef int APEX_INTEGER;
+typedef unsigned int APEX_UNSIGNED;
+typedef long long APEX_LONG_INTEGER;
+
+typedef enum {
+	NO_ERROR = 0,       /* request valid and operation performed */
+	NO_ACTION = 1,      /* system's operational status unaffected by the request */
+	NOT_AVAILABLE = 2,  /* the request cannot be performed immediately */
+	INVALID_PARAM = 3,  /* a parameter is invalid */
+	INVALID_CONFIG = 4, /* a parameter is incompatible with the configuration */
+	INVALID_MODE = 5,   /* the request is incompatible with the current mode */
+	TIMED_OUT = 6       /* the time-out of the request expired */
+} RETURN_CODE_TYPE;
+
+#define MAX_NAME_LENGTH 30
+typedef char NAME_TYPE[MAX_NAME_LENGTH];   /* NUL-terminated if shorter than 30 */
+/* Services take names as `const char *` (a NAME_TYPE or a string literal): at most
+ * MAX_NAME_LENGTH characters are read, fewer when a NUL comes first. */
+typedef void (*SYSTEM_ADDRESS_TYPE)(void);
+typedef APEX_BYTE *MESSAGE_ADDR_TYPE;
+typedef APEX_INTEGER MESSAGE_SIZE_TYPE;
+typedef APEX_INTEGER MESSAGE_RANGE_TYPE;
+typedef APEX_INTEGER WAITING_RANGE_TYPE;
+
+typedef enum { SOURCE = 0, DESTINATION = 1 } PORT_DIRECTION_TYPE;
+typedef enum { FIFO = 0, PRIORITY = 1 } QUEUING_DISCIPLINE_TYPE;
+
+/* ---------------------------------------------------------------------------------------
+ * Time: nanoseconds of the system counter (the same clock in every partition).
+ * --------------------------------------------------------------------------------------- */
+typedef APEX_LONG_INTEGER SYSTEM_TIME_TYPE;
+#define INFINITE_TIME_VALUE ((SYSTEM_TIME_TYPE)-1)
+
+void GET_TIME(SYSTEM_TIME_TYPE *SYSTEM_TIME, RETURN_CODE_TYPE *RETURN_CODE);
+void TIMED_WAIT(SYSTEM_TIME_TYPE DELAY_TIME, RETURN_CODE_TYPE *RETURN_CODE);
+void PERIODIC_WAIT(RETURN_CODE_TYPE *RETURN_CODE);
+void REPLENISH(SYSTEM_TIME_TYPE BUDGET_TIME, RETURN_CODE_TYPE *RETURN_CODE);
+
+/* ---------------------------------------------------------------------------------------
+ * Partition.
+ * --------------------------------------------------------------------------------------- */
+typedef enum { IDLE = 0, COLD_START = 1, WARM_START = 2, NORMAL = 3 } OPERATING_MODE_TYPE;
+typedef enum {
+	NORMAL_START = 0,
+	PARTITION_RESTART = 1,
+	HM_MODULE_RESTART = 2,
+	HM_PARTITION_RESTART = 3
+} START_CONDITION_TYPE;
+typedef APEX_INTEGER PARTITION_ID_TYPE;
+typedef APEX_INTEGER LOCK_LEVEL_TYPE;
+typedef APEX_UNSIGNED NUM_CORES_TYPE;
+#define MIN_LOCK_LEVEL 0
+#define MAX_LOCK_LEVEL 16
+
+typedef struct {
+	SYSTEM_TIME_TYPE PERIOD;      /* apex_set_partition_period, else INFINITE_TIME_VALUE */
+	SYSTEM_TIME_TYPE DURATION;    /* INFINITE_TIME_VALUE: not known to the partition yet */
+	PARTITION_ID_TYPE IDENTIFIER; /* the partition's id in the system description */
+	LOCK_LEVEL_TYPE LOCK_LEVEL;
+	OPERATING_MODE_TYPE OPERATING_MODE;
+	START_CONDITION_TYPE START_CONDITION;
+	NUM_CORES_TYPE NUM_ASSIGNED_CORES;
+} PARTITION_STATUS_TYPE;
+
+void GET_PARTITION_STATUS(PARTITION_STATUS_TYPE *PARTITION_STATUS, RETURN_CODE_TYPE *RETURN_CODE);
+/* NORMAL from the initialization does not return: the caller becomes the idle loop. */
+void SET_PARTITION_MODE(OPERATING_MODE_TYPE OPERATING_MODE, RETURN_CODE_TYPE *RETURN_CODE);
+
+/* ---------------------------------------------------------------------------------------
+ * Processes.
+ * --------------------------------------------------------------------------------------- */
+typedef NAME_TYPE PROCESS_NAME_TYPE;
+typedef APEX_INTEGER PROCESS_ID_TYPE;      /* 1..APEX_MAX_PROCESSES */
+typedef APEX_INTEGER PRIORITY_TYPE;
+typedef APEX_UNSIGNED STACK_SIZE_TYPE;
+#define NULL_PROCESS_ID 0
+#define MIN_PRIORITY_VALUE 1
+#define MAX_PRIORITY_VALUE 239
+
+typedef enum { DORMANT = 0, READY = 1, RUNNING = 2, WAITING = 3, FAULTED = 4 } PROCESS_STATE_TYPE;
+typedef enum { SOFT = 0, HARD = 1 } DEADLINE_TYPE;
+
+typedef struct {
+	SYSTEM_TIME_TYPE PERIOD;          /* INFINITE_TIME_VALUE: aperiodic */
+	SYSTEM_TIME_TYPE TIME_CAPACITY;   /* INFINITE_TIME_VALUE: no deadline */
+	SYSTEM_ADDRESS_TYPE ENTRY_POINT;
+	STACK_SIZE_TYPE STACK_SIZE;
+	PRIORITY_TYPE BASE_PRIORITY;
+	DEADLINE_TYPE DEADLINE;
+	PROCESS_NAME_TYPE NAME;
+} PROCESS_ATTRIBUTE_TYPE;
+
+typedef struct {
+	SYSTEM_TIME_TYPE DEADLINE_TIME;   /* INFINITE_TIME_VALUE: none; undefined while DORMANT */
+	PRIORITY_TYPE CURRENT_PRIORITY;
+	PROCESS_STATE_TYPE PROCESS_STATE;
+	PROCESS_ATTRIBUTE_TYPE ATTRIBUTES;
+} PROCESS_STATUS_TYPE;
+
+void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS_ID,
+		    RETURN_CODE_TYPE *RETURN_CODE);
+void SET_PRIORITY(PROCESS_ID_TYPE PROCESS_ID, PRIORITY_TYPE PRIORITY,
+		  RETURN_CODE_TYPE *RETURN_CODE);
+void SUSPEND_SELF(SYSTEM_TIME_TYPE TIME_OUT, RETURN_CODE_TYPE *RETURN_CODE);
+void SUSPEND(PROCESS_ID_TYPE PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void RESUME(PROCESS_ID_TYPE PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void STOP_SELF(void);
+void STOP(PROCESS_ID_TYPE PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void START(PROCESS_ID_TYPE PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void DELAYED_START(PROCESS_ID_TYPE PROCESS_ID, SYSTEM_TIME_TYPE DELAY_TIME,
+		   RETURN_CODE_TYPE *RETURN_CODE);
+void LOCK_PREEMPTION(LOCK_LEVEL_TYPE *LOCK_LEVEL, RETURN_CODE_TYPE *RETURN_CODE);
+void UNLOCK_PREEMPTION(LOCK_LEVEL_TYPE *LOCK_LEVEL, RETURN_CODE_TYPE *RETURN_CODE);
+void GET_MY_ID(PROCESS_ID_TYPE *PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void GET_PROCESS_ID(const char *PROCESS_NAME, PROCESS_ID_TYPE *PROCESS_ID,
+		    RETURN_CODE_TYPE *RETURN_CODE);
+void GET_PROCESS_STATUS(PROCESS_ID_TYPE PROCESS_ID, PROCESS_STATUS_TYPE *PROCESS_STATUS,
+			RETURN_CODE_TYPE *RETURN_CODE);
+
+/* ---------------------------------------------------------------------------------------
+ * Semaphores and events (intra-partition).
+ * --------------------------------------------------------------------------------------- */
+typedef NAME_TYPE SEMAPHORE_NAME_TYPE;
+typedef APEX_INTEGER SEMAPHORE_ID_TYPE;    /* 1..APEX_MAX_SEMAPHORES */
+typedef APEX_INTEGER SEMAPHORE_VALUE_TYPE;
+#define MAX_SEMAPHORE_VALUE 32767
+
+typedef struct {
+	SEMAPHORE_VALUE_TYPE CURRENT_VALUE;
+	SEMAPHORE_VALUE_TYPE MAXIMUM_VALUE;
+	WAITING_RANGE_TYPE WAITING_PROCESSES;
+} SEMAPHORE_STATUS_TYPE;
+
+void CREATE_SEMAPHORE(const char *SEMAPHORE_NAME, SEMAPHORE_VALUE_TYPE CURRENT_VALUE,
+		      SEMAPHORE_VALUE_TYPE MAXIMUM_VALUE,
+		      QUEUING_DISCIPLINE_TYPE QUEUING_DISCIPLINE, SEMAPHORE_ID_TYPE *SEMAPHORE_ID,
+		      RETURN_CODE_TYPE *RETURN_CODE);
+void WAIT_SEMAPHORE(SEMAPHORE_ID_TYPE SEMAPHORE_ID, SYSTEM_TIME_TYPE TIME_OUT,
+		    RETURN_CODE_TYPE *RETURN_CODE);
+void SIGNAL_SEMAPHORE(SEMAPHORE_ID_TYPE SEMAPHORE_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void GET_SEMAPHORE_ID(const char *SEMAPHORE_NAME, SEMAPHORE_ID_TYPE *SEMAPHORE_ID,
+		      RETURN_CODE_TYPE *RETURN_CODE);
+void GET_SEMAPHORE_STATUS(SEMAPHORE_ID_TYPE SEMAPHORE_ID, SEMAPHORE_STATUS_TYPE *SEMAPHORE_STATUS,
+			  RETURN_CODE_TYPE *RETURN_CODE);
+
+typedef NAME_TYPE EVENT_NAME_TYPE;
+typedef APEX_INTEGER EVENT_ID_TYPE;        /* 1..APEX_MAX_EVENTS */
+typedef enum { DOWN = 0, UP = 1 } EVENT_STATE_TYPE;
+
+typedef struct {
+	EVENT_STATE_TYPE EVENT_STATE;
+	WAITING_RANGE_TYPE WAITING_PROCESSES;
+} EVENT_STATUS_TYPE;
+
+void CREATE_EVENT(const char *EVENT_NAME, EVENT_ID_TYPE *EVENT_ID,
+		  RETURN_CODE_TYPE *RETURN_CODE);
+void SET_EVENT(EVENT_ID_TYPE EVENT_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void RESET_EVENT(EVENT_ID_TYPE EVENT_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void WAIT_EVENT(EVENT_ID_TYPE EVENT_ID, SYSTEM_TIME_TYPE TIME_OUT, RETURN_CODE_TYPE *RETURN_CODE);
+void GET_EVENT_ID(const char *EVENT_NAME, EVENT_ID_TYPE *EVENT_ID,
+		  RETURN_CODE_TYPE *RETURN_CODE);
+void GET_EVENT_STATUS(EVENT_ID_TYPE EVENT_ID, EVENT_STATUS_TYPE *EVENT_STATUS,
+		      RETURN_CODE_TYPE *RETURN_CODE);
+
+/* ---------------------------------------------------------------------------------------
+ * Sampling and queuing ports (inter-partition, over Bulkhead's channels: docs/ports.md).
+ * --------------------------------------------------------------------------------------- */
+typedef NAME_TYPE SAMPLING_PORT_NAME_TYPE;
+typedef APEX_INTEGER SAMPLING_PORT_ID_TYPE; /* 1..APEX_MAX_PORTS */
+typedef enum { INVALID = 0, VALID = 1 } VALIDITY_TYPE;
+
+typedef struct {
+	SYSTEM_TIME_TYPE REFRESH_PERIOD;
+	MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE;
+	PORT_DIRECTION_TYPE PORT_DIRECTION;
+	VALIDITY_TYPE LAST_MSG_VALIDITY;
+} SAMPLING_PORT_STATUS_TYPE;
+
+void CREATE_SAMPLING_PORT(const char *SAMPLING_PORT_NAME,
+			  MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE, PORT_DIRECTION_TYPE PORT_DIRECTION,
+			  SYSTEM_TIME_TYPE REFRESH_PERIOD, SAMPLING_PORT_ID_TYPE *SAMPLING_PORT_ID,
+			  RETURN_CODE_TYPE *RETURN_CODE);
+void WRITE_SAMPLING_MESSAGE(SAMPLING_PORT_ID_TYPE SAMPLING_PORT_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
+			    MESSAGE_SIZE_TYPE LENGTH, RETURN_CODE_TYPE *RETURN_CODE);
+void READ_SAMPLING_MESSAGE(SAMPLING_PORT_ID_TYPE SAMPLING_PORT_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
+			   MESSAGE_SIZE_TYPE *LENGTH, VALIDITY_TYPE *VALIDITY,
+			   RETURN_CODE_TYPE *RETURN_CODE);
+void GET_SAMPLING_PORT_ID(const char *SAMPLING_PORT_NAME,
+			  SAMPLING_PORT_ID_TYPE *SAMPLING_PORT_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void GET_SAMPLING_PORT_STATUS(SAMPLING_PORT_ID_TYPE SAMPLING_PORT_ID,
+			      SAMPLING_PORT_STATUS_TYPE *SAMPLING_PORT_STATUS,
+			      RETURN_CODE_TYPE *RETURN_CODE);
+
+typedef NAME_TYPE QUEUING_PORT_NAME_TYPE;
+typedef APEX_INTEGER QUEUING_PORT_ID_TYPE;  /* 1..APEX_MAX_PORTS */
+
+typedef struct {
+	MESSAGE_RANGE_TYPE NB_MESSAGE;
+	MESSAGE_RANGE_TYPE MAX_NB_MESSAGE;
+	MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE;
+	PORT_DIRECTION_TYPE PORT_DIRECTION;
+	WAITING_RANGE_TYPE WAITING_PROCESSES;
+} QUEUING_PORT_STATUS_TYPE;
+
+void CREATE_QUEUING_PORT(const char *QUEUING_PORT_NAME,
+			 MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE, MESSAGE_RANGE_TYPE MAX_NB_MESSAGE,
+			 PORT_DIRECTION_TYPE PORT_DIRECTION,
+			 QUEUING_DISCIPLINE_TYPE QUEUING_DISCIPLINE,
+			 QUEUING_PORT_ID_TYPE *QUEUING_PORT_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void SEND_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
+			  MESSAGE_SIZE_TYPE LENGTH, SYSTEM_TIME_TYPE TIME_OUT,
+			  RETURN_CODE_TYPE *RETURN_CODE);
+void RECEIVE_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, SYSTEM_TIME_TYPE TIME_OUT,
+			     MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSAGE_SIZE_TYPE *LENGTH,
+			     RETURN_CODE_TYPE *RETURN_CODE);
+void GET_QUEUING_PORT_ID(const char *QUEUING_PORT_NAME,
+			 QUEUING_PORT_ID_TYPE *QUEUING_PORT_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void GET_QUEUING_PORT_STATUS(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID,
+			     QUEUING_PORT_STATUS_TYPE *QUEUING_PORT_STATUS,
+			     RETURN_CODE_TYPE *RETURN_CODE);
+
+/* ---------------------------------------------------------------------------------------
+ * Bulkhead additions.
+ * --------------------------------------------------------------------------------------- */
+
+/* Starts the kernel; the first call of main, with main's boot_kind and restarts. The partition
+ * is then in COLD_START (BH_BOOT_COLD, BH_BOOT_COLD_RESTART) or WARM_START
+ * (BH_BOOT_WARM_RESTART) mode and main is its initialization, which creates the processes and
+ * resources and ends with SET_PARTITION_MODE(NORMAL). Only vCPU 0 may call it. */
+void apex_init(unsigned boot_kind, unsigned restarts);
+
+/* Initialization only: the partition's period, the grid of "partition period starts" that
+ * aligns the first release of periodic processes (docs/apex.md, "Time"). Until it comes from
+ * the system description, a partition sets it here; default none (INFINITE_TIME_VALUE).
+ * NO_ERROR; INVALID_PARAM if not > 0; INVALID_MODE in NORMAL mode. */
+void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN_CODE);
+
+/* Errors the kernel detected in a process: what GET_PROCESS_STATUS has no field for. */
+struct apex_process_counters {
+	unsigned long long activations;      /* releases (START, DELAYED_START, each period) */
+	unsigned long long deadline_misses;  /* deadline timer expired before completion */
+	unsigned long long stack_overflows;  /* guard found damaged (the process was stopped) */
+	SYSTEM_TIME_TYPE last_missed_deadline; /* the DEADLINE_TIME missed last, 0 if none */
+};
+
+/* INVALID_PARAM for an unknown id, else NO_ERROR. */
+void apex_get_process_counters(PROCESS_ID_TYPE PROCESS_ID, struct apex_process_counters *c,
+			       RETURN_CODE_TYPE *RETURN_CODE);
+
+/* Partition-wide counters. */
+struct apex_counters {
+	unsigned long long context_switches; /* the running context changed */
+	unsigned long long idle_waits;       /* BH_HC_IDLE calls with no process ready */
+	unsigned long long deadline_misses;
+	unsigned long long stack_overflows;
+	unsigned long long stack_pool_used;  /* bytes of APEX_STACK_POOL_SIZE taken */
+};
+void apex_get_counters(struct apex_counters *c);
+
+/* Health-monitor codes libapex raises (the event's address field in Bulkhead's HM log):
+ * deadline_miss events (BH_HC_DEADLINE_MISS) carry APEX_HM_DEADLINE | process id,
+ * partition_error events (BH_HC_RAISE_EVENT) APEX_HM_STACK_OVERFLOW | process id. */
+#define APEX_HM_DEADLINE       0xA0010000ul
+#define APEX_HM_STACK_OVERFLOW 0xA0020000ul
+
+#endif

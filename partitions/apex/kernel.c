@@ -1,0 +1,275 @@
+/* libapex scheduler: ready queues, blocking and waking, the kernel entry points entry.S calls,
+ * process stacks and their guards.
+ *
+ * Fixed priorities MIN_PRIORITY_VALUE..MAX_PRIORITY_VALUE, one FIFO each and a bitmap of the
+ * non-empty ones, so the choice costs a few instructions whatever the number of processes. The
+ * running process stays at the head of its FIFO: preempted, it runs again before the other
+ * processes of its priority; a process that becomes ready joins the tail. The idle context
+ * (priority 0, in no queue) runs when no process is ready.
+ */
+#include "kernel.h"
+
+_Static_assert(sizeof(struct apex_frame) == APEX_FRAME_SIZE, "entry.S FRAME_SIZE");
+_Static_assert(__builtin_offsetof(struct apex_frame, elr) == APEX_FRAME_ELR, "entry.S FRAME_ELR");
+_Static_assert(__builtin_offsetof(struct apex_frame, spsr) == APEX_FRAME_SPSR,
+	       "entry.S FRAME_SPSR");
+_Static_assert(__builtin_offsetof(struct apex_process, ctx) == 0, "ctx first");
+
+#define READY_WORDS ((MAX_PRIORITY_VALUE + 64) / 64)
+/* EL1h, IRQs unmasked, debug, SError and FIQ masked: how a process starts. */
+#define SPSR_PROCESS_START 0x345ul
+/* Guard words: a pattern mixed with the word's address, checked at this stride from the top
+ * of the guard (overflow comes from above; a large frame may skip the first words). */
+#define CANARY 0x5afec0de0ddba11ull
+#define GUARD_WORDS (APEX_STACK_GUARD_SIZE / 8)
+#define GUARD_CHECK_STRIDE 16  /* words */
+
+struct apex_kernel apex_k;
+
+/* One pool for every process stack, guards included (APEX_STACK_POOL_SIZE). */
+static uint64_t stack_pool[APEX_STACK_POOL_SIZE / 8] __attribute__((aligned(16)));
+
+struct apex_frame *apex_kernel_svc(struct apex_frame *f);
+struct apex_frame *apex_kernel_irq(struct apex_frame *f);
+void apex_process_return(void);
+
+struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
+{
+	if (id < 1 || (unsigned)id > apex_k.nprocs)
+		return 0;
+	return &apex_k.procs[id - 1];
+}
+
+/* --- Ready queues ------------------------------------------------------------------------- */
+
+void apex_ready_add(struct apex_process *p)
+{
+	apex_list_insert_before(&apex_k.ready[p->prio], &p->ready_link);
+	apex_k.ready_map[p->prio / 64] |= 1ull << (p->prio % 64);
+}
+
+void apex_ready_remove(struct apex_process *p)
+{
+	apex_list_remove(&p->ready_link);
+	if (apex_list_empty(&apex_k.ready[p->prio]))
+		apex_k.ready_map[p->prio / 64] &= ~(1ull << (p->prio % 64));
+}
+
+static struct apex_process *highest_ready(void)
+{
+	for (int w = READY_WORDS - 1; w >= 0; w--) {
+		uint64_t bits = apex_k.ready_map[w];
+
+		if (bits) {
+			unsigned prio = (unsigned)w * 64 + 63 - (unsigned)__builtin_clzll(bits);
+			return apex_container_of(apex_k.ready[prio].next, struct apex_process,
+						 ready_link);
+		}
+	}
+	return &apex_k.idle;
+}
+
+/* The context that should run now. Before NORMAL only the initialization runs; a process that
+ * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile). */
+struct apex_process *apex_pick(void)
+{
+	struct apex_process *cur = apex_k.cur;
+
+	if (apex_k.mode != NORMAL)
+		return &apex_k.idle;
+	if (apex_k.lock_level > 0 && cur != &apex_k.idle && cur->state == READY)
+		return cur;
+	return highest_ready();
+}
+
+/* In an interrupt handler (a service an application's handler called) the switch waits for
+ * the end of the interrupt path, which always looks. */
+void apex_reschedule(void)
+{
+	if (!apex_k.in_irq && apex_pick() != apex_k.cur)
+		__asm__ volatile("svc #0" : : : "memory");
+}
+
+/* --- Kernel entry (entry.S), IRQs masked, on the kernel stack ----------------------------- */
+
+static struct apex_frame *switch_from(struct apex_frame *f)
+{
+	struct apex_process *cur = apex_k.cur, *next;
+
+	cur->ctx = f;
+	if (cur != &apex_k.idle && cur->state != DORMANT &&
+	    ((uint64_t *)(void *)f < cur->stack_lo || !apex_stack_intact(cur)))
+		apex_process_fault_stack(cur);
+	next = apex_pick();
+	if (next != cur) {
+		apex_k.counters.context_switches++;
+		apex_k.cur = next;
+	}
+	return next->ctx;
+}
+
+struct apex_frame *apex_kernel_svc(struct apex_frame *f)
+{
+	return switch_from(f);
+}
+
+struct apex_frame *apex_kernel_irq(struct apex_frame *f)
+{
+	apex_k.cur->ctx = f;
+	apex_k.in_irq = 1;
+	bh_irq_dispatch();
+	apex_k.in_irq = 0;
+	return switch_from(f);
+}
+
+/* --- Blocking and waking -------------------------------------------------------------------- */
+
+void apex_waitq_init(struct apex_waitq *q, QUEUING_DISCIPLINE_TYPE discipline)
+{
+	apex_list_init(&q->waiters);
+	q->discipline = (uint8_t)discipline;
+	q->count = 0;
+}
+
+struct apex_process *apex_waitq_first(const struct apex_waitq *q)
+{
+	if (apex_list_empty(&q->waiters))
+		return 0;
+	return apex_container_of(q->waiters.next, struct apex_process, wait_link);
+}
+
+/* FIFO: at the tail. PRIORITY: behind every waiter of the same or a higher priority. */
+static void waitq_insert(struct apex_waitq *q, struct apex_process *p)
+{
+	struct apex_link *pos = &q->waiters;
+
+	if (q->discipline == PRIORITY) {
+		for (pos = q->waiters.next; pos != &q->waiters; pos = pos->next) {
+			struct apex_process *w =
+				apex_container_of(pos, struct apex_process, wait_link);
+			if (w->prio < p->prio)
+				break;
+		}
+	}
+	apex_list_insert_before(pos, &p->wait_link);
+}
+
+void apex_waitq_reposition(struct apex_process *p)
+{
+	if (p->waitq && p->waitq->discipline == PRIORITY) {
+		apex_list_remove(&p->wait_link);
+		waitq_insert(p->waitq, p);
+	}
+}
+
+RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
+				    SYSTEM_TIME_TYPE until)
+{
+	struct apex_process *p = apex_k.cur;
+
+	apex_ready_remove(p);
+	p->state = WAITING;
+	p->block = (uint8_t)why;
+	p->wait_result = NO_ERROR;
+	if (q) {
+		waitq_insert(q, p);
+		q->count++;
+		p->waitq = q;
+	}
+	if (until != INFINITE_TIME_VALUE)
+		apex_timer_arm(&p->wake, until);
+	apex_reschedule();
+	return p->wait_result;
+}
+
+void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result)
+{
+	if (p->block == APEX_BLOCK_NONE)
+		return;
+	if (p->waitq) {
+		apex_list_remove(&p->wait_link);
+		p->waitq->count--;
+		p->waitq = 0;
+	}
+	apex_timer_cancel(&p->wake);
+	p->block = APEX_BLOCK_NONE;
+	p->wait_result = result;
+	if (!p->suspended) {
+		p->state = READY;
+		apex_ready_add(p);
+	}
+}
+
+void apex_detach(struct apex_process *p)
+{
+	if (p->state == READY)
+		apex_ready_remove(p);
+	if (p->waitq) {
+		apex_list_remove(&p->wait_link);
+		p->waitq->count--;
+		p->waitq = 0;
+	}
+	apex_timer_cancel(&p->wake);
+	apex_timer_cancel(&p->deadline);
+	p->block = APEX_BLOCK_NONE;
+	p->suspended = 0;
+	p->state = DORMANT;
+	if (p == apex_k.cur)
+		apex_k.lock_level = 0;
+}
+
+/* --- Stacks ------------------------------------------------------------------------------- */
+
+/* Carves STACK_SIZE (rounded up to 16) plus its guard from the pool; 0 if it does not fit. */
+int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size)
+{
+	unsigned need = ((size + 15u) & ~15u) + APEX_STACK_GUARD_SIZE;
+
+	if (need > APEX_STACK_POOL_SIZE - apex_k.stack_used)
+		return 0;
+	p->stack_lo = stack_pool + (apex_k.stack_used + APEX_STACK_GUARD_SIZE) / 8;
+	apex_k.stack_used += need;
+	p->stack_hi = stack_pool + apex_k.stack_used / 8;
+	apex_k.counters.stack_pool_used = apex_k.stack_used;
+	return 1;
+}
+
+unsigned apex_stack_free(void)
+{
+	return APEX_STACK_POOL_SIZE - apex_k.stack_used;
+}
+
+/* A fresh guard and a first frame that enters the process at its entry point with IRQs
+ * unmasked and returns into STOP_SELF. */
+void apex_stack_reset(struct apex_process *p)
+{
+	uint64_t *guard = p->stack_lo - GUARD_WORDS;
+
+	for (unsigned i = 0; i < GUARD_WORDS; i++)
+		guard[i] = CANARY ^ (uint64_t)(uintptr_t)&guard[i];
+
+	struct apex_frame *f = (struct apex_frame *)(void *)((char *)p->stack_hi - APEX_FRAME_SIZE);
+	for (unsigned i = 0; i < 31; i++)
+		f->x[i] = 0;
+	f->x[30] = (uint64_t)(uintptr_t)apex_process_return;
+	f->elr = (uint64_t)(uintptr_t)p->attr.ENTRY_POINT;
+	f->spsr = SPSR_PROCESS_START;
+	f->pad = 0;
+	p->ctx = f;
+}
+
+int apex_stack_intact(const struct apex_process *p)
+{
+	const uint64_t *w = p->stack_lo - 1;
+
+	for (unsigned i = 0; i < GUARD_WORDS; i += GUARD_CHECK_STRIDE, w -= GUARD_CHECK_STRIDE)
+		if (*w != (CANARY ^ (uint64_t)(uintptr_t)w))
+			return 0;
+	return 1;
+}
+
+/* A process's entry function returned: that ends it as STOP_SELF does. */
+void apex_process_return(void)
+{
+	STOP_SELF();
+}

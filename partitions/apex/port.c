@@ -1,0 +1,395 @@
+/* libapex sampling and queuing ports over Bulkhead's channels (docs/ports.md).
+ *
+ * The hypervisor's port calls never block. A process whose queuing receive finds the queue
+ * empty, or whose send finds it full, waits on the port (FIFO or by priority, as created)
+ * and other processes run. The hypervisor raises BH_VIRQ_PORT when the port becomes ready
+ * (re-armed by every receive or send, failed ones included, so the failed call that made the
+ * process wait armed it); the interrupt handler then completes the waiters' calls in their
+ * order, into and from their own buffers, and makes them ready. A call never overtakes
+ * processes already waiting on its port.
+ */
+#include "kernel.h"
+
+enum port_kind { PORT_SAMPLING, PORT_QUEUING };
+
+struct apex_port {
+	NAME_TYPE name;
+	uint8_t kind;
+	uint8_t direction;
+	int desc;                        /* Bulkhead descriptor */
+	MESSAGE_SIZE_TYPE max_size;
+	MESSAGE_RANGE_TYPE max_nb;       /* queuing */
+	SYSTEM_TIME_TYPE refresh;        /* sampling */
+	VALIDITY_TYPE last_validity;     /* sampling: of the last message read */
+	struct apex_waitq q;             /* queuing */
+};
+
+static struct apex_port ports[APEX_MAX_PORTS];
+static unsigned nports;
+
+void apex_ports_reset(void)
+{
+	nports = 0;
+}
+
+static struct apex_port *port_by_id(APEX_INTEGER id, enum port_kind kind)
+{
+	if (id < 1 || (unsigned)id > nports || ports[id - 1].kind != kind)
+		return 0;
+	return &ports[id - 1];
+}
+
+static int port_by_name(const char *name)
+{
+	for (unsigned i = 0; i < nports; i++)
+		if (apex_name_eq(ports[i].name, name))
+			return (int)i + 1;
+	return 0;
+}
+
+/* Bulkhead names are C strings; NAME_TYPE need not be terminated. */
+static void c_name(char out[MAX_NAME_LENGTH + 1], const char *name)
+{
+	apex_name_copy(out, name);
+	out[MAX_NAME_LENGTH] = 0;
+}
+
+/* The checks both create calls share; NO_ERROR when the port may be opened. */
+static RETURN_CODE_TYPE create_checks(const char *name, MESSAGE_SIZE_TYPE max_size,
+				      PORT_DIRECTION_TYPE dir, APEX_INTEGER *id)
+{
+	int existing;
+
+	if (nports == APEX_MAX_PORTS)
+		return INVALID_CONFIG;
+	if ((existing = port_by_name(name)) != 0) {
+		*id = existing;
+		return NO_ACTION;
+	}
+	if (!apex_name_valid(name) || max_size <= 0 || (dir != SOURCE && dir != DESTINATION))
+		return INVALID_CONFIG;
+	if (apex_k.mode == NORMAL)
+		return INVALID_MODE;
+	return NO_ERROR;
+}
+
+static APEX_INTEGER add_port(const char *name, enum port_kind kind, PORT_DIRECTION_TYPE dir,
+			     int desc, MESSAGE_SIZE_TYPE max_size)
+{
+	struct apex_port *p = &ports[nports++];
+
+	*p = (struct apex_port){ 0 };
+	apex_name_copy(p->name, name);
+	p->kind = (uint8_t)kind;
+	p->direction = (uint8_t)dir;
+	p->desc = desc;
+	p->max_size = max_size;
+	p->last_validity = INVALID;
+	apex_waitq_init(&p->q, FIFO);
+	return (APEX_INTEGER)nports;
+}
+
+/* Bulkhead's answer to an open: its descriptor, or an APEX error. Opened already (only
+ * possible through libbhpart's own calls) counts as opened. */
+static int opened(long rc, int desc)
+{
+	return rc >= 0 || (rc == BH_NO_ACTION && desc >= 0);
+}
+
+/* --- Sampling ---------------------------------------------------------------------------------- */
+
+void CREATE_SAMPLING_PORT(const char *SAMPLING_PORT_NAME,
+			  MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE, PORT_DIRECTION_TYPE PORT_DIRECTION,
+			  SYSTEM_TIME_TYPE REFRESH_PERIOD, SAMPLING_PORT_ID_TYPE *SAMPLING_PORT_ID,
+			  RETURN_CODE_TYPE *RETURN_CODE)
+{
+	unsigned long flags = apex_enter();
+	RETURN_CODE_TYPE rc = create_checks(SAMPLING_PORT_NAME, MAX_MESSAGE_SIZE, PORT_DIRECTION,
+					    SAMPLING_PORT_ID);
+
+	if (rc == NO_ERROR && REFRESH_PERIOD <= 0)
+		rc = INVALID_CONFIG;
+	if (rc == NO_ERROR) {
+		char name[MAX_NAME_LENGTH + 1];
+		int desc = -1;
+
+		c_name(name, SAMPLING_PORT_NAME);
+		long r = bh_sampling_port_create(name, (unsigned)MAX_MESSAGE_SIZE,
+						 (unsigned)PORT_DIRECTION,
+						 (unsigned long long)REFRESH_PERIOD, &desc);
+		if (opened(r, desc)) {
+			APEX_INTEGER id = add_port(SAMPLING_PORT_NAME, PORT_SAMPLING,
+						   PORT_DIRECTION, desc, MAX_MESSAGE_SIZE);
+			ports[id - 1].refresh = REFRESH_PERIOD;
+			*SAMPLING_PORT_ID = id;
+		} else {
+			rc = INVALID_CONFIG; /* not this partition's, or not as configured */
+		}
+	}
+	apex_leave(flags);
+	*RETURN_CODE = rc;
+}
+
+void WRITE_SAMPLING_MESSAGE(SAMPLING_PORT_ID_TYPE SAMPLING_PORT_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
+			    MESSAGE_SIZE_TYPE LENGTH, RETURN_CODE_TYPE *RETURN_CODE)
+{
+	struct apex_port *p = port_by_id(SAMPLING_PORT_ID, PORT_SAMPLING);
+
+	if (!p || LENGTH <= 0)
+		*RETURN_CODE = INVALID_PARAM;
+	else if (LENGTH > p->max_size)
+		*RETURN_CODE = INVALID_CONFIG;
+	else if (p->direction != SOURCE)
+		*RETURN_CODE = INVALID_MODE;
+	else
+		*RETURN_CODE = bh_sampling_write(p->desc, MESSAGE_ADDR, (unsigned)LENGTH) == BH_OK
+				       ? NO_ERROR
+				       : INVALID_PARAM;
+}
+
+void READ_SAMPLING_MESSAGE(SAMPLING_PORT_ID_TYPE SAMPLING_PORT_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
+			   MESSAGE_SIZE_TYPE *LENGTH, VALIDITY_TYPE *VALIDITY,
+			   RETURN_CODE_TYPE *RETURN_CODE)
+{
+	struct apex_port *p = port_by_id(SAMPLING_PORT_ID, PORT_SAMPLING);
+	unsigned bh_flags = 0;
+	long n;
+
+	if (!p) {
+		*RETURN_CODE = INVALID_PARAM;
+		return;
+	}
+	if (p->direction != DESTINATION) {
+		*RETURN_CODE = INVALID_MODE;
+		return;
+	}
+	n = bh_sampling_read(p->desc, MESSAGE_ADDR, (unsigned)p->max_size, &bh_flags, 0);
+	*LENGTH = n > 0 ? (MESSAGE_SIZE_TYPE)n : 0;
+	*VALIDITY = n > 0 && (bh_flags & BH_MSG_VALID) ? VALID : INVALID;
+	if (n == BH_NO_ACTION) {
+		*RETURN_CODE = NO_ACTION; /* nothing written yet */
+		return;
+	}
+	if (n < 0) {
+		*RETURN_CODE = INVALID_PARAM;
+		return;
+	}
+	p->last_validity = *VALIDITY;
+	*RETURN_CODE = NO_ERROR;
+}
+
+void GET_SAMPLING_PORT_ID(const char *SAMPLING_PORT_NAME,
+			  SAMPLING_PORT_ID_TYPE *SAMPLING_PORT_ID, RETURN_CODE_TYPE *RETURN_CODE)
+{
+	int id = port_by_name(SAMPLING_PORT_NAME);
+
+	if (!id || ports[id - 1].kind != PORT_SAMPLING) {
+		*RETURN_CODE = INVALID_CONFIG;
+		return;
+	}
+	*SAMPLING_PORT_ID = id;
+	*RETURN_CODE = NO_ERROR;
+}
+
+void GET_SAMPLING_PORT_STATUS(SAMPLING_PORT_ID_TYPE SAMPLING_PORT_ID,
+			      SAMPLING_PORT_STATUS_TYPE *SAMPLING_PORT_STATUS,
+			      RETURN_CODE_TYPE *RETURN_CODE)
+{
+	struct apex_port *p = port_by_id(SAMPLING_PORT_ID, PORT_SAMPLING);
+
+	if (!p) {
+		*RETURN_CODE = INVALID_PARAM;
+		return;
+	}
+	SAMPLING_PORT_STATUS->REFRESH_PERIOD = p->refresh;
+	SAMPLING_PORT_STATUS->MAX_MESSAGE_SIZE = p->max_size;
+	SAMPLING_PORT_STATUS->PORT_DIRECTION = (PORT_DIRECTION_TYPE)p->direction;
+	SAMPLING_PORT_STATUS->LAST_MSG_VALIDITY = p->last_validity;
+	*RETURN_CODE = NO_ERROR;
+}
+
+/* --- Queuing ----------------------------------------------------------------------------------- */
+
+void CREATE_QUEUING_PORT(const char *QUEUING_PORT_NAME,
+			 MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE, MESSAGE_RANGE_TYPE MAX_NB_MESSAGE,
+			 PORT_DIRECTION_TYPE PORT_DIRECTION,
+			 QUEUING_DISCIPLINE_TYPE QUEUING_DISCIPLINE,
+			 QUEUING_PORT_ID_TYPE *QUEUING_PORT_ID, RETURN_CODE_TYPE *RETURN_CODE)
+{
+	unsigned long flags = apex_enter();
+	RETURN_CODE_TYPE rc = create_checks(QUEUING_PORT_NAME, MAX_MESSAGE_SIZE, PORT_DIRECTION,
+					    QUEUING_PORT_ID);
+
+	if (rc == NO_ERROR && (MAX_NB_MESSAGE <= 0 ||
+			       (QUEUING_DISCIPLINE != FIFO && QUEUING_DISCIPLINE != PRIORITY)))
+		rc = INVALID_CONFIG;
+	if (rc == NO_ERROR) {
+		char name[MAX_NAME_LENGTH + 1];
+		int desc = -1;
+
+		c_name(name, QUEUING_PORT_NAME);
+		long r = bh_queuing_port_create(name, (unsigned)MAX_MESSAGE_SIZE,
+						(unsigned)PORT_DIRECTION, (unsigned)MAX_NB_MESSAGE,
+						&desc);
+		if (opened(r, desc)) {
+			APEX_INTEGER id = add_port(QUEUING_PORT_NAME, PORT_QUEUING, PORT_DIRECTION,
+						   desc, MAX_MESSAGE_SIZE);
+			ports[id - 1].max_nb = MAX_NB_MESSAGE;
+			ports[id - 1].q.discipline = (uint8_t)QUEUING_DISCIPLINE;
+			*QUEUING_PORT_ID = id;
+		} else {
+			rc = INVALID_CONFIG;
+		}
+	}
+	apex_leave(flags);
+	*RETURN_CODE = rc;
+}
+
+/* Completes the calls of the processes waiting on p, first waiter first, while the channel
+ * lets them: a destination's waiters take the queued messages, a source's send theirs. */
+static void port_serve(struct apex_port *p)
+{
+	struct apex_process *w;
+
+	while ((w = apex_waitq_first(&p->q)) != 0) {
+		long r;
+
+		if (p->direction == DESTINATION)
+			r = bh_queuing_receive(p->desc, w->req.buf, (unsigned)p->max_size, 0);
+		else
+			r = bh_queuing_send(p->desc, w->req.buf, (unsigned)w->req.length);
+		if (r == BH_NOT_AVAILABLE)
+			break;
+		if (p->direction == DESTINATION)
+			*w->req.length_out = r > 0 ? (MESSAGE_SIZE_TYPE)r : 0;
+		apex_unblock(w, r >= 0 ? NO_ERROR : INVALID_PARAM);
+	}
+}
+
+/* BH_VIRQ_PORT (IRQs masked, kernel stack): some port became ready; serve those with waiters. */
+void apex_port_irq(unsigned intid)
+{
+	(void)intid;
+	for (unsigned i = 0; i < nports; i++)
+		if (ports[i].kind == PORT_QUEUING && ports[i].q.count)
+			port_serve(&ports[i]);
+}
+
+static SYSTEM_TIME_TYPE until(SYSTEM_TIME_TYPE timeout)
+{
+	return timeout == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE : apex_now() + timeout;
+}
+
+void SEND_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
+			  MESSAGE_SIZE_TYPE LENGTH, SYSTEM_TIME_TYPE TIME_OUT,
+			  RETURN_CODE_TYPE *RETURN_CODE)
+{
+	unsigned long flags = apex_enter();
+	struct apex_port *p = port_by_id(QUEUING_PORT_ID, PORT_QUEUING);
+	RETURN_CODE_TYPE rc = NOT_AVAILABLE;
+
+	if (!p || LENGTH <= 0 || !apex_timeout_valid(TIME_OUT)) {
+		rc = INVALID_PARAM;
+	} else if (LENGTH > p->max_size) {
+		rc = INVALID_CONFIG;
+	} else if (p->direction != SOURCE) {
+		rc = INVALID_MODE;
+	} else {
+		port_serve(p);
+		if (!p->q.count) {
+			long r = bh_queuing_send(p->desc, MESSAGE_ADDR, (unsigned)LENGTH);
+
+			rc = r == BH_OK ? NO_ERROR : r == BH_NOT_AVAILABLE ? NOT_AVAILABLE
+									  : INVALID_PARAM;
+		}
+		if (rc == NOT_AVAILABLE && TIME_OUT != 0) {
+			if (!apex_may_block()) {
+				rc = INVALID_MODE;
+			} else {
+				struct apex_process *cur = apex_current();
+
+				cur->req = (struct apex_port_request){ MESSAGE_ADDR, LENGTH, 0 };
+				rc = apex_block_current(APEX_BLOCK_RESOURCE, &p->q, until(TIME_OUT));
+			}
+		} else {
+			apex_reschedule(); /* port_serve may have readied a waiter */
+		}
+	}
+	apex_leave(flags);
+	*RETURN_CODE = rc;
+}
+
+void RECEIVE_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, SYSTEM_TIME_TYPE TIME_OUT,
+			     MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSAGE_SIZE_TYPE *LENGTH,
+			     RETURN_CODE_TYPE *RETURN_CODE)
+{
+	unsigned long flags = apex_enter();
+	struct apex_port *p = port_by_id(QUEUING_PORT_ID, PORT_QUEUING);
+	RETURN_CODE_TYPE rc = NOT_AVAILABLE;
+
+	*LENGTH = 0;
+	if (!p || !apex_timeout_valid(TIME_OUT)) {
+		rc = INVALID_PARAM;
+	} else if (p->direction != DESTINATION) {
+		rc = INVALID_MODE;
+	} else {
+		port_serve(p);
+		if (!p->q.count) {
+			long r = bh_queuing_receive(p->desc, MESSAGE_ADDR, (unsigned)p->max_size, 0);
+
+			if (r >= 0) {
+				*LENGTH = (MESSAGE_SIZE_TYPE)r;
+				rc = NO_ERROR;
+			} else if (r != BH_NOT_AVAILABLE) {
+				rc = INVALID_PARAM;
+			}
+		}
+		if (rc == NOT_AVAILABLE && TIME_OUT != 0) {
+			if (!apex_may_block()) {
+				rc = INVALID_MODE;
+			} else {
+				struct apex_process *cur = apex_current();
+
+				cur->req = (struct apex_port_request){ MESSAGE_ADDR, 0, LENGTH };
+				rc = apex_block_current(APEX_BLOCK_RESOURCE, &p->q, until(TIME_OUT));
+			}
+		} else {
+			apex_reschedule();
+		}
+	}
+	apex_leave(flags);
+	*RETURN_CODE = rc;
+}
+
+void GET_QUEUING_PORT_ID(const char *QUEUING_PORT_NAME,
+			 QUEUING_PORT_ID_TYPE *QUEUING_PORT_ID, RETURN_CODE_TYPE *RETURN_CODE)
+{
+	int id = port_by_name(QUEUING_PORT_NAME);
+
+	if (!id || ports[id - 1].kind != PORT_QUEUING) {
+		*RETURN_CODE = INVALID_CONFIG;
+		return;
+	}
+	*QUEUING_PORT_ID = id;
+	*RETURN_CODE = NO_ERROR;
+}
+
+void GET_QUEUING_PORT_STATUS(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID,
+			     QUEUING_PORT_STATUS_TYPE *QUEUING_PORT_STATUS,
+			     RETURN_CODE_TYPE *RETURN_CODE)
+{
+	unsigned long flags = apex_enter();
+	struct apex_port *p = port_by_id(QUEUING_PORT_ID, PORT_QUEUING);
+	struct bh_port_status st = { 0 };
+
+	if (p) {
+		bh_port_status(p->desc, &st);
+		QUEUING_PORT_STATUS->NB_MESSAGE = (MESSAGE_RANGE_TYPE)st.messages;
+		QUEUING_PORT_STATUS->MAX_NB_MESSAGE = p->max_nb;
+		QUEUING_PORT_STATUS->MAX_MESSAGE_SIZE = p->max_size;
+		QUEUING_PORT_STATUS->PORT_DIRECTION = (PORT_DIRECTION_TYPE)p->direction;
+		QUEUING_PORT_STATUS->WAITING_PROCESSES = p->q.count;
+	}
+	apex_leave(flags);
+	*RETURN_CODE = p ? NO_ERROR : INVALID_PARAM;
+}
