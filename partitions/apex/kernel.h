@@ -193,9 +193,10 @@ void apex_process_fault_stack(struct apex_process *p);
 void apex_port_irq(unsigned intid);
 void apex_ports_reset(void);
 
-/* --- sem.c / event.c ---------------------------------------------------------------------- */
+/* --- sem.c / event.c / buffer.c --------------------------------------------------------- */
 void apex_sems_reset(void);
 void apex_events_reset(void);
+void apex_buffers_reset(void);   /* buffers and blackboards, and their message pool */
 
 /* --- names --------------------------------------------------------------------------------- */
 int apex_name_eq(const char *a, const char *b);  /* NAME_TYPE compare (30 chars or NUL) */

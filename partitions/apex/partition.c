@@ -67,6 +67,7 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	apex_k.partition_period = INFINITE_TIME_VALUE;
 	apex_sems_reset();
 	apex_events_reset();
+	apex_buffers_reset();
 	apex_ports_reset();
 	partition_id = (PARTITION_ID_TYPE)bh_partition_id();
 

@@ -13,7 +13,7 @@ NORMAL_TESTS = (
     "apex_started_during_init_released_at_normal", "apex_priority_order_and_preemption",
     "apex_fifo_among_equal_priorities", "apex_set_priority", "apex_lock_preemption",
     "apex_suspend_and_resume", "apex_start_stop_and_delayed_start", "apex_periodic_releases_on_plan",
-    "apex_timed_wait_accuracy", "apex_semaphores", "apex_events",
+    "apex_timed_wait_accuracy", "apex_semaphores", "apex_events", "apex_buffers", "apex_blackboards",
     "apex_services_from_an_interrupt_handler", "apex_sampling_ports",
     "apex_queuing_receive_blocks_while_lower_priority_runs", "apex_queuing_send_blocks_on_a_full_queue",
     "apex_deadline_miss_detected", "apex_stack_overflow_detected", "apex_idle_costs_no_cpu",

@@ -123,9 +123,11 @@ static int wait_dormant(PROCESS_ID_TYPE id)
 /* --- Resources created during initialization ------------------------------------------------ */
 
 static PROCESS_ID_TYPE driver, pa, pb, pc, pl, ph, spin, fa, fb, fc, lk, ss, sw, ds, per, sg;
-static PROCESS_ID_TYPE w20, w40, w30, rx, dm, pm, dr, so, y1, y2, sa, sb, early;
+static PROCESS_ID_TYPE w20, w40, w30, rx, dm, pm, dr, so, y1, y2, sa, sb, early, bs;
 static SEMAPHORE_ID_TYPE sem_zero, sem_two, sem_prio, sem_fifo, sem_sig, sem_pp;
 static EVENT_ID_TYPE ev_test, ev_per_done;
+static BUFFER_ID_TYPE buf_fifo, buf_prio;
+static BLACKBOARD_ID_TYPE board;
 static SAMPLING_PORT_ID_TYPE s_out, s_in;
 static QUEUING_PORT_ID_TYPE cmd_out, rsp_in;
 static SYSTEM_TIME_TYPE init_end;
@@ -164,20 +166,30 @@ static void preempt_low(void)
 	note('l');
 }
 
-/* Waits on a semaphore or an event (whichever wait_on_event says), then notes its tag. */
-static volatile int wait_on_event;
+/* Waits on what wait_kind says without time-out, then notes its tag (and, for a message,
+ * its first byte). */
+enum { ON_SEMAPHORE, ON_EVENT, ON_BUFFER, ON_BLACKBOARD };
+static volatile int wait_kind;
 static volatile SEMAPHORE_ID_TYPE waiter_sem;
 
 static void waiter_body(void)
 {
 	RETURN_CODE_TYPE rc;
+	APEX_BYTE msg[16] = { 0 };
+	MESSAGE_SIZE_TYPE len = 0;
 
-	if (wait_on_event)
+	if (wait_kind == ON_EVENT)
 		WAIT_EVENT(ev_test, INF, &rc);
+	else if (wait_kind == ON_BUFFER)
+		RECEIVE_BUFFER(buf_prio, INF, msg, &len, &rc);
+	else if (wait_kind == ON_BLACKBOARD)
+		READ_BLACKBOARD(board, INF, msg, &len, &rc);
 	else
 		WAIT_SEMAPHORE(waiter_sem, INF, &rc);
 	if (rc == NO_ERROR)
 		note(my_tag());
+	if (rc == NO_ERROR && len > 0)
+		note((char)msg[0]);
 }
 
 static RETURN_CODE_TYPE lock_rc[16];
@@ -273,6 +285,16 @@ static void periodic_body(void)
 		if (rc != NO_ERROR)
 			per_wait_rc = rc;
 	}
+}
+
+static RETURN_CODE_TYPE bs_rc = NOT_AVAILABLE;
+
+static void buffer_sender_body(void)
+{
+	APEX_BYTE m[4] = "S";
+
+	SEND_BUFFER(buf_fifo, m, 2, INF, &bs_rc); /* the buffer is full: waits for room */
+	note('S');
 }
 
 static void signaller_body(void)
@@ -551,7 +573,7 @@ BH_TEST(apex_suspend_and_resume)
 
 	/* Suspended while it waits on a semaphore: it gets the unit but stays waiting. */
 	log_reset();
-	wait_on_event = 0;
+	wait_kind = ON_SEMAPHORE;
 	waiter_sem = sem_zero;
 	START(sw, &rc);
 	sleep_ns(1 * MS);
@@ -624,7 +646,7 @@ BH_TEST(apex_start_stop_and_delayed_start)
 	BH_EXPECT_EQ(ds_ran_at, 0);
 
 	/* Stopped while it waits on a semaphore, it leaves the queue. */
-	wait_on_event = 0;
+	wait_kind = ON_SEMAPHORE;
 	waiter_sem = sem_zero;
 	START(sw, &rc);
 	sleep_ns(1 * MS);
@@ -770,7 +792,7 @@ BH_TEST(apex_semaphores)
 	} disc[] = { { &sem_prio, "432" }, { &sem_fifo, "243" } };
 	for (unsigned d = 0; d < 2; d++) {
 		log_reset();
-		wait_on_event = 0;
+		wait_kind = ON_SEMAPHORE;
 		waiter_sem = *disc[d].sem;
 		START(w20, &rc);
 		sleep_ns(100 * US);
@@ -820,7 +842,7 @@ BH_TEST(apex_events)
 
 	/* SET_EVENT releases every waiter. */
 	log_reset();
-	wait_on_event = 1;
+	wait_kind = ON_EVENT;
 	START(w40, &rc);
 	START(w30, &rc);
 	sleep_ns(1 * MS);
@@ -856,6 +878,164 @@ BH_TEST(apex_events)
 	GET_EVENT_ID("nope", &id, &rc);
 	BH_EXPECT_EQ(rc, INVALID_CONFIG);
 	CREATE_EVENT("late", &id, &rc);
+	BH_EXPECT_EQ(rc, INVALID_MODE);
+}
+
+BH_TEST(apex_buffers)
+{
+	RETURN_CODE_TYPE rc;
+	BUFFER_STATUS_TYPE st;
+	BUFFER_ID_TYPE id;
+	APEX_BYTE m1[8] = "one", m2[8] = "two", m3[8] = "x", in[16];
+	MESSAGE_SIZE_TYPE len = -1;
+
+	/* FIFO of two messages. */
+	SEND_BUFFER(buf_fifo, m1, 4, 0, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	SEND_BUFFER(buf_fifo, m2, 4, INF, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	SEND_BUFFER(buf_fifo, m3, 2, 0, &rc);
+	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
+	SYSTEM_TIME_TYPE t0 = now();
+	SEND_BUFFER(buf_fifo, m3, 2, 1 * MS, &rc);
+	SYSTEM_TIME_TYPE waited = now() - t0;
+	BH_EXPECT_EQ(rc, TIMED_OUT);
+	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
+	GET_BUFFER_STATUS(buf_fifo, &st, &rc);
+	BH_EXPECT_EQ(st.NB_MESSAGE, 2);
+	BH_EXPECT_EQ(st.MAX_NB_MESSAGE, 2);
+	BH_EXPECT_EQ(st.MAX_MESSAGE_SIZE, 8);
+	/* bs blocks sending to the full buffer; a receive makes room and takes its message in. */
+	log_reset();
+	START(bs, &rc);
+	sleep_ns(1 * MS);
+	GET_BUFFER_STATUS(buf_fifo, &st, &rc);
+	BH_EXPECT_EQ(st.WAITING_PROCESSES, 1);
+	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(len, 4);
+	BH_EXPECT(streq((const char *)in, "one"));
+	sleep_ns(1 * MS);
+	EXPECT_LOG("S");
+	BH_EXPECT_EQ(bs_rc, NO_ERROR);
+	RECEIVE_BUFFER(buf_fifo, INF, in, &len, &rc);
+	BH_EXPECT(streq((const char *)in, "two"));
+	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT(len == 2 && in[0] == 'S');
+	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
+	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
+	BH_EXPECT_EQ(len, 0);
+	t0 = now();
+	RECEIVE_BUFFER(buf_fifo, 1 * MS, in, &len, &rc);
+	waited = now() - t0;
+	BH_EXPECT_EQ(rc, TIMED_OUT);
+	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
+
+	/* Receivers come in the order 20, 40, 30 and are served by priority; each message goes
+	 * straight to the receiver (here 'a' to 4, 'b' to 3, 'c' to 2). */
+	log_reset();
+	wait_kind = ON_BUFFER;
+	START(w20, &rc);
+	sleep_ns(100 * US);
+	START(w40, &rc);
+	sleep_ns(100 * US);
+	START(w30, &rc);
+	sleep_ns(100 * US);
+	GET_BUFFER_STATUS(buf_prio, &st, &rc);
+	BH_EXPECT_EQ(st.WAITING_PROCESSES, 3);
+	for (char c = 'a'; c <= 'c'; c++) {
+		APEX_BYTE m[1] = { (APEX_BYTE)c };
+
+		SEND_BUFFER(buf_prio, m, 1, 0, &rc);
+		BH_EXPECT_EQ(rc, NO_ERROR);
+	}
+	sleep_ns(1 * MS);
+	EXPECT_LOG("4a3b2c");
+	GET_BUFFER_STATUS(buf_prio, &st, &rc);
+	BH_EXPECT_EQ(st.NB_MESSAGE, 0);
+
+	SEND_BUFFER(buf_fifo, m1, 0, 0, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	SEND_BUFFER(buf_fifo, m1, 9, 0, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	SEND_BUFFER(buf_fifo, m1, 4, -2, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	SEND_BUFFER(0, m1, 4, 0, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	RECEIVE_BUFFER(99, 0, in, &len, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	GET_BUFFER_STATUS(99, &st, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	GET_BUFFER_ID("buf_prio", &id, &rc);
+	BH_EXPECT_EQ(id, buf_prio);
+	GET_BUFFER_ID("nope", &id, &rc);
+	BH_EXPECT_EQ(rc, INVALID_CONFIG);
+	CREATE_BUFFER("late", 8, 2, FIFO, &id, &rc);
+	BH_EXPECT_EQ(rc, INVALID_MODE);
+}
+
+BH_TEST(apex_blackboards)
+{
+	RETURN_CODE_TYPE rc;
+	BLACKBOARD_STATUS_TYPE st;
+	BLACKBOARD_ID_TYPE id;
+	APEX_BYTE m[16] = "mode 3", in[16];
+	MESSAGE_SIZE_TYPE len = -1;
+
+	READ_BLACKBOARD(board, 0, in, &len, &rc);
+	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
+	BH_EXPECT_EQ(len, 0);
+	SYSTEM_TIME_TYPE t0 = now();
+	READ_BLACKBOARD(board, 1 * MS, in, &len, &rc);
+	SYSTEM_TIME_TYPE waited = now() - t0;
+	BH_EXPECT_EQ(rc, TIMED_OUT);
+	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
+	/* Two readers wait; one display gives both the message. */
+	log_reset();
+	wait_kind = ON_BLACKBOARD;
+	START(w40, &rc);
+	START(w30, &rc);
+	sleep_ns(1 * MS);
+	GET_BLACKBOARD_STATUS(board, &st, &rc);
+	BH_EXPECT_EQ(st.EMPTY_INDICATOR, EMPTY);
+	BH_EXPECT_EQ(st.WAITING_PROCESSES, 2);
+	BH_EXPECT_EQ(st.MAX_MESSAGE_SIZE, 16);
+	DISPLAY_BLACKBOARD(board, m, 7, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	sleep_ns(1 * MS);
+	EXPECT_LOG("4m3m");
+	/* It stays until cleared; a read takes a copy. */
+	READ_BLACKBOARD(board, 0, in, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(len, 7);
+	BH_EXPECT(streq((const char *)in, "mode 3"));
+	GET_BLACKBOARD_STATUS(board, &st, &rc);
+	BH_EXPECT_EQ(st.EMPTY_INDICATOR, OCCUPIED);
+	CLEAR_BLACKBOARD(board, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	READ_BLACKBOARD(board, 0, in, &len, &rc);
+	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
+
+	DISPLAY_BLACKBOARD(board, m, 0, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	DISPLAY_BLACKBOARD(board, m, 17, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	DISPLAY_BLACKBOARD(0, m, 4, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	READ_BLACKBOARD(99, 0, in, &len, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	READ_BLACKBOARD(board, -6, in, &len, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	CLEAR_BLACKBOARD(99, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	GET_BLACKBOARD_STATUS(0, &st, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	GET_BLACKBOARD_ID("board", &id, &rc);
+	BH_EXPECT_EQ(id, board);
+	GET_BLACKBOARD_ID("nope", &id, &rc);
+	BH_EXPECT_EQ(rc, INVALID_CONFIG);
+	CREATE_BLACKBOARD("late", 8, &id, &rc);
 	BH_EXPECT_EQ(rc, INVALID_MODE);
 }
 
@@ -1351,6 +1531,26 @@ static void init_resource_checks(void)
 	CHECK(rc == NO_ACTION && eid == ev_test);
 	CREATE_EVENT("", &eid, &rc);
 	CHECK(rc == INVALID_PARAM);
+	BUFFER_ID_TYPE bid;
+	CREATE_BUFFER("buf_fifo", 8, 2, FIFO, &bid, &rc);
+	CHECK(rc == NO_ACTION && bid == buf_fifo);
+	CREATE_BUFFER("bad", 0, 2, FIFO, &bid, &rc);
+	CHECK(rc == INVALID_PARAM);
+	CREATE_BUFFER("bad", 8, 0, FIFO, &bid, &rc);
+	CHECK(rc == INVALID_PARAM);
+	CREATE_BUFFER("bad", 8, MAX_NUMBER_OF_MESSAGES + 1, FIFO, &bid, &rc);
+	CHECK(rc == INVALID_PARAM);
+	CREATE_BUFFER("bad", 8, 2, (QUEUING_DISCIPLINE_TYPE)3, &bid, &rc);
+	CHECK(rc == INVALID_PARAM);
+	CREATE_BUFFER("huge", 4096, MAX_NUMBER_OF_MESSAGES, FIFO, &bid, &rc); /* pool */
+	CHECK(rc == INVALID_CONFIG);
+	BLACKBOARD_ID_TYPE bbid;
+	CREATE_BLACKBOARD("board", 16, &bbid, &rc);
+	CHECK(rc == NO_ACTION && bbid == board);
+	CREATE_BLACKBOARD("bad", 0, &bbid, &rc);
+	CHECK(rc == INVALID_PARAM);
+	CREATE_BLACKBOARD("huge", APEX_MESSAGE_POOL_SIZE, &bbid, &rc);
+	CHECK(rc == INVALID_CONFIG);
 
 	/* Ports: only as the system description has them. */
 	READ_SAMPLING_MESSAGE(s_in, buf, &len, &v, &rc); /* never written */
@@ -1430,6 +1630,7 @@ static void create_everything(void)
 	sa = make("sa", pp_low_body, 80, INF, INF, S, 'A');
 	sb = make("sb", pp_high_body, 81, INF, INF, S, 'B');
 	early = make("early", early_body, 110, INF, INF, S, 'e');
+	bs = make("bs", buffer_sender_body, 50, INF, INF, S, 'b');
 
 	CREATE_SEMAPHORE("sem_zero", 0, 1, FIFO, &sem_zero, &rc);
 	CREATE_SEMAPHORE("sem_two", 2, 2, FIFO, &sem_two, &rc);
@@ -1439,6 +1640,9 @@ static void create_everything(void)
 	CREATE_SEMAPHORE("sem_pp", 0, 1, FIFO, &sem_pp, &rc);
 	CREATE_EVENT("ev_test", &ev_test, &rc);
 	CREATE_EVENT("ev_per_done", &ev_per_done, &rc);
+	CREATE_BUFFER("buf_fifo", 8, 2, FIFO, &buf_fifo, &rc);
+	CREATE_BUFFER("buf_prio", 16, 4, PRIORITY, &buf_prio, &rc);
+	CREATE_BLACKBOARD("board", 16, &board, &rc);
 	init_port_create_checks();
 	CREATE_SAMPLING_PORT("s_out", 16, SOURCE, 2 * MS, &s_out, &rc);
 	CREATE_SAMPLING_PORT("s_in", 16, DESTINATION, 2 * MS, &s_in, &rc);
@@ -1448,7 +1652,7 @@ static void create_everything(void)
 }
 
 /* The tables fill up: INVALID_CONFIG once APEX_MAX_* objects exist, and a stack the pool
- * cannot hold any more. */
+ * cannot hold any more. (APEX_MAX_PORTS cannot be reached with the ports this system has.) */
 static void fill_tables(void)
 {
 	RETURN_CODE_TYPE rc = NO_ERROR;
@@ -1489,6 +1693,20 @@ static void fill_tables(void)
 		CREATE_EVENT(name, &eid, &rc);
 	}
 	CHECK(rc == INVALID_CONFIG && eid == APEX_MAX_EVENTS);
+	BUFFER_ID_TYPE bid = 0;
+	for (n = 0, rc = NO_ERROR; rc == NO_ERROR && n < 2 * APEX_MAX_BUFFERS; n++) {
+		name[4] = (char)('0' + n / 10);
+		name[5] = (char)('0' + n % 10);
+		CREATE_BUFFER(name, 8, 2, FIFO, &bid, &rc);
+	}
+	CHECK(rc == INVALID_CONFIG && bid == APEX_MAX_BUFFERS);
+	BLACKBOARD_ID_TYPE bbid = 0;
+	for (n = 0, rc = NO_ERROR; rc == NO_ERROR && n < 2 * APEX_MAX_BLACKBOARDS; n++) {
+		name[4] = (char)('0' + n / 10);
+		name[5] = (char)('0' + n % 10);
+		CREATE_BLACKBOARD(name, 8, &bbid, &rc);
+	}
+	CHECK(rc == INVALID_CONFIG && bbid == APEX_MAX_BLACKBOARDS);
 	bh_test_report("apex_tables_fill_up", ok, detail);
 }
 

@@ -25,6 +25,9 @@
 #define APEX_MAX_SEMAPHORES   16
 #define APEX_MAX_EVENTS       16
 #define APEX_MAX_PORTS        16          /* sampling and queuing ports together */
+#define APEX_MAX_BUFFERS      16
+#define APEX_MAX_BLACKBOARDS  16
+#define APEX_MESSAGE_POOL_SIZE (32 * 1024) /* bytes shared by buffer and blackboard messages */
 
 /* ---------------------------------------------------------------------------------------
  * Base types and return codes.
@@ -195,6 +198,57 @@ void GET_EVENT_STATUS(EVENT_ID_TYPE EVENT_ID, EVENT_STATUS_TYPE *EVENT_STATUS,
 		      RETURN_CODE_TYPE *RETURN_CODE);
 
 /* ---------------------------------------------------------------------------------------
+ * Buffers and blackboards (intra-partition messages, copied by the kernel).
+ * --------------------------------------------------------------------------------------- */
+typedef NAME_TYPE BUFFER_NAME_TYPE;
+typedef APEX_INTEGER BUFFER_ID_TYPE;       /* 1..APEX_MAX_BUFFERS */
+#define MAX_NUMBER_OF_MESSAGES 512         /* MAX_NB_MESSAGE of a buffer */
+
+typedef struct {
+	MESSAGE_RANGE_TYPE NB_MESSAGE;
+	MESSAGE_RANGE_TYPE MAX_NB_MESSAGE;
+	MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE;
+	WAITING_RANGE_TYPE WAITING_PROCESSES;
+} BUFFER_STATUS_TYPE;
+
+void CREATE_BUFFER(const char *BUFFER_NAME, MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE,
+		   MESSAGE_RANGE_TYPE MAX_NB_MESSAGE, QUEUING_DISCIPLINE_TYPE QUEUING_DISCIPLINE,
+		   BUFFER_ID_TYPE *BUFFER_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void SEND_BUFFER(BUFFER_ID_TYPE BUFFER_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSAGE_SIZE_TYPE LENGTH,
+		 SYSTEM_TIME_TYPE TIME_OUT, RETURN_CODE_TYPE *RETURN_CODE);
+void RECEIVE_BUFFER(BUFFER_ID_TYPE BUFFER_ID, SYSTEM_TIME_TYPE TIME_OUT,
+		    MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSAGE_SIZE_TYPE *LENGTH,
+		    RETURN_CODE_TYPE *RETURN_CODE);
+void GET_BUFFER_ID(const char *BUFFER_NAME, BUFFER_ID_TYPE *BUFFER_ID,
+		   RETURN_CODE_TYPE *RETURN_CODE);
+void GET_BUFFER_STATUS(BUFFER_ID_TYPE BUFFER_ID, BUFFER_STATUS_TYPE *BUFFER_STATUS,
+		       RETURN_CODE_TYPE *RETURN_CODE);
+
+typedef NAME_TYPE BLACKBOARD_NAME_TYPE;
+typedef APEX_INTEGER BLACKBOARD_ID_TYPE;   /* 1..APEX_MAX_BLACKBOARDS */
+typedef enum { EMPTY = 0, OCCUPIED = 1 } EMPTY_INDICATOR_TYPE;
+
+typedef struct {
+	EMPTY_INDICATOR_TYPE EMPTY_INDICATOR;
+	MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE;
+	WAITING_RANGE_TYPE WAITING_PROCESSES;
+} BLACKBOARD_STATUS_TYPE;
+
+void CREATE_BLACKBOARD(const char *BLACKBOARD_NAME, MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE,
+		       BLACKBOARD_ID_TYPE *BLACKBOARD_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void DISPLAY_BLACKBOARD(BLACKBOARD_ID_TYPE BLACKBOARD_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
+			MESSAGE_SIZE_TYPE LENGTH, RETURN_CODE_TYPE *RETURN_CODE);
+void READ_BLACKBOARD(BLACKBOARD_ID_TYPE BLACKBOARD_ID, SYSTEM_TIME_TYPE TIME_OUT,
+		     MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSAGE_SIZE_TYPE *LENGTH,
+		     RETURN_CODE_TYPE *RETURN_CODE);
+void CLEAR_BLACKBOARD(BLACKBOARD_ID_TYPE BLACKBOARD_ID, RETURN_CODE_TYPE *RETURN_CODE);
+void GET_BLACKBOARD_ID(const char *BLACKBOARD_NAME, BLACKBOARD_ID_TYPE *BLACKBOARD_ID,
+		       RETURN_CODE_TYPE *RETURN_CODE);
+void GET_BLACKBOARD_STATUS(BLACKBOARD_ID_TYPE BLACKBOARD_ID,
+			   BLACKBOARD_STATUS_TYPE *BLACKBOARD_STATUS,
+			   RETURN_CODE_TYPE *RETURN_CODE);
+
+/* ---------------------------------------------------------------------------------------
  * Sampling and queuing ports (inter-partition, over Bulkhead's channels: docs/ports.md).
  * --------------------------------------------------------------------------------------- */
 typedef NAME_TYPE SAMPLING_PORT_NAME_TYPE;
@@ -286,6 +340,7 @@ struct apex_counters {
 	unsigned long long deadline_misses;
 	unsigned long long stack_overflows;
 	unsigned long long stack_pool_used;  /* bytes of APEX_STACK_POOL_SIZE taken */
+	unsigned long long message_pool_used; /* bytes of APEX_MESSAGE_POOL_SIZE taken */
 };
 void apex_get_counters(struct apex_counters *c);
 
