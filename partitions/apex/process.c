@@ -40,9 +40,10 @@ void apex_release(struct apex_process *p, SYSTEM_TIME_TYPE release)
 		p->block = APEX_BLOCK_TIME;
 		apex_timer_arm(&p->wake, release);
 	} else {
-		p->state = READY;
 		p->block = APEX_BLOCK_NONE;
-		apex_ready_add(p);
+		p->state = p->suspended ? WAITING : READY; /* suspended during initialization */
+		if (!p->suspended)
+			apex_ready_add(p);
 	}
 }
 

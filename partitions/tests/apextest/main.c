@@ -123,7 +123,7 @@ static int wait_dormant(PROCESS_ID_TYPE id)
 /* --- Resources created during initialization ------------------------------------------------ */
 
 static PROCESS_ID_TYPE driver, pa, pb, pc, pl, ph, spin, fa, fb, fc, lk, ss, sw, ds, per, sg;
-static PROCESS_ID_TYPE w20, w40, w30, rx, dm, pm, dr, so, y1, y2, sa, sb, early, bs;
+static PROCESS_ID_TYPE w20, w40, w30, rx, dm, pm, dr, so, y1, y2, sa, sb, early, bs, held;
 static SEMAPHORE_ID_TYPE sem_zero, sem_two, sem_prio, sem_fifo, sem_sig, sem_pp;
 static EVENT_ID_TYPE ev_test, ev_per_done;
 static BUFFER_ID_TYPE buf_fifo, buf_prio;
@@ -418,6 +418,15 @@ BH_TEST(apex_started_during_init_released_at_normal)
 	BH_EXPECT(early_ran_at >= init_end + 1 * MS);
 	BH_EXPECT(early_ran_at <= t + 1 * MS + WAKE_LATE_MAX_NS);
 	BH_EXPECT_EQ(state_of(early), DORMANT);
+
+	/* held (105, above the driver) was suspended during initialization: NORMAL did not make
+	 * it ready; RESUME does, and it runs at once. */
+	RETURN_CODE_TYPE rc;
+	log_reset();
+	BH_EXPECT_EQ(state_of(held), WAITING);
+	RESUME(held, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	EXPECT_LOG("h");
 }
 
 BH_TEST(apex_priority_order_and_preemption)
@@ -1631,6 +1640,7 @@ static void create_everything(void)
 	sb = make("sb", pp_high_body, 81, INF, INF, S, 'B');
 	early = make("early", early_body, 110, INF, INF, S, 'e');
 	bs = make("bs", buffer_sender_body, 50, INF, INF, S, 'b');
+	held = make("held", rec_once, 105, INF, INF, S, 'h');
 
 	CREATE_SEMAPHORE("sem_zero", 0, 1, FIFO, &sem_zero, &rc);
 	CREATE_SEMAPHORE("sem_two", 2, 2, FIFO, &sem_two, &rc);
@@ -1762,6 +1772,9 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	create_everything();
 	init_resource_checks();
 	START(driver, &rc);
+	START(held, &rc);
+	SUSPEND(held, &rc); /* started and suspended during initialization */
+	BH_EXPECT_EQ(rc, NO_ERROR);
 	DELAYED_START(early, 1 * MS, &rc);
 	BH_EXPECT_EQ(state_of(early), WAITING);
 	init_end = now();
