@@ -102,7 +102,9 @@ $(PART_TESTLIB): $(PART_TESTLIB_OBJS)
 	rm -f $@
 	$(PART_AR) rcs $@ $^
 
-$(PART_APEXLIB_OBJS): PART_EXTRA_CFLAGS := $(PART_APEX_CFLAGS)
+# -Os: the kernel stays within the 24 KB the issue allows (21 KB; -O2 gives 25 KB and no
+# faster switch under -icount).
+$(PART_APEXLIB_OBJS): PART_EXTRA_CFLAGS := $(PART_APEX_CFLAGS) -Os
 
 $(PART_APEXLIB): $(PART_APEXLIB_OBJS)
 	@mkdir -p $(@D)

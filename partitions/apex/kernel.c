@@ -15,7 +15,6 @@ _Static_assert(__builtin_offsetof(struct apex_frame, spsr) == APEX_FRAME_SPSR,
 	       "entry.S FRAME_SPSR");
 _Static_assert(__builtin_offsetof(struct apex_process, ctx) == 0, "ctx first");
 
-#define READY_WORDS ((MAX_PRIORITY_VALUE + 64) / 64)
 /* EL1h, IRQs unmasked, debug, SError and FIQ masked: how a process starts. */
 #define SPSR_PROCESS_START 0x345ul
 /* Guard words: a pattern mixed with the word's address, checked at this stride from the top
@@ -44,29 +43,34 @@ struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
 
 void apex_ready_add(struct apex_process *p)
 {
+	unsigned w = (unsigned)p->prio / 64;
+
 	apex_list_insert_before(&apex_k.ready[p->prio], &p->ready_link);
-	apex_k.ready_map[p->prio / 64] |= 1ull << (p->prio % 64);
+	apex_k.ready_map[w] |= 1ull << (p->prio % 64);
+	apex_k.ready_words |= 1ull << w;
 }
 
 void apex_ready_remove(struct apex_process *p)
 {
+	unsigned w = (unsigned)p->prio / 64;
+
 	apex_list_remove(&p->ready_link);
-	if (apex_list_empty(&apex_k.ready[p->prio]))
-		apex_k.ready_map[p->prio / 64] &= ~(1ull << (p->prio % 64));
+	if (apex_list_empty(&apex_k.ready[p->prio])) {
+		apex_k.ready_map[w] &= ~(1ull << (p->prio % 64));
+		if (!apex_k.ready_map[w])
+			apex_k.ready_words &= ~(1ull << w);
+	}
 }
 
+/* Two count-leading-zeros: the highest non-empty word, then its highest priority. */
 static struct apex_process *highest_ready(void)
 {
-	for (int w = READY_WORDS - 1; w >= 0; w--) {
-		uint64_t bits = apex_k.ready_map[w];
+	if (!apex_k.ready_words)
+		return &apex_k.idle;
+	unsigned w = 63 - (unsigned)__builtin_clzll(apex_k.ready_words);
+	unsigned prio = w * 64 + 63 - (unsigned)__builtin_clzll(apex_k.ready_map[w]);
 
-		if (bits) {
-			unsigned prio = (unsigned)w * 64 + 63 - (unsigned)__builtin_clzll(bits);
-			return apex_container_of(apex_k.ready[prio].next, struct apex_process,
-						 ready_link);
-		}
-	}
-	return &apex_k.idle;
+	return apex_container_of(apex_k.ready[prio].next, struct apex_process, ready_link);
 }
 
 /* The context that should run now. Before NORMAL only the initialization runs; a process that
@@ -86,21 +90,30 @@ struct apex_process *apex_pick(void)
  * the end of the interrupt path, which always looks. */
 void apex_reschedule(void)
 {
-	if (!apex_k.in_irq && apex_pick() != apex_k.cur)
-		__asm__ volatile("svc #0" : : : "memory");
+	struct apex_process *next;
+
+	if (apex_k.in_irq || (next = apex_pick()) == apex_k.cur)
+		return;
+	apex_k.svc_next = next;
+	__asm__ volatile("svc #0" : : : "memory");
 }
 
 /* --- Kernel entry (entry.S), IRQs masked, on the kernel stack ----------------------------- */
 
-static struct apex_frame *switch_from(struct apex_frame *f)
+/* Saves the outgoing context's frame and names the next (`next`, or apex_pick()'s choice when
+ * 0 or when the outgoing process's stack turns out damaged). */
+static struct apex_frame *switch_from(struct apex_frame *f, struct apex_process *next)
 {
-	struct apex_process *cur = apex_k.cur, *next;
+	struct apex_process *cur = apex_k.cur;
 
 	cur->ctx = f;
 	if (cur != &apex_k.idle && cur->state != DORMANT &&
-	    ((uint64_t *)(void *)f < cur->stack_lo || !apex_stack_intact(cur)))
+	    ((uint64_t *)(void *)f < cur->stack_lo || !apex_stack_intact(cur))) {
 		apex_process_fault_stack(cur);
-	next = apex_pick();
+		next = 0;
+	}
+	if (!next)
+		next = apex_pick();
 	if (next != cur) {
 		apex_k.counters.context_switches++;
 		apex_k.cur = next;
@@ -110,7 +123,7 @@ static struct apex_frame *switch_from(struct apex_frame *f)
 
 struct apex_frame *apex_kernel_svc(struct apex_frame *f)
 {
-	return switch_from(f);
+	return switch_from(f, apex_k.svc_next);
 }
 
 struct apex_frame *apex_kernel_irq(struct apex_frame *f)
@@ -119,7 +132,7 @@ struct apex_frame *apex_kernel_irq(struct apex_frame *f)
 	apex_k.in_irq = 1;
 	bh_irq_dispatch();
 	apex_k.in_irq = 0;
-	return switch_from(f);
+	return switch_from(f, 0);
 }
 
 /* --- Blocking and waking -------------------------------------------------------------------- */

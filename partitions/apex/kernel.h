@@ -116,8 +116,10 @@ struct apex_kernel {
 	unsigned nprocs;
 	struct apex_process idle;        /* the initialization, then the idle loop */
 	struct apex_process *cur;        /* the running context */
+	struct apex_process *svc_next;   /* apex_reschedule's choice, for the SVC it issues */
 	struct apex_link ready[MAX_PRIORITY_VALUE + 1];
 	uint64_t ready_map[(MAX_PRIORITY_VALUE + 64) / 64];
+	uint64_t ready_words;            /* bit w: ready_map[w] is not 0 */
 	struct apex_link timers;
 	OPERATING_MODE_TYPE mode;
 	START_CONDITION_TYPE start_condition;
