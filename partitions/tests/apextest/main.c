@@ -26,6 +26,7 @@
  * in the hypervisor first). Measured 1.3 us (timer) and 2.2 us (port); docs/apex.md. */
 #define WAKE_LATE_MAX_NS (5 * US)
 #define PARTITION_PERIOD (1 * MS)
+#define BAD_ADDRESS 0x10000ul /* not in the partition's memory */
 #define PER_PERIOD (2 * MS)
 #define PER_N 50
 #define PINGPONG_N 500
@@ -1124,6 +1125,13 @@ BH_TEST(apex_sampling_ports)
 	BH_EXPECT_EQ(rc, INVALID_CONFIG);
 	CREATE_SAMPLING_PORT("s_out", 16, SOURCE, 2 * MS, &id, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
+	CREATE_SAMPLING_PORT("nowhere", 16, SOURCE, 2 * MS, &id, &rc);
+	BH_EXPECT_EQ(rc, INVALID_MODE);
+	/* A message address outside the partition's memory: the hypervisor refuses it. */
+	WRITE_SAMPLING_MESSAGE(s_out, (MESSAGE_ADDR_TYPE)BAD_ADDRESS, 4, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	READ_SAMPLING_MESSAGE(s_in, (MESSAGE_ADDR_TYPE)BAD_ADDRESS, &len, &v, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
 }
 
 BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
@@ -1237,6 +1245,21 @@ BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
 	BH_EXPECT_EQ(rc, INVALID_CONFIG);
 	CREATE_QUEUING_PORT("rsp_in", 100, 4, DESTINATION, FIFO, &id, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
+	CREATE_QUEUING_PORT("nowhere", 100, 4, DESTINATION, FIFO, &id, &rc);
+	BH_EXPECT_EQ(rc, INVALID_MODE);
+
+	/* Message addresses outside the partition's memory: nothing sent, nothing lost. */
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)BAD_ADDRESS, sizeof(echo), 0, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	echo.seq = 4;
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&echo, sizeof(echo), 0, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	sleep_ns(1 * MS); /* the peer answers */
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)BAD_ADDRESS, &len, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR); /* the answer stayed queued */
+	BH_EXPECT_EQ(a.seq, 4);
 }
 
 BH_TEST(apex_deadline_miss_detected)
@@ -1509,6 +1532,11 @@ static void init_checks(void)
 				    (int)bad[i].want);
 		}
 	}
+	CREATE_PROCESS(0, &id, &rc);
+	if (ok && rc != INVALID_PARAM) {
+		ok = 0;
+		bh_snprintf(detail, sizeof(detail), "null attributes: %d", (int)rc);
+	}
 	bh_test_report("apex_create_process_checks", ok, detail);
 }
 
@@ -1560,6 +1588,31 @@ static void init_resource_checks(void)
 	CHECK(rc == INVALID_PARAM);
 	CREATE_BLACKBOARD("huge", APEX_MESSAGE_POOL_SIZE, &bbid, &rc);
 	CHECK(rc == INVALID_CONFIG);
+
+	PROCESS_ATTRIBUTE_TYPE dup = { INF, INF, rec_once, 4096, 5, SOFT, "pa" };
+	PROCESS_ID_TYPE pid0 = 0;
+	CREATE_PROCESS(&dup, &pid0, &rc);
+	CHECK(rc == NO_ACTION && pid0 == pa);
+
+	/* The initialization is no process: whatever would wait is refused. */
+	APEX_BYTE m[8] = "m";
+	SEND_BUFFER(buf_fifo, m, 1, 0, &rc);
+	SEND_BUFFER(buf_fifo, m, 1, 0, &rc);
+	SEND_BUFFER(buf_fifo, m, 1, 1 * MS, &rc); /* full */
+	CHECK(rc == INVALID_MODE);
+	RECEIVE_BUFFER(buf_fifo, 0, buf, &len, &rc);
+	RECEIVE_BUFFER(buf_fifo, 0, buf, &len, &rc);
+	RECEIVE_BUFFER(buf_fifo, 1 * MS, buf, &len, &rc); /* empty */
+	CHECK(rc == INVALID_MODE && len == 0);
+	READ_BLACKBOARD(board, 1 * MS, buf, &len, &rc);
+	CHECK(rc == INVALID_MODE);
+	WAIT_EVENT(ev_test, 1 * MS, &rc);
+	CHECK(rc == INVALID_MODE);
+	WAIT_SEMAPHORE(sem_zero, INF, &rc);
+	CHECK(rc == INVALID_MODE);
+	APEX_BYTE big[100];
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 1 * MS, big, &len, &rc);
+	CHECK(rc == INVALID_MODE);
 
 	/* Ports: only as the system description has them. */
 	READ_SAMPLING_MESSAGE(s_in, buf, &len, &v, &rc); /* never written */
@@ -1754,6 +1807,24 @@ static void after_warm_restart(void)
 	/* Only now, with NORMAL-mode checks done, may the tables be filled. */
 	fill_tables();
 	bh_test_summary();
+	bh_puts("apextest: cold restart");
+	SET_PARTITION_MODE(COLD_START, &rc); /* the image is reloaded: the counts start afresh */
+	bh_printf("apextest: SET_PARTITION_MODE(COLD_START) returned %d\n", (int)rc);
+}
+
+/* Third incarnation: COLD_START after a restart, then IDLE. */
+static void after_cold_restart(void)
+{
+	RETURN_CODE_TYPE rc;
+	PARTITION_STATUS_TYPE ps;
+	int ok = 1;
+	char detail[128] = "";
+
+	GET_PARTITION_STATUS(&ps, &rc);
+	CHECK(ps.OPERATING_MODE == COLD_START && ps.START_CONDITION == PARTITION_RESTART);
+	CHECK(driver == 0); /* the image's data was reloaded */
+	bh_test_report("apex_cold_restart_reloads", ok, detail);
+	bh_test_summary();
 	SET_PARTITION_MODE(IDLE, &rc); /* halts the partition */
 	bh_printf("apextest: SET_PARTITION_MODE(IDLE) returned %d\n", (int)rc);
 }
@@ -1766,6 +1837,10 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	apex_init(boot_kind, restarts);
 	if (boot_kind == BH_BOOT_WARM_RESTART) {
 		after_warm_restart();
+		return 0;
+	}
+	if (boot_kind == BH_BOOT_COLD_RESTART) {
+		after_cold_restart();
 		return 0;
 	}
 	init_checks();
