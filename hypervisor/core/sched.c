@@ -5,6 +5,7 @@
 #include "bulkhead/abi.h"
 #include "console.h"
 #include "hm.h"
+#include "lib.h"
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
@@ -362,8 +363,9 @@ static uint64_t timer_for(const struct sched_core *s, struct decision d, uint64_
  * Nothing else the full decision computes changes: the vCPU switched out is ready, not waiting
  * for a timer, and the one switched in was waiting, so the next wake-up can only come later
  * (the core's timer then fires early and finds nothing due), unless the execution clock of
- * the vCPU switched in starts a deadline. Returns false to take the full decision. */
-static bool preempt(struct percpu *c)
+ * the vCPU switched in starts a deadline. Inline: on the way out of a hand-over to a waiting
+ * receiver. Returns false to take the full decision. */
+HOT_INLINE bool preempt(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
 	struct vcpu *w = s->woken, *cur = c->vcpu;
@@ -397,13 +399,12 @@ void sched_vcpu_woken(struct vcpu *v)
 	}
 }
 
-void sched_reschedule(void)
+/* The full decision. Out of line, so the one-comparison way, inline on the way out of the
+ * hypervisor, saves only the registers it uses itself. */
+static __attribute__((noinline)) void decide(struct percpu *c)
 {
-	struct percpu *c = this_cpu();
 	struct sched_core *s = &c->sched;
 
-	if (!(c->exit_work & EXIT_RESCHED) && (c->exit_work & EXIT_PREEMPT) && preempt(c))
-		return;
 	for (;;) {
 		core_process_requests();
 		__atomic_fetch_and(&c->exit_work, ~(EXIT_RESCHED | EXIT_PREEMPT), __ATOMIC_RELAXED);
@@ -425,6 +426,16 @@ void sched_reschedule(void)
 		console_drain(); /* an idle core moves queued console output, in time it has spare */
 		arch_wait_for_interrupt();
 	}
+}
+
+/* Inline into core_exit_work, its one caller: a hand-over to a waiting receiver takes it. */
+HOT_INLINE_GLOBAL void sched_reschedule(void)
+{
+	struct percpu *c = this_cpu();
+
+	if ((c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) == EXIT_PREEMPT && preempt(c))
+		return;
+	decide(c);
 }
 
 static bool vcpu_has_work(const struct vcpu *v)
