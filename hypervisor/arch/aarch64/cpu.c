@@ -195,7 +195,7 @@ static_assert(offsetof(struct arch_vcpu_ctx, sctlr) == 0 &&
 	      offsetof(struct arch_vcpu_ctx, mdscr) == 184, "el1_ctx.S offsets");
 
 /* The loaded vCPU's timer and GIC virtual interface, before the switch. */
-static void save_timer_and_gic(struct vcpu *v)
+HOT_INLINE void save_timer_and_gic(struct vcpu *v)
 {
 	struct arch_vcpu_ctx *a = &v->arch;
 
@@ -212,7 +212,7 @@ static void save_timer_and_gic(struct vcpu *v)
 }
 
 /* Everything of v but its EL1 registers, after they are in. */
-static void load_rest(struct vcpu *v)
+HOT_INLINE void load_rest(struct vcpu *v)
 {
 	const struct arch_vcpu_ctx *a = &v->arch;
 
@@ -228,23 +228,24 @@ static void load_rest(struct vcpu *v)
 	isb();
 }
 
+/* One function for the whole switch, its helpers inline: it is on the path of every message
+ * handed to a waiting receiver. Without prev, the registers hold nothing to keep. */
 void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 {
-	if (!prev) {
-		arch_vcpu_load(next);
-		return;
+	if (prev) {
+		save_timer_and_gic(prev);
+		arch_el1_switch(&prev->arch, &next->arch);
+	} else {
+		vgic_clear();
+		arch_el1_load(&next->arch);
 	}
-	save_timer_and_gic(prev);
-	arch_el1_switch(&prev->arch, &next->arch);
 	load_rest(next);
 }
 
 /* Over whatever the registers hold: nothing saved yet, or v's own state before its reset. */
 void arch_vcpu_load(struct vcpu *v)
 {
-	vgic_clear();
-	arch_el1_load(&v->arch);
-	load_rest(v);
+	arch_vcpu_switch(NULL, v);
 }
 
 /* Forwarded physical interrupts a saved context still holds in its list registers: ended, as
