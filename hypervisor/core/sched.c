@@ -363,15 +363,18 @@ static uint64_t timer_for(const struct sched_core *s, struct decision d, uint64_
  * Nothing else the full decision computes changes: the vCPU switched out is ready, not waiting
  * for a timer, and the one switched in was waiting, so the next wake-up can only come later
  * (the core's timer then fires early and finds nothing due), unless the execution clock of
- * the vCPU switched in starts a deadline. Inline: on the way out of a hand-over to a waiting
- * receiver. Returns false to take the full decision. */
+ * the vCPU switched in starts a deadline. The running vCPU's own state needs no look: if
+ * another core has suspended it meanwhile, the full decision would pick s->woken all the same
+ * (it outranks every vCPU the last decision saw ready), and its timers only fire later. A
+ * stop or reset of it is a request, which takes the full decision. Inline: on the way out of
+ * a hand-over to a waiting receiver. Returns false to take the full decision. */
 HOT_INLINE bool preempt(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
 	struct vcpu *w = s->woken, *cur = c->vcpu;
 
 	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
-	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || !cur || !vcpu_runnable(cur) ||
+	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || !cur ||
 	    !vcpu_runnable(w) || w->cfg->priority <= cur->cfg->priority ||
 	    (w->timer_clock == BH_CLOCK_EXEC && w->timer_deadline != TIME_NEVER))
 		return false;
