@@ -36,13 +36,14 @@ bool vcpu_runnable(const struct vcpu *v)
 	       v->state == VCPU_LOADING;
 }
 
-/* A vCPU whose timers and wake-ups the core serves: not suspended, in a running partition.
- * Anything else waits (a suspended one's deadlines fire once it is resumed), or holds nothing
- * (halted), so no partition's timer is ever charged to another while it cannot run. */
-static bool vcpu_serviced(const struct vcpu *v)
+/* A vCPU in `state` whose timers and wake-ups the core serves: not suspended, in a running
+ * partition. Anything else waits (a suspended one's deadlines fire once it is resumed), or
+ * holds nothing (halted), so no partition's timer is ever charged to another while it cannot
+ * run. */
+static bool vcpu_serviced(const struct vcpu *v, uint32_t state)
 {
-	return v->partition->state == PARTITION_RUNNING &&
-	       (v->state == VCPU_READY || v->state == VCPU_IDLE);
+	return (state == VCPU_READY || state == VCPU_IDLE) &&
+	       v->partition->state == PARTITION_RUNNING;
 }
 
 void sched_core_changed(unsigned core)
@@ -291,7 +292,10 @@ static uint64_t service_timers(struct percpu *c, uint64_t now)
 
 	for (unsigned i = 0; i < c->sched.count; i++) {
 		struct vcpu *v = c->sched.vcpus[i];
-		if ((v->timer_deadline == TIME_NEVER && v->state != VCPU_IDLE) || !vcpu_serviced(v))
+		/* One look at its state decides whether to serve it (every full decision looks at
+		 * each vCPU of the core); the serving itself changes states only by CAS. */
+		uint32_t state = v->state;
+		if ((v->timer_deadline == TIME_NEVER && state != VCPU_IDLE) || !vcpu_serviced(v, state))
 			continue; /* nothing to serve: most vCPUs, most of the time */
 		next = min_u64(next, service_set_timer(c, v, now));
 		next = min_u64(next, service_idle(c, v, now));
