@@ -67,8 +67,10 @@ static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32
 			return false;
 		if (mode == COPY_IN || mode == COPY_OUT)
 			copy_piece(mode, h, pa, n);
-		else if (mode == TRANSLATE)
+		else if (mode == TRANSLATE) {
 			out->piece[out->count++] = (struct guest_piece){ pa, (uint32_t)n };
+			out->len += (uint32_t)n;
+		}
 		h += mode == COPY_IN || mode == COPY_OUT ? n : 0;
 		va += n;
 		len -= n;
@@ -128,7 +130,7 @@ bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t le
 HOT_INLINE bool translate(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights,
 			  struct guest_pieces *out)
 {
-	out->count = 0;
+	out->count = out->len = 0;
 	if (!len || len > GUEST_PAGE)
 		return false;
 	if (len > GUEST_PAGE - (va & (GUEST_PAGE - 1)))
@@ -137,6 +139,7 @@ HOT_INLINE bool translate(const struct vcpu *v, uint64_t va, size_t len, uint32_
 	if (pa == NO_PA)
 		return false;
 	out->count = 1;
+	out->len = (uint32_t)len;
 	out->piece[0] = (struct guest_piece){ pa, (uint32_t)len };
 	return true;
 }
@@ -147,8 +150,8 @@ bool guest_translate_writable(const struct vcpu *v, uint64_t va, size_t len,
 	return translate(v, va, len, BH_AREA_READ | BH_AREA_WRITE, out);
 }
 
-bool guest_translate_readable(const struct vcpu *v, uint64_t va, size_t len,
-			      struct guest_pieces *out)
+HOT_INLINE_GLOBAL bool guest_translate_readable(const struct vcpu *v, uint64_t va, size_t len,
+					       struct guest_pieces *out)
 {
 	return translate(v, va, len, BH_AREA_READ, out);
 }
@@ -156,18 +159,12 @@ bool guest_translate_readable(const struct vcpu *v, uint64_t va, size_t len,
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 /* Two pieces on each side: at most three copies. */
-void guest_pieces_copy(const struct guest_pieces *to, const struct guest_pieces *from,
-		       uint32_t len)
+void guest_pieces_copy_split(const struct guest_pieces *to, const struct guest_pieces *from,
+			     uint32_t len)
 {
 	const struct guest_piece *t = to->piece, *f = from->piece;
 	uint32_t t_off = 0, f_off = 0;
 
-	if (!len)
-		return;
-	if (len <= t->len && len <= f->len) { /* one piece each: most messages */
-		memcpy(arch_phys_to_ptr(t->pa), arch_phys_to_ptr(f->pa), len);
-		return;
-	}
 	while (len) {
 		uint32_t n = min_u32(len, min_u32(t->len - t_off, f->len - f_off));
 		memcpy(arch_phys_to_ptr(t->pa + t_off), arch_phys_to_ptr(f->pa + f_off), n);

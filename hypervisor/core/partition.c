@@ -407,13 +407,12 @@ static void vcpu_reset_here(struct vcpu *v)
 	exit_work_set(EXIT_RESCHED);
 }
 
-void core_process_requests(void)
+/* Out of line, so the look at c->requests costs its callers no stack frame. */
+static __attribute__((noinline)) void serve_requests(struct percpu *c)
 {
-	struct percpu *c = this_cpu();
 	struct sched_core *s = &c->sched;
 
-	/* A plain look first: the exchange is the expensive part, and mostly nothing is posted. */
-	if (!c->requests || !__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
+	if (!__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
 		return;
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];
@@ -425,6 +424,15 @@ void core_process_requests(void)
 		if (req)
 			exit_work_set(EXIT_RESCHED);
 	}
+}
+
+void core_process_requests(void)
+{
+	struct percpu *c = this_cpu();
+
+	/* A plain look first: the exchange is the expensive part, and mostly nothing is posted. */
+	if (c->requests)
+		serve_requests(c);
 }
 
 /* Under the lock. Suspend and resume are state flags (the scheduler skips a suspended vCPU,

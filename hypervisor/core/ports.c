@@ -238,7 +238,7 @@ static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 
 	if (p->waiter)
 		return BH_OP_NOT_ALLOWED; /* another vCPU of the partition waits on it */
-	w->buf.count = 0;
+	w->buf.count = w->buf.len = 0;
 	if (n && !guest_translate_writable(v, arg(r, 2), n, &w->buf))
 		return BH_INVALID_PARAM;
 	/* Only a ready vCPU waits: one another core suspended meanwhile gets NOT_AVAILABLE. */
@@ -250,11 +250,6 @@ static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 	w->result = BH_NOT_AVAILABLE;
 	p->waiter = v;
 	return WAITING;
-}
-
-static uint32_t pieces_len(const struct guest_pieces *g)
-{
-	return g->count ? g->piece[0].len + (g->count > 1 ? g->piece[1].len : 0) : 0;
 }
 
 /* Hand size bytes at the sender's va to the waiter: into its buffer (truncated to it) as its
@@ -273,7 +268,7 @@ static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcp
 	if (!__atomic_compare_exchange_n(&waiter->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY,
 					 false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return BH_NOT_AVAILABLE;
-	uint32_t done = min_u32(pieces_len(&w->buf), size);
+	uint32_t done = min_u32(w->buf.len, size);
 	guest_pieces_copy(&w->buf, &msg, done);
 	w->port->waiter = NULL;
 	w->length = (uint32_t)size;
@@ -493,10 +488,12 @@ int64_t ports_wait_finish(struct vcpu *v)
 	/* A message handed over is final: the sender took v off the port before it stored the
 	 * result. Without one, the lock also waits out a sender that claimed v but is still
 	 * copying; the result is read again after it. */
-	if (__atomic_load_n(&w->result, __ATOMIC_ACQUIRE) < 0)
-		stop_waiting(v);
-	w->port = NULL;
 	int64_t result = __atomic_load_n(&w->result, __ATOMIC_ACQUIRE);
+	if (result < 0) {
+		stop_waiting(v);
+		result = __atomic_load_n(&w->result, __ATOMIC_ACQUIRE);
+	}
+	w->port = NULL;
 	arch_regs_set(w->regs, 0, (uint64_t)result);
 	if (result >= 0)
 		arch_regs_set(w->regs, 1, w->length);

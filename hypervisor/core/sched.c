@@ -5,6 +5,7 @@
 #include "bulkhead/abi.h"
 #include "console.h"
 #include "hm.h"
+#include "lib.h"
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
@@ -35,13 +36,14 @@ bool vcpu_runnable(const struct vcpu *v)
 	       v->state == VCPU_LOADING;
 }
 
-/* A vCPU whose timers and wake-ups the core serves: not suspended, in a running partition.
- * Anything else waits (a suspended one's deadlines fire once it is resumed), or holds nothing
- * (halted), so no partition's timer is ever charged to another while it cannot run. */
-static bool vcpu_serviced(const struct vcpu *v)
+/* A vCPU in `state` whose timers and wake-ups the core serves: not suspended, in a running
+ * partition. Anything else waits (a suspended one's deadlines fire once it is resumed), or
+ * holds nothing (halted), so no partition's timer is ever charged to another while it cannot
+ * run. */
+static bool vcpu_serviced(const struct vcpu *v, uint32_t state)
 {
-	return v->partition->state == PARTITION_RUNNING &&
-	       (v->state == VCPU_READY || v->state == VCPU_IDLE);
+	return (state == VCPU_READY || state == VCPU_IDLE) &&
+	       v->partition->state == PARTITION_RUNNING;
 }
 
 void sched_core_changed(unsigned core)
@@ -290,7 +292,10 @@ static uint64_t service_timers(struct percpu *c, uint64_t now)
 
 	for (unsigned i = 0; i < c->sched.count; i++) {
 		struct vcpu *v = c->sched.vcpus[i];
-		if ((v->timer_deadline == TIME_NEVER && v->state != VCPU_IDLE) || !vcpu_serviced(v))
+		/* One look at its state decides whether to serve it (every full decision looks at
+		 * each vCPU of the core); the serving itself changes states only by CAS. */
+		uint32_t state = v->state;
+		if ((v->timer_deadline == TIME_NEVER && state != VCPU_IDLE) || !vcpu_serviced(v, state))
 			continue; /* nothing to serve: most vCPUs, most of the time */
 		next = min_u64(next, service_set_timer(c, v, now));
 		next = min_u64(next, service_idle(c, v, now));
@@ -362,14 +367,18 @@ static uint64_t timer_for(const struct sched_core *s, struct decision d, uint64_
  * Nothing else the full decision computes changes: the vCPU switched out is ready, not waiting
  * for a timer, and the one switched in was waiting, so the next wake-up can only come later
  * (the core's timer then fires early and finds nothing due), unless the execution clock of
- * the vCPU switched in starts a deadline. Returns false to take the full decision. */
-static bool preempt(struct percpu *c)
+ * the vCPU switched in starts a deadline. The running vCPU's own state needs no look: if
+ * another core has suspended it meanwhile, the full decision would pick s->woken all the same
+ * (it outranks every vCPU the last decision saw ready), and its timers only fire later. A
+ * stop or reset of it is a request, which takes the full decision. Inline: on the way out of
+ * a hand-over to a waiting receiver. Returns false to take the full decision. */
+HOT_INLINE bool preempt(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
 	struct vcpu *w = s->woken, *cur = c->vcpu;
 
 	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
-	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || !cur || !vcpu_runnable(cur) ||
+	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || !cur ||
 	    !vcpu_runnable(w) || w->cfg->priority <= cur->cfg->priority ||
 	    (w->timer_clock == BH_CLOCK_EXEC && w->timer_deadline != TIME_NEVER))
 		return false;
@@ -397,13 +406,12 @@ void sched_vcpu_woken(struct vcpu *v)
 	}
 }
 
-void sched_reschedule(void)
+/* The full decision. Out of line, so the one-comparison way, inline on the way out of the
+ * hypervisor, saves only the registers it uses itself. */
+static __attribute__((noinline)) void decide(struct percpu *c)
 {
-	struct percpu *c = this_cpu();
 	struct sched_core *s = &c->sched;
 
-	if (!(c->exit_work & EXIT_RESCHED) && (c->exit_work & EXIT_PREEMPT) && preempt(c))
-		return;
 	for (;;) {
 		core_process_requests();
 		__atomic_fetch_and(&c->exit_work, ~(EXIT_RESCHED | EXIT_PREEMPT), __ATOMIC_RELAXED);
@@ -425,6 +433,16 @@ void sched_reschedule(void)
 		console_drain(); /* an idle core moves queued console output, in time it has spare */
 		arch_wait_for_interrupt();
 	}
+}
+
+/* Inline into core_exit_work, its one caller: a hand-over to a waiting receiver takes it. */
+HOT_INLINE_GLOBAL void sched_reschedule(void)
+{
+	struct percpu *c = this_cpu();
+
+	if ((c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) == EXIT_PREEMPT && preempt(c))
+		return;
+	decide(c);
 }
 
 static bool vcpu_has_work(const struct vcpu *v)

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "arch.h"
+#include "lib.h"
 
 struct partition;
 struct vcpu;
@@ -33,6 +35,7 @@ struct guest_piece {
 };
 struct guest_pieces {
 	unsigned count;
+	uint32_t len; /* the pieces' lengths added up */
 	struct guest_piece piece[2];
 };
 
@@ -41,11 +44,22 @@ struct guest_pieces {
  * whatever its page tables do later, so the hypervisor may write them while it waits. */
 bool guest_translate_writable(const struct vcpu *v, uint64_t va, size_t len,
 			      struct guest_pieces *out);
-/* The same for readable [va, va+len). */
+/* The same for readable [va, va+len); inline into a hand-over of a message to a waiter. */
 bool guest_translate_readable(const struct vcpu *v, uint64_t va, size_t len,
 			      struct guest_pieces *out);
-/* Copy the first len bytes of `from` into `to` (len at most the length of each). */
-void guest_pieces_copy(const struct guest_pieces *to, const struct guest_pieces *from,
-		       uint32_t len);
+/* The copy of guest_pieces_copy when a piece on either side is shorter than len. */
+void guest_pieces_copy_split(const struct guest_pieces *to, const struct guest_pieces *from,
+			     uint32_t len);
+
+/* Copy the first len bytes of `from` into `to` (len at most the length of each). Inline for
+ * the common case, a message and a buffer within one page each: one memcpy. */
+HOT_INLINE void guest_pieces_copy(const struct guest_pieces *to, const struct guest_pieces *from,
+				  uint32_t len)
+{
+	if (len && len <= to->piece[0].len && len <= from->piece[0].len)
+		memcpy(arch_phys_to_ptr(to->piece[0].pa), arch_phys_to_ptr(from->piece[0].pa), len);
+	else if (len)
+		guest_pieces_copy_split(to, from, len);
+}
 
 #endif

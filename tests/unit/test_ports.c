@@ -350,6 +350,35 @@ TEST(a_handed_over_message_crosses_pages_on_both_sides)
 	EXPECT(beta_buf()[0x1000 - 6] == 0 && beta_buf()[0x1000 + 3] == 0);
 }
 
+/* The copy takes one memcpy when both sides lie in one page, pieces otherwise: every mix. */
+TEST(a_handed_over_message_crosses_pages_on_one_side)
+{
+	open_both();
+	memset(beta_buf() + 0x1000 - 6, 0, 10);
+	wait_call(beta(), BETA_BUF + 0x1000 - 2, 8);      /* beta's buffer: 2 + 6 bytes */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 5, 0, 0), BH_OK);
+	EXPECT_EQ(ports_wait_finish(beta()), 5);
+	EXPECT(memcmp(beta_buf() + 0x1000 - 2, "abcde", 5) == 0);
+	EXPECT(beta_buf()[0x1000 - 3] == 0 && beta_buf()[0x1000 + 3] == 0);
+	memcpy(fake_ram + 0x3000 - 3, "ABCDEFGH", 8);      /* alpha's message: 3 + 5 bytes */
+	memset(beta_buf(), 0, 10);
+	wait_call(beta(), BETA_BUF, 6);                   /* truncated into one page */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF + 0x1000 - 3, 8, 0, 0), BH_OK);
+	EXPECT_EQ(ports_wait_finish(beta()), 6);
+	EXPECT_EQ(beta()->regs.x[1], 8);
+	EXPECT(memcmp(beta_buf(), "ABCDEF", 6) == 0 && beta_buf()[6] == 0);
+}
+
+TEST(a_waiter_with_an_empty_buffer_gets_the_length_alone)
+{
+	open_both();
+	EXPECT_EQ(wait_call(beta(), 0x7000, 0), BH_NOT_AVAILABLE); /* nothing to check: it waits */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(ports_wait_finish(beta()), 0);
+	EXPECT_EQ(beta()->regs.x[1], 4);
+	EXPECT_EQ(queued(), 0); /* consumed, as a truncated receive */
+}
+
 TEST(a_waiter_woken_otherwise_keeps_its_buffer)
 {
 	open_both();

@@ -199,6 +199,38 @@ TEST(fixed_priority_decides_a_single_wake_up_by_one_comparison)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* The one comparison does not look at the running vCPU's state: suspended by another core
+ * before its kick is taken, it is simply left, for the woken vCPU the full decision would
+ * pick too; a wake-up that does not outrank it still takes the full decision. */
+TEST(a_single_wake_up_leaves_a_running_vcpu_suspended_meanwhile)
+{
+	struct percpu *c = &percpu[0];
+
+	vcpus[0].priority = 1;
+	vcpus[1].priority = 5;
+	vcpus[2].priority = 3;
+	boot(BH_POLICY_FIXED_PRIORITY);
+	fake.vtimer_deadline = UINT64_MAX;
+	EXPECT(at(5) == vcpu_of(1));
+	vcpu_of(1)->state = VCPU_IDLE;
+	vcpu_of(2)->state = VCPU_IDLE;
+	EXPECT(at(10) == vcpu_of(0));
+	fake.counter = 20;
+	vcpu_of(0)->state = VCPU_SUSPENDED;
+	vcpu_of(2)->state = VCPU_READY;
+	sched_vcpu_woken(vcpu_of(2));
+	FAKE_RUN(core_exit_work());
+	EXPECT(c->vcpu == vcpu_of(2));
+	vcpu_of(2)->state = VCPU_SUSPENDED;
+	vcpu_of(0)->state = VCPU_READY;
+	sched_vcpu_woken(vcpu_of(0));
+	EXPECT_EQ(c->exit_work, EXIT_PREEMPT);
+	FAKE_RUN(core_exit_work());
+	EXPECT(c->vcpu == vcpu_of(0)); /* 1 does not outrank 3, which no longer runs */
+	fake.vtimer_deadline = 0;
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 TEST(edf_runs_earliest_deadline_and_enforces_budgets)
 {
 	vcpus[0] = (struct bh_vcpu_cfg){ .period_ns = 10000000, .budget_ns = 2000000,

@@ -118,19 +118,28 @@ static uint64_t stage1_translate(uint64_t va, bool write)
 	return read_par_el1();
 }
 
-bool arch_guest_va_to_ipa(uint64_t va, bool write, uint64_t *ipa)
+/* The guest's MMU is on: its stage 1 says, and PAR_EL1 keeps the guest's value. */
+static __attribute__((noinline)) bool stage1_va_to_ipa(uint64_t va, bool write, uint64_t *ipa)
 {
-	if (!(read_sctlr_el1() & 1)) {
-		*ipa = va; /* guest MMU off: addresses are IPAs, for EL0 as for EL1 */
-		return true;
-	}
 	uint64_t saved = read_par_el1();
 	uint64_t par = stage1_translate(va, write);
+
 	write_par_el1(saved);
 	if (par & 1)
 		return false;
 	*ipa = (par & 0x0000fffffffff000ul) | (va & 0xfff);
 	return true;
+}
+
+/* Inline into every guest copy (the build is one LTO unit): with the guest's MMU off, as the
+ * partitions built on libbhpart run, it is one register read. */
+HOT_INLINE_GLOBAL bool arch_guest_va_to_ipa(uint64_t va, bool write, uint64_t *ipa)
+{
+	if (!(read_sctlr_el1() & 1)) {
+		*ipa = va; /* guest MMU off: addresses are IPAs, for EL0 as for EL1 */
+		return true;
+	}
+	return stage1_va_to_ipa(va, write, ipa);
 }
 
 void arch_sync_loaded_image(void *p, size_t len)
@@ -186,7 +195,7 @@ static_assert(offsetof(struct arch_vcpu_ctx, sctlr) == 0 &&
 	      offsetof(struct arch_vcpu_ctx, mdscr) == 184, "el1_ctx.S offsets");
 
 /* The loaded vCPU's timer and GIC virtual interface, before the switch. */
-static void save_timer_and_gic(struct vcpu *v)
+HOT_INLINE void save_timer_and_gic(struct vcpu *v)
 {
 	struct arch_vcpu_ctx *a = &v->arch;
 
@@ -203,7 +212,7 @@ static void save_timer_and_gic(struct vcpu *v)
 }
 
 /* Everything of v but its EL1 registers, after they are in. */
-static void load_rest(struct vcpu *v)
+HOT_INLINE void load_rest(struct vcpu *v)
 {
 	const struct arch_vcpu_ctx *a = &v->arch;
 
@@ -219,23 +228,24 @@ static void load_rest(struct vcpu *v)
 	isb();
 }
 
+/* One function for the whole switch, its helpers inline: it is on the path of every message
+ * handed to a waiting receiver. Without prev, the registers hold nothing to keep. */
 void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 {
-	if (!prev) {
-		arch_vcpu_load(next);
-		return;
+	if (prev) {
+		save_timer_and_gic(prev);
+		arch_el1_switch(&prev->arch, &next->arch);
+	} else {
+		vgic_clear();
+		arch_el1_load(&next->arch);
 	}
-	save_timer_and_gic(prev);
-	arch_el1_switch(&prev->arch, &next->arch);
 	load_rest(next);
 }
 
 /* Over whatever the registers hold: nothing saved yet, or v's own state before its reset. */
 void arch_vcpu_load(struct vcpu *v)
 {
-	vgic_clear();
-	arch_el1_load(&v->arch);
-	load_rest(v);
+	arch_vcpu_switch(NULL, v);
 }
 
 /* Forwarded physical interrupts a saved context still holds in its list registers: ended, as

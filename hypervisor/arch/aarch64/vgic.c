@@ -9,6 +9,7 @@
 #include "arch/asm_offsets.h"
 #include "arch/sysreg.h"
 #include "arch/vmachine.h"
+#include "lib.h"
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
@@ -121,38 +122,49 @@ void vgic_clear(void)
 	}
 }
 
+/* The occupied list registers of a vCPU switched out: taken, and the registers emptied. */
+static __attribute__((noinline)) void save_lrs(struct arch_vcpu_ctx *a)
+{
+	switch (lr_count) {
+	EACH_LR(LR_SAVE)
+	case 0:
+		break;
+	}
+	vgic_clear();
+	a->vtimer_active = vgic_holds_forwarded(a, PPI_VTIMER);
+}
+
+/* Its list registers back, into empty ones (see vgic_save). */
+static __attribute__((noinline)) void load_lrs(const struct arch_vcpu_ctx *a)
+{
+	switch (lr_count) {
+	EACH_LR(LR_LOAD)
+	case 0:
+		break;
+	}
+}
+
 /* Between vCPUs every list register is empty: a save that finds some occupied takes and
  * clears them. Mostly none is occupied at a switch: then neither the save nor the load
- * after it touches them. */
-void vgic_save(struct arch_vcpu_ctx *a)
+ * after it touches them. Inline into the switch (the build is one LTO unit); the rare parts
+ * are out of line. */
+HOT_INLINE_GLOBAL void vgic_save(struct arch_vcpu_ctx *a)
 {
 	a->lrs_live = empty_lrs() != vgic_lrs_all_empty;
 	/* Only an occupied list register can hold the timer interrupt. */
 	a->vtimer_active = 0;
-	if (a->lrs_live) {
-		switch (lr_count) {
-		EACH_LR(LR_SAVE)
-		case 0:
-			break;
-		}
-		vgic_clear();
-		a->vtimer_active = vgic_holds_forwarded(a, PPI_VTIMER);
-	}
+	if (a->lrs_live)
+		save_lrs(a);
 	a->vmcr = read_ich_vmcr_el2();
 	apr_save(a);
 	a->ich_hcr = read_ich_hcr_el2();
 }
 
 /* Into empty list registers (see vgic_save). */
-void vgic_load(const struct arch_vcpu_ctx *a)
+HOT_INLINE_GLOBAL void vgic_load(const struct arch_vcpu_ctx *a)
 {
-	if (a->lrs_live) {
-		switch (lr_count) {
-		EACH_LR(LR_LOAD)
-		case 0:
-			break;
-		}
-	}
+	if (a->lrs_live)
+		load_lrs(a);
 	write_ich_vmcr_el2(a->vmcr);
 	apr_load(a);
 	write_ich_hcr_el2(a->ich_hcr | ICH_HCR_EN);
@@ -225,8 +237,12 @@ void arch_vgic_flush(struct vcpu *v)
 
 bool arch_vgic_pending(void)
 {
-	for (unsigned n = 0; n < lr_count; n++)
-		if (lr_read(n) & LR_PENDING)
+	/* Only an occupied list register can hold a pending interrupt, and mostly none is: a vCPU
+	 * that blocks usually has taken everything delivered to it. */
+	uint64_t occupied = ~empty_lrs() & vgic_lrs_all_empty;
+
+	for (; occupied; occupied &= occupied - 1)
+		if (lr_read((unsigned)__builtin_ctzll(occupied)) & LR_PENDING)
 			return true;
 	return false;
 }
