@@ -32,11 +32,12 @@ $(HYP_LIB): $(HYP_OBJS)
 	$(CROSS)gcc $(HYP_CFLAGS) -r -nostdlib -flinker-output=nolto-rel $^ -o $(HYP_OBJDIR)/hypervisor.o
 	$(CROSS)ar rcs $@ $(HYP_OBJDIR)/hypervisor.o
 
-$(HYP_OBJDIR)/%.c.o: hypervisor/%.c
+# Objects also depend on this file, so a flag change here rebuilds them.
+$(HYP_OBJDIR)/%.c.o: hypervisor/%.c hypervisor/hypervisor.mk
 	@mkdir -p $(dir $@)
 	$(CROSS)gcc $(HYP_CFLAGS) -c $< -o $@
 
-$(HYP_OBJDIR)/%.S.o: hypervisor/%.S
+$(HYP_OBJDIR)/%.S.o: hypervisor/%.S hypervisor/hypervisor.mk
 	@mkdir -p $(dir $@)
 	$(CROSS)gcc $(HYP_CFLAGS) -c $< -o $@
 
