@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define BH_CONFIG_MAGIC   0x44484b42u /* "BKHD" little-endian */
-#define BH_CONFIG_VERSION 4u
+#define BH_CONFIG_VERSION 5u
 
 #define BH_MAX_PARTITIONS 16u
 #define BH_MAX_CORES      8u
@@ -88,12 +88,19 @@ enum bh_policy {
 	BH_POLICY_EDF = 3,            /* earliest deadline first with budgets */
 };
 
+/* vCPU flags. */
+#define BH_VCPU_BEST_EFFORT (1u << 0) /* no core of its own: runs in the idle time of core_mask */
+
 struct bh_vcpu_cfg {
-	uint32_t core;        /* physical core (index into the platform's cores) */
+	uint32_t core;        /* physical core (index into the platform's cores); best-effort:
+			       * the first of core_mask */
 	uint32_t priority;    /* fixed_priority cores: 0..255, higher runs first */
 	uint64_t period_ns;   /* edf cores: release period */
 	uint64_t budget_ns;   /* edf cores: execution budget per period */
 	uint64_t deadline_ns; /* edf cores: relative deadline, budget <= deadline <= period */
+	uint32_t flags;       /* BH_VCPU_* */
+	uint32_t core_mask;   /* best-effort: the cores whose idle time it may use (bit n: core n),
+			       * each cyclic, fixed_priority, edf, or dedicated without a vCPU */
 };
 
 #define BH_SLOT_NOTIFY (1u << 0) /* inject BH_VIRQ_SLOT_START into the vCPU at the slot start */

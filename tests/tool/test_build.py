@@ -66,9 +66,12 @@ static void dump_partition(const struct bh_partition_cfg *p)
 	}
 	for (uint32_t i = 0; i < p->vcpu_count; i++) {
 		const struct bh_vcpu_cfg *v = &p->vcpus[i];
-		printf("  vcpu core=%u priority=%u period=%llu budget=%llu deadline=%llu\n", v->core, v->priority,
+		printf("  vcpu core=%u priority=%u period=%llu budget=%llu deadline=%llu", v->core, v->priority,
 		       (unsigned long long)v->period_ns, (unsigned long long)v->budget_ns,
 		       (unsigned long long)v->deadline_ns);
+		if (v->flags || v->core_mask)
+			printf(" flags=%u mask=%#x", v->flags, v->core_mask);
+		printf("\n");
 	}
 }
 
@@ -109,7 +112,7 @@ int main(void)
 """
 
 EXPECTED_DUMP = """\
-magic=0x44484b42 version=4 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
+magic=0x44484b42 version=5 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
 partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=none
   area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
   area phys=0xa000000 ipa=0xa000000 size=0x1000 flags=0xb
@@ -137,7 +140,7 @@ SCHED_SEGMENTS = """\
 """
 
 EXPECTED_SCHED_DUMP = (
-    "magic=0x44484b42 version=4 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
+    "magic=0x44484b42 version=5 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
     "partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=48,49\n" + SCHED_SEGMENTS % "0x42200000" +
     "  vcpu core=0 priority=0 period=0 budget=0 deadline=0\n"
     "  vcpu core=1 priority=5 period=0 budget=0 deadline=0\n"
@@ -237,6 +240,18 @@ def test_schedule_tables_match_config_tables_h(workdir, capsys):
     assert "[2] = { .policy = BH_POLICY_EDF }," in source
     assert ".flags = BH_SLOT_NOTIFY }, /* control.0 */" in source
     assert "static const uint32_t bh_irqs_0[] = { 48u, 49u };" in source
+
+
+def test_best_effort_tables(workdir):
+    """A best-effort vCPU: its flag, the mask of its cores, and its first core in .core."""
+    shutil.copy(GOOD_DIR / "best_effort.yaml", workdir / "best_effort.yaml")
+    dump = dump_tables(workdir, "best_effort.yaml")
+    assert "  vcpu core=1 priority=0 period=0 budget=0 deadline=0 flags=1 mask=0xe\n" in dump
+    assert "  vcpu core=0 priority=0 period=0 budget=0 deadline=0 flags=1 mask=0x9\n" in dump
+    assert "  vcpu core=2 priority=3 period=0 budget=0 deadline=0\n" in dump
+    source = (workdir / "out" / "bh_config.c").read_text()
+    assert ("{ .core = 1u, .flags = BH_VCPU_BEST_EFFORT, .core_mask = 0xeu }, /* worker.0: best-effort on "
+            "cores 1,2,3 */") in source
 
 
 def test_image_past_hypervisor_memory(demo, workdir, cli):

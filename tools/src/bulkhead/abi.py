@@ -109,6 +109,7 @@ POLICY_NAMES = tuple(name for name, _ in POLICIES)
 POLICY_ENUM = dict(POLICIES)
 DEFAULT_POLICY = "dedicated"
 SLOT_NOTIFY_FLAG = "BH_SLOT_NOTIFY"
+VCPU_BEST_EFFORT_FLAG = "BH_VCPU_BEST_EFFORT"
 
 # Area rights letters -> flag macros; device areas add BH_AREA_DEVICE.
 RIGHT_FLAGS = {"r": "BH_AREA_READ", "w": "BH_AREA_WRITE", "x": "BH_AREA_EXEC"}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bulkhead import linux
 from bulkhead.abi import (ACTION_ENUM, AREA_DEVICE_FLAG, HM_EVENTS, PART_SYSTEM_FLAG, POLICY_ENUM, RIGHT_FLAGS,
-                          SLOT_NOTIFY_FLAG)
+                          SLOT_NOTIFY_FLAG, VCPU_BEST_EFFORT_FLAG)
 from bulkhead.emit_channels import partition_fields, render_channels, system_fields
-from bulkhead.model import Area, Partition, Plan, System
+from bulkhead.model import Area, Partition, Plan, System, Vcpu
 from bulkhead.stage2 import Pool, pool_of
 from bulkhead.units import size_text
 
@@ -86,6 +86,9 @@ def _segments(part: Partition) -> str:
 def _vcpus(system: System, part: Partition) -> str:
     rows = []
     for vcpu in part.vcpus:
+        if vcpu.best_effort:
+            rows.append(_best_effort_vcpu(part, vcpu))
+            continue
         fields = [f".core = {vcpu.core}u"]
         policy = system.policy_of(vcpu.core)
         if policy == "fixed_priority":
@@ -95,6 +98,15 @@ def _vcpus(system: System, part: Partition) -> str:
                        f".deadline_ns = {ns(vcpu.effective_deadline)}"]
         rows.append(f"\t{{ {', '.join(fields)} }}, /* {c_comment(part.vcpu_label(vcpu.index))}: {policy} */")
     return _array("struct bh_vcpu_cfg", f"bh_vcpus_{part.id}", rows)
+
+
+def _best_effort_vcpu(part: Partition, vcpu: Vcpu) -> str:
+    """A best-effort vCPU: no core of its own; .core is the lowest of its cores (where it is traced
+    until a core takes it), .core_mask every core whose idle time it may use."""
+    cores = sorted(set(vcpu.cores))
+    listed = ",".join(map(str, cores))
+    return (f"\t{{ .core = {cores[0]}u, .flags = {VCPU_BEST_EFFORT_FLAG}, .core_mask = {vcpu.core_mask:#x}u }}, "
+            f"/* {c_comment(part.vcpu_label(vcpu.index))}: best-effort on cores {listed} */")
 
 
 def _irqs(part: Partition) -> str:

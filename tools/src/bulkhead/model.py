@@ -73,10 +73,17 @@ class Vcpu(Located):
     period: int | None = None    # edf cores, ns
     budget: int | None = None    # edf cores, ns
     deadline: int | None = None  # edf cores, ns; None = the period
+    best_effort: bool = False    # runs in the idle time of any of `cores` (no core of its own)
+    cores: list[int] | None = None  # a best-effort vCPU's cores, as written (None: not given)
 
     @property
     def effective_deadline(self) -> int | None:
         return self.period if self.deadline is None else self.deadline
+
+    @property
+    def core_mask(self) -> int:
+        """A best-effort vCPU's cores as a bit mask (bit n: core n)."""
+        return sum(1 << core for core in set(self.cores or ()))
 
 
 @dataclass

@@ -62,11 +62,13 @@ PARTITION_KEYS = {
     "devices": Key(False, ""),
 }
 VCPU_KEYS = {
-    "core": Key(True, "'core: 1' (the physical core this vCPU runs on)"),
+    "core": Key(False, "'core: 1' (the physical core this vCPU runs on)"),  # required unless best_effort
     "priority": Key(False, ""),
     "period": Key(False, ""),
     "budget": Key(False, ""),
     "deadline": Key(False, ""),
+    "best_effort": Key(False, ""),
+    "cores": Key(False, ""),
 }
 VCPU_DURATIONS = {"period": "10ms", "budget": "2ms", "deadline": "10ms"}
 AREA_KEYS = {
@@ -364,6 +366,7 @@ def _read_vcpus(reader: Reader, node: Node, where: str) -> list[Vcpu]:
         vcpu.marks.update({key: pos_of(value) for key, value in fields.items()})
         if "core" in fields:
             vcpu.core = reader.integer(fields["core"], f"{vcpu_where}.core", "1")
+        _read_best_effort(reader, entry, fields, vcpu, vcpu_where)
         if "priority" in fields:
             vcpu.priority = reader.integer(fields["priority"], f"{vcpu_where}.priority", "5")
         for key, example in VCPU_DURATIONS.items():
@@ -371,6 +374,23 @@ def _read_vcpus(reader: Reader, node: Node, where: str) -> list[Vcpu]:
                 setattr(vcpu, key, reader.duration(fields[key], f"{vcpu_where}.{key}", example))
         vcpus.append(vcpu)
     return vcpus
+
+
+def _read_best_effort(reader: Reader, node: Node, fields: dict[str, Node], vcpu: Vcpu, where: str) -> None:
+    """best_effort and cores; a vCPU needs core, or best_effort with cores (checked in scheduling.py)."""
+    if "best_effort" in fields:
+        vcpu.best_effort = bool(reader.boolean(fields["best_effort"], f"{where}.best_effort"))
+    if "cores" in fields:
+        vcpu.cores = []
+        for index, item in enumerate(reader.sequence(fields["cores"], f"{where}.cores") or []):
+            core = reader.integer(item, f"{where}.cores[{index}]", "1")
+            if core is not None:
+                vcpu.cores.append(core)
+                vcpu.marks.setdefault(f"cores[{len(vcpu.cores) - 1}]", pos_of(item))
+    if "core" not in fields and "best_effort" not in fields and "cores" not in fields:
+        reader.diags.error(pos_of(node), f"missing required key 'core' in {where}; add {VCPU_KEYS['core'].hint}, or "
+                           f"'best_effort: true' with 'cores: [1, 2]' for a vCPU that runs in the idle time of "
+                           f"those cores")
 
 
 def _read_interrupts(reader: Reader, node: Node, where: str) -> list[Interrupt]:

@@ -24,7 +24,11 @@ def check_schedule(system: System, cores: int | None, diags: Diagnostics) -> Non
     entries = _check_core_entries(system, cores, diags)
     for part in system.partitions:
         for vcpu in part.vcpus:
-            _check_vcpu_parameters(system, part, vcpu, cores, diags)
+            if vcpu.best_effort:
+                _check_best_effort(system, part, vcpu, cores, diags)
+            else:
+                _check_pinned(part, vcpu, diags)
+                _check_vcpu_parameters(system, part, vcpu, cores, diags)
     for entry in entries.values():
         if entry.policy == EDF:
             _check_utilization(system, entry, diags)
@@ -76,6 +80,69 @@ def _check_core_entries(system: System, cores: int | None, diags: Diagnostics) -
         else:
             first[entry.core] = entry
     return first
+
+
+# --- best-effort vCPUs ----------------------------------------------------------------------
+
+BE_CORES_EXAMPLE = "'cores: [1, 2, 3]'"
+
+
+def _check_pinned(part: Partition, vcpu: Vcpu, diags: Diagnostics) -> None:
+    """A vCPU that is not best-effort: one core, no cores list."""
+    who = f"{part.title} vCPU {vcpu.index}"
+    if vcpu.cores is not None:
+        diags.error(vcpu.at("cores"), f"{who}: cores applies only to best-effort vCPUs; add 'best_effort: true' to "
+                    f"let it run in the idle time of those cores, or pin it to one core with 'core: N'")
+    elif vcpu.core is None and "core" not in vcpu.marks and "best_effort" in vcpu.marks:
+        diags.error(vcpu.pos, f"{who} has best_effort: false but no core; pin it with 'core: N', or make it "
+                    f"best-effort with 'best_effort: true' and {BE_CORES_EXAMPLE}")
+
+
+def _check_best_effort(system: System, part: Partition, vcpu: Vcpu, cores: int | None, diags: Diagnostics) -> None:
+    who = f"{part.title} vCPU {vcpu.index}"
+    if "core" in vcpu.marks:
+        diags.error(vcpu.at("core"), f"{who} is best-effort, so it is not pinned to a core: remove 'core' and list "
+                    f"the cores whose idle time it may use under cores, e.g. {BE_CORES_EXAMPLE}")
+    for key in ("priority", "period", "budget", "deadline"):
+        if key in vcpu.marks:
+            diags.error(vcpu.at(key), f"{who}: {key} does not apply to a best-effort vCPU, which runs only when its "
+                        f"cores' own policy has nothing to run (round robin among best-effort vCPUs); remove it, or "
+                        f"pin the vCPU with 'core: N' instead of best_effort")
+    if part.linux is not None:
+        diags.error(vcpu.at("best_effort"), f"{who}: best-effort vCPUs in a Linux partition are not supported yet "
+                    f"(steal time, interrupts that follow the vCPU and its emulated redistributor are still to "
+                    f"come); pin the vCPU with 'core: N'")
+    elif vcpu.index == 0 and part.interrupts:
+        diags.error(vcpu.at("best_effort"), f"{who} is best-effort, but the partition has forwarded interrupts "
+                    f"(interrupts or devices), which go to its vCPU 0's core; interrupts that follow a best-effort "
+                    f"vCPU are not supported yet: pin vCPU 0 with 'core: N', or remove the interrupts")
+    if vcpu.cores is None:
+        diags.error(vcpu.pos, f"{who} is best-effort but has no cores; add the cores whose idle time it may use, "
+                    f"e.g. {BE_CORES_EXAMPLE}")
+        return
+    if not vcpu.cores and "cores" in vcpu.marks:
+        diags.error(vcpu.at("cores"), f"{who}: cores is empty; list at least one core whose idle time it may use, "
+                    f"e.g. {BE_CORES_EXAMPLE}")
+    seen: set[int] = set()
+    for index, core in enumerate(vcpu.cores):
+        _check_best_effort_core(system, who, vcpu.at(f"cores[{index}]"), core, core in seen, cores, diags)
+        seen.add(core)
+
+
+def _check_best_effort_core(system: System, who: str, pos, core: int, repeated: bool, cores: int | None,
+                            diags: Diagnostics) -> None:
+    if repeated:
+        diags.error(pos, f"{who}: core {core} is listed twice in cores; remove one")
+    elif cores is not None and core >= cores:
+        diags.error(pos, f"{who}: core {core} does not exist (system.cores is {cores}, so the cores are 0 to "
+                    f"{cores - 1}); use one of those or raise system.cores")
+    elif system.policy_of(core) == "dedicated":
+        owners = system.vcpus_on(core)
+        if owners:
+            part, vcpu = owners[0]
+            diags.error(pos, f"{who}: core {core} is dedicated to {part.vcpu_label(vcpu.index)}, which owns it "
+                        f"whether it runs or not; a best-effort vCPU can use cyclic, fixed_priority and edf cores "
+                        f"and dedicated cores without a vCPU: remove core {core} from cores")
 
 
 # --- vCPU parameters -------------------------------------------------------------------------
@@ -262,7 +329,10 @@ def _check_slot_vcpu(system: System, plan: Plan, slot: Slot, core_ok: bool, diag
                     f"vCPUs")
         return
     vcpu = part.vcpus[slot.vcpu]
-    if core_ok and vcpu.core is not None and vcpu.core != slot.core:
+    if vcpu.best_effort:
+        diags.error(pos, f"{title}: vCPU {slot.ref} is best-effort: it has no slots, it runs when its cores' own "
+                    f"policy has nothing to run; name a vCPU pinned to core {slot.core}")
+    elif core_ok and vcpu.core is not None and vcpu.core != slot.core:
         diags.error(pos, f"{title}: vCPU {slot.ref} runs on core {vcpu.core}, not on core {slot.core}; put the slot "
                     f"on core {vcpu.core}, or name a vCPU of core {slot.core}")
 
