@@ -62,6 +62,7 @@ static int64_t hc_get_ids(struct vcpu *v, struct arch_regs *r)
 {
 	arch_regs_set(r, 1, v->partition->cfg->id);
 	arch_regs_set(r, 2, v->id);
+	arch_regs_set(r, 3, this_cpu()->core); /* a best-effort vCPU's changes as it moves */
 	return BH_OK;
 }
 

@@ -35,6 +35,12 @@ static void log_partition(const struct partition *p)
 
 	for (unsigned j = 0; j < cfg->vcpu_count; j++) {
 		unsigned core = p->vcpus[j].core;
+		if (vcpu_is_best_effort(&p->vcpus[j])) {
+			bh_log("partition %s (id %u%s) vcpu %u best-effort on cores 0x%x, entry 0x%lx",
+			       cfg->name, cfg->id, cfg->flags & BH_PART_SYSTEM ? ", system" : "", j,
+			       cfg->vcpus[j].core_mask, cfg->entry);
+			continue;
+		}
 		bh_log("partition %s (id %u%s) vcpu %u on core %u (%s), entry 0x%lx", cfg->name,
 		       cfg->id, cfg->flags & BH_PART_SYSTEM ? ", system" : "", j, core,
 		       policy_names[percpu[core].sched.policy & 3], cfg->entry);
@@ -92,8 +98,11 @@ void core_exit_work(void)
 
 void bh_enter_core(unsigned core)
 {
-	/* A dedicated core's vCPU waits in hardware: its wake-up costs no exit. */
-	arch_core_trap_guest_wait(percpu[core].sched.policy != BH_POLICY_DEDICATED);
+	const struct sched_core *s = &percpu[core].sched;
+
+	/* A dedicated core's vCPU waits in hardware: its wake-up costs no exit. One without a vCPU
+	 * runs only best-effort vCPUs, whose waits must leave the core to others. */
+	arch_core_trap_guest_wait(s->policy != BH_POLICY_DEDICATED || !s->count);
 	exit_work_set(EXIT_RESCHED);
 	core_exit_work();
 	arch_vcpu_resume();

@@ -7,6 +7,7 @@
  * VCPU_REQ_RESET starts it. A restart counts its vCPUs down as their owners release them; the
  * last makes vCPU 0 VCPU_LOADING, and vCPU 0's core reloads the image in bounded steps in
  * vCPU 0's own time (its slots, priority or budget). Nobody ever waits for another core. */
+#include "best_effort.h"
 #include "bulkhead/abi.h"
 #include "console.h"
 #include "guest_mem.h"
@@ -32,12 +33,17 @@ static struct vcpu vcpu_pool[BH_MAX_VCPUS];
 _Static_assert((uint64_t)BH_MIN_SLOT_NS * 625 / 10000 > SLOT_LEAD_TICKS + LOAD_STEP_TICKS,
 	       "BH_MIN_SLOT_NS must exceed the slot lead and a reload step");
 
-/* Under the partition's lock. A stop cancels a start posted before it. */
+/* Under the partition's lock. A stop cancels a start posted before it. A best-effort vCPU's
+ * request goes to the core that holds it, or waits in it for whichever core takes it next. */
 static void post_request(struct vcpu *v, uint32_t req)
 {
 	if (req & VCPU_REQ_STOP)
 		__atomic_fetch_and(&v->request, ~VCPU_REQ_RESET, __ATOMIC_SEQ_CST);
 	__atomic_fetch_or(&v->request, req, __ATOMIC_SEQ_CST);
+	if (vcpu_is_best_effort(v)) {
+		be_notify(v);
+		return;
+	}
 	__atomic_store_n(&percpu[v->core].requests, 1u, __ATOMIC_SEQ_CST);
 	sched_vcpu_changed(v);
 }
@@ -45,7 +51,8 @@ static void post_request(struct vcpu *v, uint32_t req)
 static void post_boot_request(struct vcpu *v)
 {
 	v->request = VCPU_REQ_RESET;
-	percpu[v->core].requests = 1;
+	if (!vcpu_is_best_effort(v)) /* a queued one: the core that takes it serves it */
+		percpu[v->core].requests = 1;
 }
 
 static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_system_cfg *sys)
@@ -66,7 +73,10 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 				    .boot_arg = cfg->boot_arg,
 				    .trace_source = trace_source(core, cfg->id, j),
 				    .timer_deadline = TIME_NEVER };
-		sched_add_vcpu(core, v);
+		if (vcpu_is_best_effort(v))
+			be_add(v);
+		else
+			sched_add_vcpu(core, v);
 	}
 }
 
@@ -101,6 +111,7 @@ void partition_init_all(const struct bh_system_cfg *sys)
 	partition_count = sys->partition_count;
 	for (unsigned c = 0; c < BH_MAX_CORES; c++)
 		percpu[c].sched.policy = sys->cores[c].policy;
+	be_init();
 	arch_stage2_init(sys);
 	for (unsigned i = 0; i < partition_count; i++) {
 		struct partition *p = &partitions[i];
@@ -115,6 +126,8 @@ void partition_init_all(const struct bh_system_cfg *sys)
 		p->state = PARTITION_RUNNING;
 		post_boot_request(&p->vcpus[0]); /* started by its core when it comes up */
 	}
+	for (unsigned c = 0; c < BH_MAX_CORES; c++)
+		percpu[c].sched.be_allowed = be_core_allowed(c);
 }
 
 struct partition *partition_by_id(uint64_t id)
@@ -407,6 +420,18 @@ static void vcpu_reset_here(struct vcpu *v)
 	exit_work_set(EXIT_RESCHED);
 }
 
+void vcpu_serve_requests(struct vcpu *v)
+{
+	uint32_t req = __atomic_exchange_n(&v->request, 0u, __ATOMIC_SEQ_CST);
+
+	if (req & VCPU_REQ_STOP)
+		vcpu_release(v);
+	if (req & VCPU_REQ_RESET)
+		vcpu_reset_here(v);
+	if (req)
+		exit_work_set(EXIT_RESCHED);
+}
+
 /* Out of line, so the look at c->requests costs its callers no stack frame. */
 static __attribute__((noinline)) void serve_requests(struct percpu *c)
 {
@@ -414,16 +439,10 @@ static __attribute__((noinline)) void serve_requests(struct percpu *c)
 
 	if (!__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
 		return;
-	for (unsigned i = 0; i < s->count; i++) {
-		struct vcpu *v = s->vcpus[i];
-		uint32_t req = __atomic_exchange_n(&v->request, 0u, __ATOMIC_SEQ_CST);
-		if (req & VCPU_REQ_STOP)
-			vcpu_release(v);
-		if (req & VCPU_REQ_RESET)
-			vcpu_reset_here(v);
-		if (req)
-			exit_work_set(EXIT_RESCHED);
-	}
+	for (unsigned i = 0; i < s->count; i++)
+		vcpu_serve_requests(s->vcpus[i]);
+	if (s->be) /* the best-effort vCPU it holds */
+		vcpu_serve_requests(s->be);
 }
 
 void core_process_requests(void)

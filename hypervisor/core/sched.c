@@ -1,7 +1,12 @@
 /* Per-core scheduling. At every event the core's policy picks the vCPU to run and the next
  * instant it must look again; the hypervisor timer is armed for the earliest of that instant,
  * the wake-up of a blocked vCPU and a BH_HC_SET_TIMER deadline. Nothing runs in between: a
- * vCPU that never yields still loses the core exactly at its slot end or budget end. */
+ * vCPU that never yields still loses the core exactly at its slot end or budget end.
+ *
+ * When the policy has nothing to run, the core may run a best-effort vCPU (best_effort.h)
+ * until BE_LEAD_TICKS before its own next instant; it then gives it back and waits for that
+ * instant as an idle core does. */
+#include "best_effort.h"
 #include "bulkhead/abi.h"
 #include "console.h"
 #include "hm.h"
@@ -56,7 +61,10 @@ void sched_core_changed(unsigned core)
 
 void sched_vcpu_changed(struct vcpu *v)
 {
-	sched_core_changed(v->core);
+	if (vcpu_is_best_effort(v))
+		be_notify(v); /* its holder, or a core that may take it */
+	else
+		sched_core_changed(v->core);
 }
 
 uint64_t sched_exec_ticks(const struct vcpu *v)
@@ -277,8 +285,11 @@ static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 		vcpu_transition(v, VCPU_IDLE, VCPU_READY);
 		return TIME_NEVER;
 	}
-	if (v == c->loaded)
-		return TIME_NEVER; /* its virtual timer is live: the hardware interrupt wakes it */
+	if (v == c->loaded) { /* its virtual timer is live: the hardware interrupt wakes it */
+		if (v != c->sched.be) /* best-effort work must give the core back before it */
+			c->sched.live_wake = arch_vtimer_deadline(v);
+		return TIME_NEVER;
+	}
 	uint64_t at = arch_vtimer_deadline(v);
 	if (at > now)
 		return at;
@@ -286,20 +297,29 @@ static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 	return TIME_NEVER;
 }
 
+static uint64_t service_vcpu(struct percpu *c, struct vcpu *v, uint64_t now)
+{
+	/* One look at its state decides whether to serve it (every full decision looks at each
+	 * vCPU of the core); the serving itself changes states only by CAS. */
+	uint32_t state = v->state;
+
+	if ((v->timer_deadline == TIME_NEVER && state != VCPU_IDLE) || !vcpu_serviced(v, state))
+		return TIME_NEVER; /* nothing to serve: most vCPUs, most of the time */
+	uint64_t next = service_set_timer(c, v, now);
+	return min_u64(next, service_idle(c, v, now));
+}
+
+/* The core's vCPUs and the best-effort vCPU it holds. */
 static uint64_t service_timers(struct percpu *c, uint64_t now)
 {
+	struct sched_core *s = &c->sched;
 	uint64_t next = TIME_NEVER;
 
-	for (unsigned i = 0; i < c->sched.count; i++) {
-		struct vcpu *v = c->sched.vcpus[i];
-		/* One look at its state decides whether to serve it (every full decision looks at
-		 * each vCPU of the core); the serving itself changes states only by CAS. */
-		uint32_t state = v->state;
-		if ((v->timer_deadline == TIME_NEVER && state != VCPU_IDLE) || !vcpu_serviced(v, state))
-			continue; /* nothing to serve: most vCPUs, most of the time */
-		next = min_u64(next, service_set_timer(c, v, now));
-		next = min_u64(next, service_idle(c, v, now));
-	}
+	s->live_wake = TIME_NEVER;
+	for (unsigned i = 0; i < s->count; i++)
+		next = min_u64(next, service_vcpu(c, s->vcpus[i], now));
+	if (s->be)
+		next = min_u64(next, service_vcpu(c, s->be, now));
 	return next;
 }
 
@@ -378,7 +398,7 @@ HOT_INLINE bool preempt(struct percpu *c)
 	struct vcpu *w = s->woken, *cur = c->vcpu;
 
 	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
-	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || !cur ||
+	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || !cur || cur == s->be ||
 	    !vcpu_runnable(w) || w->cfg->priority <= cur->cfg->priority ||
 	    (w->timer_clock == BH_CLOCK_EXEC && w->timer_deadline != TIME_NEVER))
 		return false;
@@ -396,7 +416,9 @@ void sched_vcpu_woken(struct vcpu *v)
 {
 	struct percpu *c = this_cpu();
 
-	if (v->core != c->core) {
+	if (vcpu_is_best_effort(v)) {
+		be_notify(v);
+	} else if (v->core != c->core) {
 		arch_kick_core(v->core);
 	} else if (!(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT))) {
 		c->sched.woken = v;
@@ -404,6 +426,106 @@ void sched_vcpu_woken(struct vcpu *v)
 	} else {
 		exit_work_set(EXIT_RESCHED); /* more than one change: decide in full */
 	}
+}
+
+/* --- Best-effort vCPUs ------------------------------------------------------------------ */
+
+/* The core's own next instant, its policy having nothing to run now (d): its timer's event (a
+ * slot's lead, a release, a wake-up) or the virtual timer of its loaded idle vCPU. */
+static uint64_t own_instant(const struct sched_core *s, struct decision d, uint64_t wake)
+{
+	return min_u64(timer_for(s, d, wake), s->live_wake);
+}
+
+/* v, just taken from the queue: this core now serves what waited for it (posted requests, due
+ * timers). True if it can run. */
+static bool be_adopt(struct percpu *c, struct vcpu *v, uint64_t now)
+{
+	v->trace_source = trace_source(c->core, v->partition->cfg->id, v->id);
+	vcpu_serve_requests(v);
+	service_vcpu(c, v, now);
+	return vcpu_runnable(v);
+}
+
+/* The best-effort vCPU this core runs next: the one it holds until its quantum ends, then the
+ * first with work in the queue (round robin), else the one it holds again. A taken vCPU that
+ * has nothing to run after all goes back to the tail; each is looked at once at most. */
+static struct vcpu *be_next(struct percpu *c, uint64_t now)
+{
+	struct sched_core *s = &c->sched;
+	struct vcpu *cur = s->be && vcpu_runnable(s->be) ? s->be : NULL;
+
+	if (cur && now < s->be_quantum_end)
+		return cur;
+	s->be_quantum_end = now + be_quantum_ticks();
+	for (unsigned n = 0; n < BH_MAX_VCPUS; n++) {
+		struct vcpu *v = be_take(c->core, now);
+		if (!v)
+			break;
+		if (be_adopt(c, v, now))
+			return v;
+		be_put(v);
+	}
+	return cur;
+}
+
+/* The core's policy has nothing to run (d): a best-effort vCPU may have the core until
+ * BE_LEAD_TICKS before the core's own next instant, if that leaves it BE_MIN_RUN_TICKS.
+ * Sets be_until (0: no room). */
+static struct vcpu *be_decide(struct percpu *c, struct decision d, uint64_t at)
+{
+	struct sched_core *s = &c->sched;
+	uint64_t instant = own_instant(s, d, service_timers(c, at));
+
+	s->be_until = instant > BE_LEAD_TICKS ? instant - BE_LEAD_TICKS : 0;
+	if (s->be_until < at + BE_MIN_RUN_TICKS) {
+		s->be_until = 0;
+		return NULL;
+	}
+	return be_next(c, at);
+}
+
+/* The best-effort vCPU `out` leaves this core for `next` (NULL: nothing to run): first its
+ * FP/SIMD registers (the core's own vCPU gets its own back), then its EL1 state by the switch
+ * to `next`; with nothing to run, the core loads what was loaded before `out` came, so its own
+ * next instant finds it as if it had idled all along. */
+static void be_leave(struct percpu *c, struct vcpu *out, struct vcpu *next)
+{
+	if (c->loaded != out)
+		return; /* taken, never run */
+	arch_vcpu_detach(out);
+	if (next)
+		return;
+	arch_vcpu_switch(out, c->sched.be_home);
+	c->loaded = c->sched.be_home;
+}
+
+/* When to look again for best-effort work: the held vCPU's hand-back or quantum end; on a core
+ * about to sleep with room, the earliest wake-up of a queued vCPU it may run, if before
+ * be_until (after it the core waits for its own instant). */
+static uint64_t be_timer(struct percpu *c, struct vcpu *next)
+{
+	struct sched_core *s = &c->sched;
+
+	if (next && next == s->be)
+		return min_u64(s->be_until, s->be_quantum_end);
+	if (next || !s->be_allowed || !s->be_until)
+		return TIME_NEVER;
+	uint64_t w = be_next_wake(c->core);
+	return w < s->be_until ? w : TIME_NEVER;
+}
+
+/* Sleep until an interrupt. A core with room for best-effort work is kicked when some gets
+ * queued for it; if some came meanwhile, it decides again instead. */
+static void idle(struct percpu *c)
+{
+	bool room = c->sched.be_allowed && c->sched.be_until;
+
+	if (room && !be_core_sleep(c->core, arch_counter_read()))
+		return;
+	arch_wait_for_interrupt();
+	if (room)
+		be_core_awake(c->core);
 }
 
 /* The full decision. Out of line, so the one-comparison way, inline on the way out of the
@@ -420,18 +542,28 @@ static __attribute__((noinline)) void decide(struct percpu *c)
 		if (at >= s->next_wake)
 			service_timers(c, at);
 		struct decision d = pick(c, at);
-		switch_to(c, d.vcpu, at);
+		struct vcpu *be = d.vcpu || !s->be_allowed ? NULL : be_decide(c, d, at);
+		struct vcpu *next = d.vcpu ? d.vcpu : be;
+		struct vcpu *out = s->be != next ? s->be : NULL;
+		if (out)
+			be_leave(c, out, next);
+		if (be && !s->be)
+			s->be_home = c->loaded; /* a vCPU of the core's own, or none */
+		s->be = be;
+		switch_to(c, next, at);
+		if (out)
+			be_put(out); /* its state all in memory now: any core may take it */
 		/* Wake-ups depend on which vCPU is loaded now: count them after the switch. */
 		uint64_t wake = s->next_wake = service_timers(c, at);
 		if (c->exit_work & EXIT_RESCHED)
 			continue; /* a vCPU woke meanwhile */
 		s->boundary = s->policy == BH_POLICY_CYCLIC ? d.until : TIME_NEVER;
-		program_timer(c, timer_for(s, d, wake));
+		program_timer(c, min_u64(timer_for(s, d, wake), be_timer(c, next)));
 		flush_trace(s, wait_until(at));
-		if (d.vcpu)
+		if (next)
 			return;
 		console_drain(); /* an idle core moves queued console output, in time it has spare */
-		arch_wait_for_interrupt();
+		idle(c);
 	}
 }
 
@@ -474,7 +606,7 @@ void sched_vcpu_block(struct vcpu *v)
 	if (vcpu_has_work(v))
 		__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	else if (c->sched.policy == BH_POLICY_DEDICATED)
+	else if (c->sched.policy == BH_POLICY_DEDICATED && v != c->sched.be)
 		idle_in_place(c, v);
 	else
 		exit_work_set(EXIT_RESCHED);

@@ -52,8 +52,13 @@ void arch_vuart_receive(struct partition *p, char c);
 
 /* vCPU context, always handled by the core that owns the vCPU. */
 void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2);
-/* registers -> prev->arch (prev: the loaded vCPU, or NULL), then next->arch -> registers */
+/* registers -> prev->arch (prev: the loaded vCPU, or NULL), then next->arch -> registers
+ * (next NULL: nothing is loaded after prev) */
 void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next);
+/* Best-effort v, still loaded, leaves this core for any other: what of it the switch does not
+ * save (FP/SIMD registers, moved lazily) goes to v->arch now, and the registers get back the
+ * FP/SIMD state of the core's own vCPU that v displaced, if any. */
+void arch_vcpu_detach(struct vcpu *v);
 void arch_vcpu_load(struct vcpu *v); /* v->arch -> registers, stage 2 and GIC included */
 /* v stops (on its core, loaded or not): its virtual timer is switched off, and the interrupts
  * its list registers held are withdrawn, forwarded physical ones ended; FP state dropped. */
@@ -64,7 +69,8 @@ _Noreturn void arch_vcpu_resume(void);
 void arch_skip_instruction(struct arch_regs *r);
 /* The loaded vCPU's EL1 virtual timer has its interrupt pending on this core. */
 bool arch_vtimer_due(void);
-/* For a switched-out vCPU: counter value at which its virtual timer fires, or TIME_NEVER. */
+/* Counter value at which v's virtual timer fires (at most: for the loaded vCPU, whether its
+ * interrupt is already in flight is not looked at), or TIME_NEVER. */
 uint64_t arch_vtimer_deadline(const struct vcpu *v);
 
 /* Virtual interrupt delivery to the loaded vCPU. */

@@ -42,7 +42,7 @@ struct vcpu {
 	struct partition *partition;
 	const struct bh_vcpu_cfg *cfg;
 	unsigned id;                  /* index within the partition */
-	unsigned core;
+	unsigned core;                /* its core; a best-effort vCPU's holder, or last holder */
 	uint64_t trace_source;        /* its events' source fields, see trace_source() */
 	volatile uint32_t state;      /* enum vcpu_state */
 	volatile uint32_t request;    /* VCPU_REQ_* */
@@ -61,7 +61,14 @@ struct vcpu {
 	unsigned line_len;            /* console output not yet ending in a newline */
 	char line[CONSOLE_LINE_MAX];
 	bool counted;                 /* released for its partition's restart in progress (lock) */
+	bool be_queued;               /* best-effort: in the queue, no core holds it (queue lock) */
 };
+
+/* A vCPU with no core of its own (best_effort.h); `core` is the core that holds it, or last did. */
+static inline bool vcpu_is_best_effort(const struct vcpu *v)
+{
+	return v->cfg->flags & BH_VCPU_BEST_EFFORT;
+}
 
 struct partition {
 	const struct bh_partition_cfg *cfg;
@@ -120,6 +127,8 @@ bool vcpu_transition(struct vcpu *v, enum vcpu_state from, enum vcpu_state to);
 enum vcpu_state vcpu_public_state(const struct vcpu *v);
 bool vcpu_runnable(const struct vcpu *v);
 
+/* Serve v's posted requests (stop, then start) on this core, which owns or holds it. */
+void vcpu_serve_requests(struct vcpu *v);
 /* Serve the requests other cores (or this one) posted for this core's vCPUs. Only on the way
  * out of the hypervisor: never while a trap of one of them is in progress. */
 void core_process_requests(void);

@@ -19,6 +19,17 @@
  * QEMU's 62.5 MHz counter; docs/performance.md): 50 ticks = 800 ns. */
 #define SLOT_LEAD_TICKS 50u
 
+/* A core that runs a best-effort vCPU hands it back this long before the core's own next
+ * instant (a slot start's lead, a release, a wake-up), then waits for that instant exactly as
+ * an idle core does, so its own vCPUs keep their timing to the tick. It covers the hand-back
+ * (the exit from the guest, the decision, the switch back to the core's own vCPU with its
+ * FP/SIMD registers, the queue) and the longest hypervisor path the best-effort vCPU can be
+ * in when it is due, a 256-byte console write (docs/performance.md, "Best-effort vCPUs"). */
+#define BE_LEAD_TICKS 400u
+/* A best-effort vCPU is taken only for at least this long: shorter, the switches would cost
+ * more than it gets. */
+#define BE_MIN_RUN_TICKS 128u
+
 struct vcpu;
 
 /* A trace event held back until the instant it describes (after the lead spin). */
@@ -41,6 +52,14 @@ struct sched_core {
 	uint64_t boundary;                 /* cyclic: the slot boundary the timer leads, or NEVER */
 	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
 	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready */
+	uint64_t live_wake;                /* the virtual timer of the loaded idle vCPU, which wakes
+					    * it in hardware (the core's timer does not watch it) */
+	/* Best-effort vCPUs (best_effort.h). */
+	bool be_allowed;                   /* some best-effort vCPU may run on this core */
+	struct vcpu *be;                   /* the one this core holds (runs), or NULL */
+	struct vcpu *be_home;              /* the vCPU loaded when it came: loaded again when it goes */
+	uint64_t be_until;                 /* it goes by then: the core's own instant - BE_LEAD_TICKS */
+	uint64_t be_quantum_end;           /* another best-effort vCPU's turn, if one waits */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
 };

@@ -20,6 +20,9 @@
 
 /* The vCPU whose FP/SIMD state is in each core's registers. */
 static struct vcpu *fp_owner[BH_MAX_CORES];
+/* The core's own vCPU whose FP/SIMD state was in the registers when a best-effort vCPU's first
+ * FP instruction took them: it gets them back when the best-effort vCPU leaves the core. */
+static struct vcpu *fp_home[BH_MAX_CORES];
 
 #define CNTV_CTL_ENABLE (1ul << 0)
 #define CNTV_CTL_IMASK (1ul << 1)
@@ -174,6 +177,8 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	memset(a, 0, sizeof(*a));
 	if (fp_owner[v->core] == v)
 		fp_owner[v->core] = NULL; /* the registers no longer hold its (now zero) state */
+	if (fp_home[v->core] == v)
+		fp_home[v->core] = NULL;
 	a->sctlr = SCTLR_EL1_RESET;
 	a->vmpidr = (1ul << 31) | v->id;
 	a->vttbr = aarch64_vttbr(p->stage2_root, p->cfg->id + 1);
@@ -186,6 +191,7 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 
 void arch_el1_switch(struct arch_vcpu_ctx *save, const struct arch_vcpu_ctx *load);
 void arch_el1_load(const struct arch_vcpu_ctx *a);
+void arch_el1_save(struct arch_vcpu_ctx *a);
 /* el1_ctx.S moves the fields from sctlr to mdscr, in declaration order, by these offsets. */
 static_assert(offsetof(struct arch_vcpu_ctx, sctlr) == 0 &&
 	      offsetof(struct arch_vcpu_ctx, cpacr) == 56 &&
@@ -228,10 +234,23 @@ HOT_INLINE void load_rest(struct vcpu *v)
 	isb();
 }
 
+/* prev saved, nothing loaded after it: its virtual interface off, with nothing in it. */
+static __attribute__((noinline)) void unload(struct vcpu *prev)
+{
+	save_timer_and_gic(prev);
+	arch_el1_save(&prev->arch);
+	write_ich_hcr_el2(0);
+	isb();
+}
+
 /* One function for the whole switch, its helpers inline: it is on the path of every message
  * handed to a waiting receiver. Without prev, the registers hold nothing to keep. */
 void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 {
+	if (!next) {
+		unload(prev);
+		return;
+	}
 	if (prev) {
 		save_timer_and_gic(prev);
 		arch_el1_switch(&prev->arch, &next->arch);
@@ -272,6 +291,8 @@ void arch_vcpu_release(struct vcpu *v)
 	release_saved_lrs(a);
 	if (fp_owner[v->core] == v)
 		fp_owner[v->core] = NULL;
+	if (fp_home[v->core] == v)
+		fp_home[v->core] = NULL;
 }
 
 void arch_stage2_flush(struct partition *p)
@@ -291,18 +312,52 @@ bool arch_irq_pending(void)
 	return (read_icc_hppir1_el1() & 0xffffff) < 1020;
 }
 
+static void fp_save(struct vcpu *v)
+{
+	fpsimd_save(v->arch.fp, &v->arch.fpcr, &v->arch.fpsr);
+}
+
+static void fp_load(struct vcpu *v)
+{
+	fpsimd_load(v->arch.fp, v->arch.fpcr, v->arch.fpsr);
+}
+
 void aarch64_fp_trap(struct vcpu *v)
 {
-	struct vcpu **owner = &fp_owner[this_cpu()->core];
+	unsigned core = this_cpu()->core;
+	struct vcpu **owner = &fp_owner[core];
 
 	write_cptr_el2(CPTR_EL2_RES1);
 	isb();
 	if (*owner == v)
 		return;
 	if (*owner)
-		fpsimd_save((*owner)->arch.fp, &(*owner)->arch.fpcr, &(*owner)->arch.fpsr);
-	fpsimd_load(v->arch.fp, v->arch.fpcr, v->arch.fpsr);
+		fp_save(*owner);
+	/* A best-effort vCPU displaces the core's own owner only until it leaves; one of the
+	 * core's own vCPUs is the owner to come back to from now on. */
+	if (!vcpu_is_best_effort(v))
+		fp_home[core] = NULL;
+	else if (*owner && !vcpu_is_best_effort(*owner))
+		fp_home[core] = *owner;
+	fp_load(v);
 	*owner = v;
+}
+
+/* Only while it owns the registers: otherwise nothing of it is in them, and the owner is the
+ * core's own vCPU, untouched. */
+void arch_vcpu_detach(struct vcpu *v)
+{
+	unsigned core = this_cpu()->core;
+
+	if (fp_owner[core] != v)
+		return;
+	write_cptr_el2(CPTR_EL2_RES1); /* FP at EL2 too; the next vCPU's load sets it again */
+	isb();
+	fp_save(v);
+	fp_owner[core] = fp_home[core];
+	if (fp_home[core])
+		fp_load(fp_home[core]);
+	fp_home[core] = NULL;
 }
 
 void arch_vcpu_resume(void)
@@ -328,8 +383,17 @@ bool arch_vtimer_due(void)
 	return gic_ppi_pending(PPI_VTIMER);
 }
 
+/* The loaded vCPU's timer is in the registers, and whether its interrupt is in flight is in
+ * its list registers: an instant not later than the one it fires at. */
+static uint64_t live_vtimer_deadline(void)
+{
+	return vtimer_fires(read_cntv_ctl_el0()) ? read_cntv_cval_el0() : TIME_NEVER;
+}
+
 uint64_t arch_vtimer_deadline(const struct vcpu *v)
 {
+	if (this_cpu()->loaded == v)
+		return live_vtimer_deadline();
 	/* A timer whose interrupt the guest disabled wakes nobody (BH_HC_IRQ_CTL, the vGIC). */
 	if (!vtimer_fires(v->arch.cntv_ctl) || v->arch.vtimer_active ||
 	    (v->virq.disabled[PPI_VTIMER / 32] & (1u << (PPI_VTIMER % 32))))

@@ -32,6 +32,12 @@
 	msr	\second, x2
 .endm
 
+/* void arch_el1_save(struct arch_vcpu_ctx *save): a best-effort vCPU leaving a core idle */
+	.global arch_el1_save
+arch_el1_save:
+	el1_registers save_pair
+	ret
+
 /* void arch_el1_switch(struct arch_vcpu_ctx *save, const struct arch_vcpu_ctx *load) */
 	.global arch_el1_switch
 arch_el1_switch:

@@ -98,8 +98,10 @@ void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 		prev->arch.loaded = 0;
 		fake.saves++;
 	}
-	arch_vcpu_load(next);
+	if (next)
+		arch_vcpu_load(next);
 }
+void arch_vcpu_detach(struct vcpu *v) { v->arch.detached++; fake.detaches++; }
 void arch_vcpu_release(struct vcpu *v)
 {
 	v->arch.released++;
@@ -112,7 +114,10 @@ bool arch_irq_pending(void) { return fake.irq_pending; }
 void arch_vcpu_resume(void) { leave(FAKE_RESUMED); }
 void arch_skip_instruction(struct arch_regs *r) { r->elr += 4; }
 bool arch_vtimer_due(void) { return fake.vtimer_fired; }
-uint64_t arch_vtimer_deadline(const struct vcpu *v) { (void)v; return fake.vtimer_deadline; }
+uint64_t arch_vtimer_deadline(const struct vcpu *v)
+{
+	return v->arch.vtimer_set ? v->arch.vtimer_at : fake.vtimer_deadline;
+}
 void arch_vgic_flush(struct vcpu *v) { (void)v; fake.flushes++; }
 bool arch_vgic_pending(void) { return false; }
 void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }

@@ -23,7 +23,7 @@ struct fake_state {
 	bool vtimer_fired;           /* the loaded vCPU's virtual timer condition holds */
 	uint64_t vtimer_deadline;    /* what switched-out vCPUs' virtual timers say */
 	uint64_t timer;              /* the hypervisor timer deadline last programmed */
-	unsigned saves, loads, flushes;
+	unsigned saves, loads, flushes, detaches;
 	void (*relax_hook)(void);    /* runs in cross-core wait loops: plays the other cores */
 	/* Attack hooks: play another core at a chosen instant inside a core's own work. */
 	void (*release_hook)(struct vcpu *v); /* inside arch_vcpu_release */

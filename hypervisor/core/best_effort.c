@@ -1,0 +1,192 @@
+/* The queue of best-effort vCPUs (best_effort.h). One FIFO for the whole system: a vCPU that a
+ * core gives back joins the tail, and a core takes the first vCPU it may run that has work.
+ * So a waiting vCPU is passed over only by vCPUs ahead of it, each at most once before it
+ * reaches the head for the cores it may use: none waits for another indefinitely. */
+#include "arch.h"
+#include "best_effort.h"
+#include "config_tables.h"
+#include "lib.h"
+#include "panic.h"
+#include "partition.h"
+#include "percpu.h"
+#include "plan.h"
+#include "sched.h"
+
+/* The round-robin quantum: a core running a best-effort vCPU looks for another's turn this
+ * often (the M5150 paper measures 1, 5 and 10 ms quanta; 1 ms costs it 1.74 %). */
+#define BE_QUANTUM_NS 1000000u
+
+static struct {
+	struct spinlock lock;
+	unsigned count;
+	struct vcpu *fifo[BH_MAX_VCPUS];
+	uint32_t allowed;          /* cores some best-effort vCPU lists */
+	volatile uint32_t asleep;  /* cores asleep with time for best-effort work (bit n: core n) */
+	uint64_t quantum;
+} queue;
+
+void be_init(void)
+{
+	queue.count = 0;
+	queue.allowed = 0;
+	queue.asleep = 0;
+	queue.quantum = ns_to_ticks(BE_QUANTUM_NS);
+}
+
+void be_add(struct vcpu *v)
+{
+	BH_CHECK(queue.count < BH_MAX_VCPUS && v->cfg->core_mask);
+	queue.fifo[queue.count++] = v;
+	v->be_queued = true;
+	queue.allowed |= v->cfg->core_mask;
+}
+
+bool be_core_allowed(unsigned core)
+{
+	return queue.allowed & (1u << core);
+}
+
+uint64_t be_quantum_ticks(void)
+{
+	return queue.quantum;
+}
+
+static bool may_run(const struct vcpu *v, unsigned core)
+{
+	return v->cfg->core_mask & (1u << core);
+}
+
+/* When an idle vCPU wants to run again: an interrupt pending, its virtual timer, its
+ * BH_HC_SET_TIMER deadline on the wall clock (the execution clock stands still meanwhile). */
+static uint64_t wake_time(const struct vcpu *v)
+{
+	if (virq_has_pending(v))
+		return 0;
+	uint64_t at = arch_vtimer_deadline(v);
+	if (v->timer_clock == BH_CLOCK_HW && v->timer_deadline < at)
+		at = v->timer_deadline;
+	return at;
+}
+
+static bool idle_and_serviced(const struct vcpu *v)
+{
+	return v->state == VCPU_IDLE && v->partition->state == PARTITION_RUNNING;
+}
+
+/* A look without holding v (its holder may change it meanwhile): the core that takes it looks
+ * again, and a change after this look notifies the queue again. */
+static bool has_work(const struct vcpu *v, uint64_t now)
+{
+	return v->request || vcpu_runnable(v) || (idle_and_serviced(v) && wake_time(v) <= now);
+}
+
+/* Under the lock: kick every core asleep that may run v, so that one takes it, or they watch
+ * its wake-up. Each is kicked once per sleep (its bit goes). */
+static void kick_sleepers(const struct vcpu *v)
+{
+	uint32_t cores = __atomic_fetch_and(&queue.asleep, ~v->cfg->core_mask, __ATOMIC_SEQ_CST) &
+			 v->cfg->core_mask;
+
+	for (; cores; cores &= cores - 1)
+		arch_kick_core((unsigned)__builtin_ctz(cores));
+}
+
+static bool worth_a_kick(const struct vcpu *v, uint64_t now)
+{
+	return has_work(v, now) || (idle_and_serviced(v) && wake_time(v) != TIME_NEVER);
+}
+
+static void remove_at(unsigned i)
+{
+	for (; i + 1 < queue.count; i++)
+		queue.fifo[i] = queue.fifo[i + 1];
+	queue.count--;
+}
+
+struct vcpu *be_take(unsigned core, uint64_t now)
+{
+	struct vcpu *taken = NULL;
+
+	arch_spin_lock(&queue.lock);
+	for (unsigned i = 0; i < queue.count; i++) {
+		struct vcpu *v = queue.fifo[i];
+		if (may_run(v, core) && has_work(v, now)) {
+			remove_at(i);
+			v->be_queued = false;
+			v->core = core;
+			taken = v;
+			break;
+		}
+	}
+	arch_spin_unlock(&queue.lock);
+	return taken;
+}
+
+void be_put(struct vcpu *v)
+{
+	arch_spin_lock(&queue.lock);
+	BH_CHECK(!v->be_queued && queue.count < BH_MAX_VCPUS);
+	queue.fifo[queue.count++] = v;
+	v->be_queued = true;
+	if (worth_a_kick(v, arch_counter_read()))
+		kick_sleepers(v);
+	arch_spin_unlock(&queue.lock);
+}
+
+void be_notify(struct vcpu *v)
+{
+	arch_spin_lock(&queue.lock);
+	if (!v->be_queued) {
+		unsigned holder = v->core;
+		if (v->request)
+			__atomic_store_n(&percpu[holder].requests, 1u, __ATOMIC_SEQ_CST);
+		arch_spin_unlock(&queue.lock);
+		sched_core_changed(holder); /* it may have given v back meanwhile: a spare look */
+		return;
+	}
+	if (worth_a_kick(v, arch_counter_read()))
+		kick_sleepers(v);
+	arch_spin_unlock(&queue.lock);
+}
+
+bool be_waiting(unsigned core, uint64_t now)
+{
+	bool found = false;
+
+	arch_spin_lock(&queue.lock);
+	for (unsigned i = 0; i < queue.count && !found; i++)
+		found = may_run(queue.fifo[i], core) && has_work(queue.fifo[i], now);
+	arch_spin_unlock(&queue.lock);
+	return found;
+}
+
+/* Marked first, then the look: a vCPU given back after the look finds the mark and kicks. */
+bool be_core_sleep(unsigned core, uint64_t now)
+{
+	__atomic_fetch_or(&queue.asleep, 1u << core, __ATOMIC_SEQ_CST);
+	if (!be_waiting(core, now))
+		return true;
+	be_core_awake(core);
+	return false;
+}
+
+void be_core_awake(unsigned core)
+{
+	__atomic_fetch_and(&queue.asleep, ~(1u << core), __ATOMIC_SEQ_CST);
+}
+
+uint64_t be_next_wake(unsigned core)
+{
+	uint64_t next = TIME_NEVER;
+
+	arch_spin_lock(&queue.lock);
+	for (unsigned i = 0; i < queue.count; i++) {
+		const struct vcpu *v = queue.fifo[i];
+		if (may_run(v, core) && idle_and_serviced(v)) {
+			uint64_t at = wake_time(v);
+			next = at < next ? at : next;
+		}
+	}
+	arch_spin_unlock(&queue.lock);
+	return next;
+}

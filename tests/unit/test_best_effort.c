@@ -1,0 +1,368 @@
+/* Best-effort vCPUs against the fake architecture: the queue, picking on idle cores, giving
+ * the core back before its own instants, round robin, wake-ups and the life cycle.
+ *
+ * The system: partition "rt" has vCPU 0 on cyclic core 0 (slots 0-200 us and 600-700 us of a
+ * 1 ms frame) and vCPU 1 on fixed-priority core 1; core 2 is dedicated with no vCPU. Partition
+ * "be" has three best-effort vCPUs: be.0 may use cores 0 to 2, be.1 cores 0 and 2, be.2 core 2
+ * only. The fake counter runs at 62.5 MHz (62.5 ticks/us). */
+#include <string.h>
+#include "arch/fake.h"
+#include "best_effort.h"
+#include "bulkhead/abi.h"
+#include "main.h"
+#include "partition.h"
+#include "percpu.h"
+#include "plan.h"
+#include "sched.h"
+#include "unit.h"
+
+#define US(n) ((uint64_t)(n) * 125 / 2)
+#define T0 1000u
+#define LEAD SLOT_LEAD_TICKS
+
+static const uint8_t image[16];
+static const struct bh_segment_cfg seg = { .ipa = 0x40000000, .data = image, .file_size = 16,
+					   .mem_size = 16 };
+static const struct bh_area_cfg areas[2] = {
+	{ .phys = 0x42000000, .ipa = 0x40000000, .size = 0x100000, .flags = 7 },
+	{ .phys = 0x42100000, .ipa = 0x40000000, .size = 0x100000, .flags = 7 },
+};
+static const struct bh_vcpu_cfg rt_vcpus[] = { { .core = 0 }, { .core = 1, .priority = 5 } };
+static const struct bh_vcpu_cfg be_vcpus[] = {
+	{ .core = 0, .flags = BH_VCPU_BEST_EFFORT, .core_mask = 0x7 },
+	{ .core = 0, .flags = BH_VCPU_BEST_EFFORT, .core_mask = 0x5 },
+	{ .core = 2, .flags = BH_VCPU_BEST_EFFORT, .core_mask = 0x4 },
+};
+static const struct bh_partition_cfg parts[2] = {
+	{ .name = "rt", .id = 0, .entry = 0x40000000, .area_count = 1, .segment_count = 1,
+	  .vcpu_count = 2, .areas = &areas[0], .segments = &seg, .vcpus = rt_vcpus },
+	{ .name = "be", .id = 1, .entry = 0x40000000, .area_count = 1, .segment_count = 1,
+	  .vcpu_count = 3, .areas = &areas[1], .segments = &seg, .vcpus = be_vcpus },
+};
+static const struct bh_slot_cfg slots[] = {
+	{ .start_ns = 0, .duration_ns = 200000, .partition = 0 },
+	{ .start_ns = 600000, .duration_ns = 100000, .partition = 0 },
+};
+static struct bh_plan_cfg plan = { .name = "normal", .major_frame_ns = 1000000,
+				   .cores = { [0] = { .slot_count = 2, .slots = slots } } };
+static uint64_t stage2_pool[6][512] __attribute__((aligned(4096)));
+static const struct bh_system_cfg sys = {
+	.magic = BH_CONFIG_MAGIC, .version = BH_CONFIG_VERSION, .name = "be", .core_count = 3,
+	.partition_count = 2, .partitions = parts, .hyp_base = 0x40000000, .hyp_size = 0x2000000,
+	.ram_base = 0x40000000, .ram_size = 0x40000000,
+	.cores = { [0] = { BH_POLICY_CYCLIC }, [1] = { BH_POLICY_FIXED_PRIORITY },
+		   [2] = { BH_POLICY_DEDICATED } },
+	.plan_count = 1, .plans = &plan, .stage2_block_max = 0x1000, .stage2_pool_pages = 6,
+	.stage2_pool = stage2_pool,
+};
+
+static struct vcpu *rt(unsigned j) { return &partitions[0].vcpus[j]; }
+static struct vcpu *be(unsigned j) { return &partitions[1].vcpus[j]; }
+
+static void boot(void)
+{
+	partition_init_all(&sys);
+	plan_init(&sys, T0);
+	EXPECT_EQ(vcpu_control(rt(0), BH_VCPU_START, 1, 0), BH_OK); /* as rt.0 would */
+	fake.counter_step = 1; /* a cyclic core waits for its boundary by reading the counter */
+}
+
+/* Core `core` leaves the hypervisor at `now`, after an event (a timer, a kick): returns the vCPU
+ * it runs, or NULL if it idles. */
+static struct vcpu *on(unsigned core, uint64_t now)
+{
+	fake.core = core;
+	fake.counter = now;
+	exit_work_set(EXIT_RESCHED);
+	FAKE_RUN(core_exit_work());
+	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
+}
+
+/* Every best-effort vCPU started (the guest's vCPU 0 would start the others). */
+static void start_all(void)
+{
+	for (unsigned j = 1; j < 3; j++)
+		EXPECT_EQ(vcpu_control(be(0), BH_VCPU_START, j, 0), BH_OK);
+}
+
+TEST(best_effort_vcpus_are_queued_at_boot_and_started_by_the_first_core_that_idles)
+{
+	boot();
+	EXPECT(be(0)->be_queued && be(1)->be_queued && be(2)->be_queued);
+	EXPECT_EQ(percpu[2].sched.count, 0);
+	EXPECT(percpu[0].sched.be_allowed && percpu[2].sched.be_allowed);
+	EXPECT_EQ(be(0)->request, VCPU_REQ_RESET);
+	EXPECT(on(2, T0) == be(0)); /* the empty dedicated core takes it and serves its start */
+	EXPECT_EQ(be(0)->state, VCPU_READY);
+	EXPECT(!be(0)->be_queued);
+	EXPECT_EQ(be(0)->core, 2);
+	EXPECT_EQ(fake.resets, 1);
+	EXPECT(percpu[2].sched.be == be(0));
+	EXPECT(be(0)->arch.loaded);
+	/* No instant of its own: the quantum (the fake counter moves a tick at every read). */
+	EXPECT(fake.timer >= T0 + be_quantum_ticks() && fake.timer < T0 + be_quantum_ticks() + 8);
+}
+
+TEST(a_core_with_something_of_its_own_to_run_never_takes_best_effort_work)
+{
+	boot();
+	EXPECT(on(0, T0) == rt(0)); /* its slot */
+	EXPECT(be(0)->be_queued);
+	EXPECT(on(1, T0) == rt(1)); /* its ready vCPU */
+	EXPECT(be(0)->be_queued);
+	EXPECT(on(0, T0 + US(200)) == be(0)); /* the gap after the slot */
+}
+
+/* In a gap of the cyclic core the best-effort vCPU runs until BE_LEAD_TICKS before the next
+ * slot's lead; then the core loads its own vCPU again and waits for the lead like an idle
+ * core, so the slot starts exactly as without best-effort work. */
+TEST(a_best_effort_vcpu_gives_the_core_back_before_its_next_slot)
+{
+	uint64_t slot = T0 + US(600);
+
+	boot();
+	EXPECT(on(0, T0) == rt(0));
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(fake.timer, slot - LEAD - BE_LEAD_TICKS);
+	EXPECT(!rt(0)->arch.loaded && be(0)->arch.loaded);
+	unsigned loads = fake.loads;
+	EXPECT(on(0, slot - LEAD - BE_LEAD_TICKS) == NULL); /* handed back: the core idles */
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(be(0)->arch.detached, 1);  /* its FP/SIMD state left the core first */
+	EXPECT(rt(0)->arch.loaded && !be(0)->arch.loaded); /* as it found the core */
+	EXPECT(percpu[0].loaded == rt(0));
+	EXPECT(percpu[0].sched.be == NULL);
+	EXPECT_EQ(fake.timer, slot - LEAD);  /* the slot's own lead, as on an idle core */
+	EXPECT_EQ(fake.loads, loads + 1);
+	EXPECT(on(0, slot - LEAD) == rt(0));
+	EXPECT_EQ(fake.loads, loads + 1);    /* it is loaded already: nothing to switch */
+	EXPECT(fake.counter >= slot);        /* entered at its boundary */
+}
+
+/* No room before the core's own instant: the core idles instead. */
+TEST(a_gap_shorter_than_the_lead_and_the_minimum_run_is_left_idle)
+{
+	uint64_t slot = T0 + US(600);
+
+	boot();
+	EXPECT(on(0, slot - LEAD - BE_LEAD_TICKS - BE_MIN_RUN_TICKS + 2) == NULL);
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(fake.timer, slot - LEAD);
+}
+
+/* A fixed-priority core's own instant is the virtual timer of its idle vCPU: loaded and idle,
+ * its timer is live in hardware; the best-effort vCPU goes before it. */
+TEST(a_best_effort_vcpu_gives_the_core_back_before_a_wake_up_of_its_own)
+{
+	uint64_t wake = US(500);
+
+	boot();
+	EXPECT(on(1, US(10)) == rt(1));
+	rt(1)->arch.vtimer_set = 1;
+	rt(1)->arch.vtimer_at = wake;
+	sched_vcpu_idle(rt(1)); /* BH_HC_IDLE */
+	EXPECT(on(1, US(20)) == be(0));
+	EXPECT_EQ(fake.timer, wake - BE_LEAD_TICKS);
+	EXPECT(on(1, wake - BE_LEAD_TICKS) == NULL);
+	EXPECT(percpu[1].loaded == rt(1)); /* its timer live again: the hardware wakes it */
+	EXPECT_EQ(fake.timer, UINT64_MAX);
+	EXPECT(be(0)->be_queued);
+}
+
+/* Three ready vCPUs on one core: each gets a quantum in turn, in queue order. */
+TEST(best_effort_vcpus_share_a_core_round_robin)
+{
+	uint64_t q, t = T0;
+	struct vcpu *order[7];
+
+	boot();
+	start_all();
+	q = be_quantum_ticks();
+	for (unsigned i = 0; i < 7; i++, t += q)
+		order[i] = on(2, t);
+	EXPECT(order[0] == be(0) && order[1] == be(1) && order[2] == be(2));
+	EXPECT(order[3] == be(0) && order[4] == be(1) && order[5] == be(2));
+	EXPECT(order[6] == be(0));
+	/* Before its quantum ends, a decision (a kick) keeps the one that runs. */
+	EXPECT(on(2, t - q + 10) == be(0));
+}
+
+/* With nobody waiting, a quantum's end changes nothing. */
+TEST(a_best_effort_vcpu_alone_keeps_its_core_from_quantum_to_quantum)
+{
+	boot();
+	EXPECT(on(2, T0) == be(0));
+	unsigned saves = fake.saves;
+	EXPECT(on(2, T0 + be_quantum_ticks()) == be(0));
+	EXPECT(on(2, T0 + 2 * be_quantum_ticks()) == be(0));
+	EXPECT_EQ(fake.saves, saves);
+}
+
+/* A vCPU restricted to one core is not taken by another, however idle. */
+TEST(a_best_effort_vcpu_runs_only_on_its_cores)
+{
+	boot();
+	be(0)->request = 0; /* only be.2 started */
+	EXPECT_EQ(vcpu_control(be(0), BH_VCPU_START, 2, 0), BH_OK);
+	EXPECT(on(1, T0) == rt(1));
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, T0 + 10) == NULL); /* core 1 has room, but nothing it may run */
+	EXPECT(be(2)->be_queued);
+	EXPECT(on(2, T0 + 20) == be(2));
+}
+
+/* A best-effort vCPU handed back by one core moves to another: the first gave it back with
+ * all its state in memory; the second loads it and traces it as its own. */
+TEST(a_best_effort_vcpu_migrates_to_another_idle_core)
+{
+	uint64_t slot = T0 + US(600);
+
+	boot();
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(be(0)->core, 0);
+	EXPECT(on(0, slot - LEAD - BE_LEAD_TICKS) == NULL);
+	EXPECT(on(2, slot - LEAD) == be(0));
+	EXPECT_EQ(be(0)->core, 2);
+	EXPECT(be(0)->arch.loaded);
+	EXPECT_EQ((be(0)->trace_source >> 16) & 0xff, 2);
+}
+
+/* A vCPU given back while a core that may run it sleeps with room wakes that core. */
+TEST(a_core_asleep_with_room_is_kicked_for_best_effort_work)
+{
+	uint64_t slot = T0 + US(600);
+
+	boot();
+	be(0)->request = 0;
+	EXPECT(on(2, T0) == NULL); /* nothing started yet: core 2 sleeps, with room */
+	EXPECT_EQ(fake.kicks[2], 0);
+	EXPECT_EQ(vcpu_control(be(1), BH_VCPU_START, 0, 0), BH_OK); /* from another core */
+	EXPECT_EQ(fake.kicks[2], 1);
+	EXPECT(on(0, T0 + US(200)) == be(0)); /* core 0 was not asleep: not kicked, it looked */
+	EXPECT(on(2, T0 + US(201)) == NULL);
+	EXPECT(on(0, slot - LEAD - BE_LEAD_TICKS) == NULL); /* handed back: core 2 is asleep */
+	EXPECT_EQ(fake.kicks[2], 2);
+	EXPECT(on(2, slot - LEAD - BE_LEAD_TICKS + 10) == be(0));
+}
+
+/* An idle queued vCPU's virtual timer is watched by a core asleep with room for it; the
+ * wake-up makes it ready and it runs. */
+TEST(an_idle_best_effort_vcpu_wakes_on_its_virtual_timer)
+{
+	boot();
+	EXPECT(on(2, T0) == be(0));
+	be(0)->arch.vtimer_set = 1;
+	be(0)->arch.vtimer_at = T0 + US(300);
+	sched_vcpu_idle(be(0));
+	EXPECT(on(2, T0 + US(1)) == NULL);
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(be(0)->state, VCPU_IDLE);
+	EXPECT_EQ(fake.timer, T0 + US(300));
+	EXPECT(on(2, T0 + US(300)) == be(0));
+	EXPECT_EQ(be(0)->state, VCPU_READY);
+}
+
+/* An interrupt for an idle queued vCPU makes it ready and kicks a core asleep with room. */
+TEST(an_interrupt_wakes_an_idle_queued_best_effort_vcpu)
+{
+	boot();
+	EXPECT(on(2, T0) == be(0));
+	sched_vcpu_idle(be(0));
+	EXPECT(on(2, T0 + 10) == NULL);
+	unsigned kicks = fake.kicks[2];
+	fake.core = 1;
+	virq_inject(be(0), BH_VIRQ_PORT, false);
+	EXPECT_EQ(be(0)->state, VCPU_READY);
+	EXPECT_EQ(fake.kicks[2], kicks + 1);
+	EXPECT(on(2, T0 + 20) == be(0));
+}
+
+/* A stop posted to a vCPU that a core runs goes to that core, which releases it at its next
+ * exit and gives it back, halted. */
+TEST(halting_a_partition_stops_its_running_best_effort_vcpu_on_its_core)
+{
+	boot();
+	EXPECT(on(2, T0) == be(0));
+	fake.core = 1;
+	EXPECT(partition_halt(&partitions[1]));
+	EXPECT_EQ(fake.kicks[2], 1);
+	EXPECT(percpu[2].requests);
+	EXPECT(on(2, T0 + 10) == NULL);
+	EXPECT_EQ(be(0)->state, VCPU_HALTED);
+	EXPECT_EQ(be(0)->arch.released, 1);
+	EXPECT(be(0)->be_queued);
+}
+
+/* A stop posted to a queued vCPU waits in it: the next core that takes it serves it. */
+TEST(a_request_to_a_queued_best_effort_vcpu_is_served_by_the_core_that_takes_it)
+{
+	boot();
+	start_all();
+	EXPECT(on(2, T0) == be(0));
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(be(0), BH_VCPU_HALT, 1, 0), BH_OK);
+	EXPECT_EQ(be(1)->request, VCPU_REQ_STOP); /* its start, still posted, is cancelled */
+	EXPECT_EQ(be(1)->arch.released, 0);
+	/* core 0 takes be.1 in its gap: serves its requests, finds it halted, takes the next */
+	EXPECT(on(0, T0 + US(200)) == NULL);
+	EXPECT_EQ(be(1)->state, VCPU_HALTED);
+	EXPECT_EQ(be(1)->arch.released, 1);
+	EXPECT_EQ(be(1)->request, 0);
+	EXPECT(be(1)->be_queued);
+}
+
+/* Suspending the partition leaves its vCPUs queued; resuming kicks a core asleep with room. */
+TEST(a_suspended_partition_keeps_its_best_effort_vcpus_queued_until_resumed)
+{
+	boot();
+	EXPECT(on(2, T0) == be(0));
+	fake.core = 1;
+	EXPECT(partition_suspend(&partitions[1]));
+	EXPECT(on(2, T0 + 10) == NULL);
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(be(0)->state, VCPU_READY);
+	unsigned kicks = fake.kicks[2];
+	fake.core = 1;
+	EXPECT(partition_resume(&partitions[1]));
+	EXPECT(fake.kicks[2] > kicks);
+	EXPECT(on(2, T0 + 20) == be(0));
+}
+
+/* A restart stops every vCPU wherever it is; the last one released makes vCPU 0 load the
+ * image, which a core reloads in vCPU 0's (best-effort) time; then vCPU 0 starts again. */
+TEST(a_partition_with_best_effort_vcpus_restarts)
+{
+	boot();
+	start_all();
+	EXPECT(on(2, T0) == be(0));
+	EXPECT(on(0, T0 + US(200)) == be(1));
+	fake.core = 1;
+	partition_restart(&partitions[1], true);
+	EXPECT_EQ(partitions[1].state, PARTITION_RESTARTING);
+	EXPECT(on(2, T0 + US(201)) == NULL); /* be.0 released; be.2, queued, taken and released */
+	EXPECT_EQ(be(2)->state, VCPU_HALTED);
+	EXPECT(on(0, T0 + US(202)) == be(0)); /* be.1 released last: be.0 loading, core 0 takes it */
+	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING); /* reloaded in its time */
+	EXPECT_EQ(be(0)->state, VCPU_READY);
+	EXPECT_EQ(be(1)->state, VCPU_HALTED);
+	EXPECT_EQ(be(0)->arch.released, 1);
+	EXPECT_EQ(be(1)->arch.released, 1);
+	EXPECT_EQ(be(2)->arch.released, 1);
+}
+
+/* An asynchronous wake-up of the core's own vCPU (another core's interrupt or message) takes
+ * the core from the best-effort vCPU at once. */
+TEST(a_wake_up_of_its_own_vcpu_takes_the_core_from_best_effort_work)
+{
+	boot();
+	EXPECT(on(1, T0) == rt(1));
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, T0 + 10) == be(0));
+	unsigned kicks = fake.kicks[1];
+	fake.core = 2;
+	virq_inject(rt(1), BH_VIRQ_PORT, false);
+	EXPECT_EQ(fake.kicks[1], kicks + 1);
+	EXPECT(on(1, T0 + 20) == rt(1));
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(be(0)->arch.detached, 1);
+}
