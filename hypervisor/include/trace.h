@@ -33,9 +33,16 @@ static inline void trace_record(struct trace_ring *r, uint64_t source, uint64_t 
 				uint64_t time)
 {
 	uint32_t head = r->head;
-	int full = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS;
-	/* The same work whether the ring is full or not: tracing must not change timing. */
-	struct trace_raw_event *e = full ? &r->scratch : &r->events[head % TRACE_RING_EVENTS];
+	uint32_t full = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS;
+	/* The same instructions whether the ring is full or not: tracing must not change timing
+	 * (a full ring used to skip the slot's address, 5 instructions: a real-time vCPU's wake-up
+	 * came a tick earlier once best-effort work had filled the ring). The empty asm makes the
+	 * slot's address a value the compiler must compute; the mask selects without a branch. */
+	uintptr_t slot = (uintptr_t)&r->events[head % TRACE_RING_EVENTS];
+	uintptr_t mask = -(uintptr_t)full;
+	__asm__("" : "+r"(slot), "+r"(mask));
+	struct trace_raw_event *e =
+		(struct trace_raw_event *)((slot & ~mask) | ((uintptr_t)&r->scratch & mask));
 
 	e->time = time;
 	e->source = source;
