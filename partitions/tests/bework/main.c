@@ -1,7 +1,7 @@
 /* bework: best-effort vCPUs that check their own state survives migration between cores
  * (tests/system/test_best_effort.py).
  *
- * Every vCPU (WORKERS of them, all best-effort) works in rounds until WORK_END: it fills x19-x28
+ * Every vCPU (all best-effort, up to MAX_WORKERS) works in rounds until WORK_END: it fills x19-x28
  * and v0-v31 with values of its own, spins, and counts the registers that changed (be_spin);
  * it asks the hypervisor which physical core it is on (BH_HC_GET_IDS x3); every IDLE_EVERY
  * rounds it idles until its virtual timer fires. Its virtual timer runs all along: each
@@ -12,13 +12,14 @@
  *   BHTEST be_registers_kept      no register of any vCPU changed, in any round
  *   BHTEST be_vtimer_interrupts   each vCPU's timer fired exactly as often as it was armed,
  *                                 never before its deadline
- *   BHTEST be_migrated            each vCPU ran on at least two cores
+ *   BHTEST be_migrated            each vCPU ran on at least `min_cores` cores (a test parameter,
+ *                                 bh_test_param; default 2)
  *   BHTEST be_progress            each vCPU did at least MIN_ROUNDS rounds and idled
  */
 #include "bhtest.h"
 #include "bulkhead/bulkhead.h"
 
-#define WORKERS 3u
+#define MAX_WORKERS 8u
 #define WORK_END 5100000ull   /* counter ticks since power-on: 81.6 ms, past latvictim's end */
 #define SPIN_ITERS 10000ul    /* about 20 us of spinning per round */
 #define VT_PERIOD 9375ull     /* 150 us */
@@ -35,7 +36,8 @@ struct worker {
 	volatile unsigned stopping, done;
 };
 
-static struct worker workers[WORKERS];
+static struct worker workers[MAX_WORKERS];
+static unsigned worker_count = 1;
 
 static void fp_enable(void)
 {
@@ -133,15 +135,18 @@ static unsigned popcount(unsigned long x)
 static void report(void)
 {
 	int kept = 1, timers = 1, migrated = 1, progress = 1;
+	unsigned long long min_cores = bh_test_param("min_cores");
 
-	for (unsigned v = 0; v < WORKERS; v++) {
+	if (!min_cores)
+		min_cores = 2;
+	for (unsigned v = 0; v < worker_count; v++) {
 		const struct worker *w = &workers[v];
 		bh_printf("BESTAT vcpu %u rounds %lu cores 0x%lx armed %lu fired %lu early %lu bad %lu "
 			  "idles %lu\n", v, w->rounds, w->cores, w->armed, w->fired, w->early, w->bad,
 			  w->idles);
 		kept &= w->bad == 0;
 		timers &= w->armed == w->fired && !w->early && w->armed > 1;
-		migrated &= popcount(w->cores) >= 2;
+		migrated &= popcount(w->cores) >= min_cores;
 		progress &= w->rounds >= MIN_ROUNDS && w->idles > 0;
 	}
 	bh_test_report("be_registers_kept", kept, kept ? "" : "a register changed across a switch");
@@ -153,7 +158,7 @@ static void report(void)
 
 static int all_done(void)
 {
-	for (unsigned v = 0; v < WORKERS; v++)
+	for (unsigned v = 0; v < worker_count; v++)
 		if (!workers[v].done)
 			return 0;
 	return 1;
@@ -163,7 +168,7 @@ void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
 	(void)boot_kind;
 	(void)restarts;
-	if (vcpu < WORKERS)
+	if (vcpu < MAX_WORKERS)
 		work(vcpu);
 	for (;;)
 		bh_idle();
@@ -174,8 +179,8 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	(void)boot_kind;
 	(void)restarts;
 	bh_irq_set_handler(BH_VIRQ_VTIMER, vtimer_handler);
-	for (unsigned v = 1; v < WORKERS; v++)
-		bh_vcpu_start(v);
+	while (worker_count < MAX_WORKERS && bh_vcpu_start(worker_count) == BH_OK)
+		worker_count++; /* every vCPU the description gives it */
 	work(vcpu);
 	while (!all_done())
 		; /* best-effort time: nobody else needs it */

@@ -1,0 +1,95 @@
+"""Best-effort vCPUs (docs/architecture.md, "Best-effort vCPUs").
+
+Timing, under -icount shift=0: on a core of each policy, latvictim measures its lateness against
+the plan (a cyclic slot start, a fixed-priority or EDF wake-up on its virtual timer) while two
+best-effort vCPUs of bework take all the idle time of that core; the same system without bework
+is the reference. The best-effort vCPUs hand the core back BE_LEAD_TICKS before each of its
+instants, so the victim's lateness must be the same, tick for tick: every sample against the
+plan, never against a first observation. bework meanwhile checks that its own registers, FP/SIMD
+registers and timer interrupts survive the switches.
+
+Migration, without -icount: bework's three vCPUs fill the idle time of all four cores and move
+between them beside real-time partitions of every policy and two fpcheck partitions whose FP/SIMD
+registers they take and must give back."""
+
+import re
+
+import pytest
+
+from harness import BUILD, CONFIGS, ROOT, run_system
+
+LATE = re.compile(r"^\[(?P<part>\w+)\] BHLATE (?P<mode>\w+) (?P<window>\w+) max (?P<max>\d+) min (?P<min>\d+) "
+                  r"n (?P<n>\d+)$")
+BEWORK_TESTS = ("be_registers_kept", "be_vtimer_interrupts", "be_migrated", "be_progress")
+WINDOWS = 12
+
+
+def lateness(run, part="victim"):
+    """{window: (max, min, samples)} of one latvictim, in counter ticks."""
+    found = {}
+    for line in run.lines:
+        m = LATE.match(line)
+        if m and m["part"] == part:
+            found[m["window"]] = (int(m["max"]), int(m["min"]), int(m["n"]))
+    return found
+
+
+def without_bework(config):
+    """The same description without the bework partition and its test parameter, written under
+    build/ with the image paths made absolute."""
+    text = (CONFIGS / config).read_text()
+    text = text[:text.index("  - name: bework")]
+    text = text.replace("name: be_", "name: alone_", 1).replace("../../../build/", f"{ROOT}/build/")
+    path = BUILD / "systest" / "generated" / f"alone_{config}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def finished(run, parts):
+    return all(run.index(rf"\[{part}\] {done}") >= 0 for part, done in parts)
+
+
+def assert_bework_passes(run):
+    verdicts = run.verdicts()
+    for name in BEWORK_TESTS:
+        assert verdicts.get(("bework", name), ("missing",))[0] == "PASS", (name, verdicts.get(("bework", name)))
+
+
+@pytest.mark.parametrize("config", ["be_cyclic.yaml", "be_fp.yaml", "be_edf.yaml"])
+def test_real_time_instants_keep_their_timing_under_best_effort_load(config):
+    alone = run_system(without_bework(config), icount=True, timeout=120,
+                       until=lambda r: finished(r, [("victim", "BHLATE-DONE")]))
+    loaded = run_system(config, icount=True, timeout=180,
+                        until=lambda r: finished(r, [("victim", "BHLATE-DONE"), ("bework", "BEWORK-DONE")]))
+    reference, measured = lateness(alone), lateness(loaded)
+    assert len(reference) == WINDOWS and len(measured) == WINDOWS, (reference, measured)
+    for window, (late_max, late_min, n) in measured.items():
+        print(f"BHSTAT {config} {window}: lateness max {late_max} min {late_min} ticks ({n} samples), "
+              f"alone max {reference[window][0]} min {reference[window][1]}")
+        assert n >= 15, f"{window}: only {n} samples"
+    overall = lambda found: (max(v[0] for v in found.values()), min(v[1] for v in found.values()))  # noqa: E731
+    assert overall(measured) == overall(reference), (config, overall(measured), overall(reference))
+    if loaded.index(r"\] BHLATE timer ") >= 0:  # a wake-up's path has no phase: every window the same
+        assert measured == reference
+    assert_bework_passes(loaded)
+    assert loaded.count(r"BESTAT vcpu") == 2
+
+
+def test_best_effort_vcpus_migrate_with_their_state_beside_every_policy():
+    victims = ("victim_c", "victim_fp", "victim_edf")
+    run = run_system("be_migrate.yaml", timeout=120,
+                     until=lambda r: finished(r, [(v, "BHLATE-DONE") for v in victims] +
+                                              [("bework", "BEWORK-DONE"), ("fp_a", "BHTEST-SUMMARY"),
+                                               ("fp_b", "BHTEST-SUMMARY")]))
+    assert_bework_passes(run)
+    assert run.count(r"BESTAT vcpu") == 3
+    cores = [int(m, 16) for m in re.findall(r"BESTAT vcpu \d+ .* cores (0x[0-9a-f]+)", run.log)]
+    assert all(bin(mask).count("1") >= 2 for mask in cores), cores
+    verdicts = run.verdicts()
+    for part in ("fp_a", "fp_b"):
+        assert [v for (p, _), v in verdicts.items() if p == part] == [("PASS", "")], verdicts
+    for victim in victims:
+        assert len(lateness(run, victim)) == WINDOWS, victim
+    # The EDF victim may overrun its budget while it starts and prints (action ignore); nothing else.
+    assert [line for line in run.lines if "HM:" in line and "budget_overrun" not in line] == []
