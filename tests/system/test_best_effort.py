@@ -10,7 +10,10 @@ registers and timer interrupts survive the switches.
 
 Migration, without -icount: two of bework's vCPUs can run only by moving between two cyclic cores
 that spinners take in turn, the third uses the idle time of a fixed-priority and an EDF core where
-fpcheck partitions sleep between checks of the FP/SIMD registers it takes meanwhile."""
+fpcheck partitions sleep between checks of the FP/SIMD registers it takes meanwhile.
+
+Life cycle, under -icount: a system partition suspends, resumes, restarts and halts a partition
+of best-effort vCPUs while they run, and restarts it once more."""
 
 import re
 
@@ -89,3 +92,14 @@ def test_best_effort_vcpus_migrate_with_their_state_beside_every_policy():
         assert [v for (p, _), v in verdicts.items() if p == part] == [("PASS", "")], verdicts
     # fp_b may overrun its EDF budget while it starts and prints (action ignore); nothing else.
     assert [line for line in run.lines if "HM:" in line and "budget_overrun" not in line] == []
+
+
+def test_a_partition_of_best_effort_vcpus_is_suspended_resumed_restarted_and_halted():
+    run = run_system("be_lifecycle.yaml", icount=True, timeout=120,
+                     until=lambda r: finished(r, [("bework", "BEWORK-DONE")]))
+    verdicts = run.verdicts()
+    manager = {name: v for (part, name), v in verdicts.items() if part == "bemanager"}
+    assert len(manager) == 6 and all(v == ("PASS", "") for v in manager.values()), manager
+    assert run.count(r"partition bework cold restart #") == 2
+    assert_bework_passes(run)
+    assert run.count(r"\[bework\] BEWORK-DONE") == 1  # the last incarnation only
