@@ -6,7 +6,9 @@
  * to the vCPUs' owners: VCPU_REQ_STOP releases everything a vCPU holds and halts it,
  * VCPU_REQ_RESET starts it. A restart counts its vCPUs down as their owners release them; the
  * last makes vCPU 0 VCPU_LOADING, and vCPU 0's core reloads the image in bounded steps in
- * vCPU 0's own time (its slots, priority or budget). Nobody ever waits for another core. */
+ * vCPU 0's own time (its slots, priority or budget). Nobody ever waits for another core.
+ * A best-effort vCPU's owner is the core that holds it; a queued one keeps its requests until
+ * the core that takes it next serves them (best_effort.h). */
 #include "best_effort.h"
 #include "bulkhead/abi.h"
 #include "console.h"
