@@ -81,14 +81,18 @@ static bool has_work(const struct vcpu *v, uint64_t now)
 }
 
 /* Under the lock: kick every core asleep that may run v, so that one takes it, or they watch
- * its wake-up. Each is kicked once per sleep (its bit goes). */
-static void kick_sleepers(const struct vcpu *v)
+ * its wake-up. Each is kicked once per sleep (its bit goes), and only while it still has room:
+ * from its be_until on, it waits for an instant of its own, which no kick may delay. */
+static void kick_sleepers(const struct vcpu *v, uint64_t now)
 {
 	uint32_t cores = __atomic_fetch_and(&queue.asleep, ~v->cfg->core_mask, __ATOMIC_SEQ_CST) &
 			 v->cfg->core_mask;
 
-	for (; cores; cores &= cores - 1)
-		arch_kick_core((unsigned)__builtin_ctz(cores));
+	for (; cores; cores &= cores - 1) {
+		unsigned core = (unsigned)__builtin_ctz(cores);
+		if (now < __atomic_load_n(&percpu[core].sched.be_until, __ATOMIC_RELAXED))
+			arch_kick_core(core);
+	}
 }
 
 static bool worth_a_kick(const struct vcpu *v, uint64_t now)
@@ -124,12 +128,14 @@ struct vcpu *be_take(unsigned core, uint64_t now)
 
 void be_put(struct vcpu *v)
 {
+	uint64_t now = arch_counter_read();
+
 	arch_spin_lock(&queue.lock);
 	BH_CHECK(!v->be_queued && queue.count < BH_MAX_VCPUS);
 	queue.fifo[queue.count++] = v;
 	v->be_queued = true;
-	if (worth_a_kick(v, arch_counter_read()))
-		kick_sleepers(v);
+	if (worth_a_kick(v, now))
+		kick_sleepers(v, now);
 	arch_spin_unlock(&queue.lock);
 }
 
@@ -144,8 +150,9 @@ void be_notify(struct vcpu *v)
 		sched_core_changed(holder); /* it may have given v back meanwhile: a spare look */
 		return;
 	}
-	if (worth_a_kick(v, arch_counter_read()))
-		kick_sleepers(v);
+	uint64_t now = arch_counter_read();
+	if (worth_a_kick(v, now))
+		kick_sleepers(v, now);
 	arch_spin_unlock(&queue.lock);
 }
 

@@ -366,3 +366,21 @@ TEST(a_wake_up_of_its_own_vcpu_takes_the_core_from_best_effort_work)
 	EXPECT(be(0)->be_queued);
 	EXPECT_EQ(be(0)->arch.detached, 1);
 }
+
+/* A core asleep past its be_until waits for an instant of its own: no kick for best-effort
+ * work reaches it then, whatever it marked when it went to sleep. */
+TEST(a_core_in_its_lead_before_an_instant_is_not_kicked_for_best_effort_work)
+{
+	uint64_t slot = T0 + US(600);
+
+	boot();
+	be(0)->request = 0;
+	EXPECT(on(2, T0) == NULL);           /* nothing started: core 2 sleeps with room */
+	EXPECT(on(0, T0 + US(200)) == NULL); /* and core 0, until its next slot's lead */
+	EXPECT_EQ(percpu[0].sched.be_until, slot - LEAD - BE_LEAD_TICKS);
+	fake.core = 1;
+	fake.counter = slot - LEAD - BE_LEAD_TICKS; /* its room is over */
+	EXPECT_EQ(vcpu_control(be(1), BH_VCPU_START, 0, 0), BH_OK);
+	EXPECT_EQ(fake.kicks[0], 0);
+	EXPECT_EQ(fake.kicks[2], 1); /* core 2, with no instant of its own, is */
+}
