@@ -70,6 +70,7 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 		struct vcpu *v = &p->vcpus[j];
 		unsigned core = cfg->vcpus[j].core;
 		BH_CHECK(core < sys->core_count);
+		BH_CHECK(!(cfg->vcpus[j].core_mask >> sys->core_count)); /* cores that exist */
 		*v = (struct vcpu){ .partition = p, .cfg = &cfg->vcpus[j], .id = j, .core = core,
 				    .state = VCPU_HALTED, .entry = cfg->entry,
 				    .boot_arg = cfg->boot_arg,
