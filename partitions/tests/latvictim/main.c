@@ -18,8 +18,6 @@
 #include "bulkhead/bulkhead.h"
 #include "../hostile/attacks.h"
 
-#define VICTIM_SLOT_OFFSET 6250ull  /* 100 us */
-#define VICTIM_SLOT_PERIOD 12500ull /* 200 us */
 #define GAP_TICKS 16ull             /* a longer jump between two reads: it was switched out */
 #define CNTV_ENABLE 1ul
 
