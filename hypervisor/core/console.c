@@ -40,6 +40,7 @@
 #define HYP_SOURCE BH_MAX_PARTITIONS
 #define RECORD_HEADER 4u
 #define RECORD_INTERACTIVE 0x8000u /* raw bytes of the focus partition, no prefix of their own */
+#define RECORD_NOTE 0x4000u        /* a loss: its text is the count, the drain words it */
 #define RECORD_LEN_MASK 0x0fffu
 #define CONSOLE_NAME_MAX 15u       /* partition names (the tool's limit) */
 #define NOTE_MAX 40u               /* "... (N bytes dropped)" */
@@ -133,17 +134,17 @@ static void lose(struct out_ring *r, uint32_t bytes)
 	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
 }
 
-/* Report an earlier loss in its place, if there is room for the note (ring lock held). */
+/* Report an earlier loss in its place, if there is room for the note (ring lock held). The
+ * note holds the count only: the drain, in its own budget, formats it, not the writer. */
 static bool report_loss(struct out_ring *r, uint32_t hdr)
 {
-	char note[NOTE_MAX];
+	uint32_t count = r->dropped;
 
-	if (!r->dropped)
+	if (!count)
 		return true;
-	if (ring_room(r) < padded(NOTE_MAX))
+	if (ring_room(r) < padded(sizeof(count)))
 		return false;
-	put_record(r, hdr, note, (uint32_t)format(note, sizeof(note), "... (%u bytes dropped)",
-						  r->dropped), "", 0);
+	put_record(r, hdr | RECORD_NOTE, (const char *)&count, sizeof(count), "", 0);
 	r->dropped = 0;
 	return true;
 }
@@ -154,7 +155,7 @@ static bool report_loss(struct out_ring *r, uint32_t hdr)
 static bool push_line(struct out_ring *r, uint32_t hdr, const char *a, uint32_t alen,
 		      const char *b, uint32_t blen)
 {
-	uint32_t note = r->dropped ? padded(NOTE_MAX) : 0;
+	uint32_t note = r->dropped ? padded(sizeof(uint32_t)) : 0;
 
 	if (ring_room(r) < note + padded(alen + blen)) {
 		lose(r, alen + blen);
@@ -274,7 +275,7 @@ static void start_record(int src)
 	uint32_t word = head_word(&rings[src]);
 
 	cur.source = src;
-	cur.flags = word & RECORD_INTERACTIVE;
+	cur.flags = word & (RECORD_INTERACTIVE | RECORD_NOTE);
 	cur.len = word & RECORD_LEN_MASK;
 	cur.off = 0;
 }
@@ -283,7 +284,7 @@ static void finish_record(void)
 {
 	struct out_ring *r = &rings[cur.source];
 
-	if (cur.flags && (!cur.len || text_at(r, cur.len - 1) != '\n'))
+	if ((cur.flags & RECORD_INTERACTIVE) && (!cur.len || text_at(r, cur.len - 1) != '\n'))
 		open_line = cur.source;
 	__atomic_store_n(&r->head, r->head + padded(cur.len), __ATOMIC_RELEASE);
 	cur.source = -1;
@@ -375,6 +376,21 @@ static uint32_t emit_interactive(void)
 	return n;
 }
 
+/* Emit the loss note in flight as a line of its source; returns the wire bytes. */
+static uint32_t emit_note(void)
+{
+	const struct out_ring *r = &rings[cur.source];
+	uint32_t count = 0;
+	char note[NOTE_MAX];
+
+	for (uint32_t i = 0; i < sizeof(count); i++) /* the ring's bytes, as put_record copied them */
+		((char *)&count)[i] = text_at(r, i);
+	format(note, sizeof(note), "... (%u bytes dropped)", count);
+	uint32_t n = emit_prefix(false) + put_string(note) + put_string("\r\n");
+	finish_record();
+	return n;
+}
+
 /* A loss nobody has reported because its source wrote nothing since: queue the note now. */
 static bool report_idle_losses(void)
 {
@@ -412,13 +428,15 @@ static uint32_t drain_locked(int src, uint32_t budget)
 {
 	while (start_next(src)) {
 		bool newline = false;
-		uint32_t len = cur.flags ? cur.len : next_line(&newline);
+		uint32_t len = cur.flags & RECORD_NOTE ? NOTE_MAX :
+			       cur.flags ? cur.len : next_line(&newline);
 		if (LINE_WIRE_MAX(len) > budget) {
 			if (!cur.off)
 				cur.source = -1;
 			return budget;
 		}
-		uint32_t n = cur.flags ? emit_interactive() : emit_line(len, newline);
+		uint32_t n = cur.flags & RECORD_NOTE ? emit_note() :
+			     cur.flags ? emit_interactive() : emit_line(len, newline);
 		budget = n < budget ? budget - n : 0;
 	}
 	return budget;
