@@ -29,7 +29,7 @@ bool hm_raise(struct vcpu *v, const struct hm_event *ev);
 /* The same for an event found inside a scheduling decision (an EDF budget used up), whose
  * time is the next vCPU's: if v goes on, its console lines (the event's, a rate-limit window's
  * summary) wait until v has its core again (hm_print_held): formatting and queueing a line
- * costs about 3000 instructions. A partition halted meanwhile never prints them; the counts
+ * costs about 2200 instructions. A partition halted meanwhile never prints them; the counts
  * and the log have the event. */
 bool hm_raise_in_decision(struct vcpu *v, const struct hm_event *ev);
 /* Print the lines held for v (v->hm_held), in v's own time: the scheduler calls it once it
