@@ -282,9 +282,12 @@ static void hold_lines(struct vcpu *v, const struct hm_event *ev, enum bh_hm_act
 {
 	struct hm_partition *h = &hm_parts[v->partition->cfg->id];
 	struct hm_held_lines *l = &hm_held[v->partition->cfg->id][v->id];
+	bool any = false;
 
-	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++)
+	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
 		l->summary[k] += summary[k];
+		any = any || l->summary[k];
+	}
 	if (print && l->event) {
 		h->held[ev->kind]++;
 		__atomic_fetch_add(&h->not_printed, 1u, __ATOMIC_RELAXED);
@@ -293,7 +296,7 @@ static void hold_lines(struct vcpu *v, const struct hm_event *ev, enum bh_hm_act
 		l->ev = *ev;
 		l->action = a;
 	}
-	v->hm_held = true;
+	v->hm_held = any || l->event; /* mostly nothing: a storm's events are only counted */
 }
 
 void hm_print_held(struct vcpu *v)
