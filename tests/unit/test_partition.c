@@ -48,6 +48,23 @@ TEST(hm_logs_event_and_ignores)
 	EXPECT_EQ(partitions[0].hm_events, 1);
 }
 
+TEST(hm_event_line_leaves_the_unfinished_line_of_a_vcpu_that_goes_on)
+{
+	fixture_boot();
+	console_guest_write(&partitions[0].vcpus[0], "before ", 7);
+	EXPECT(raise_on(0, &partitions[0].vcpus[0], BH_HM_PARTITION_ERROR));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	/* Not flushed by the event (that made a trap with its line the longest path): the
+	 * vCPU ends its line itself, after the event's. */
+	EXPECT(strstr(fake.uart, "[bulkhead] HM: partition alpha") == fake.uart);
+	EXPECT(strstr(fake.uart, "before") == NULL);
+	console_guest_write(&partitions[0].vcpus[0], "after\n", 6);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "-> ignore\r\n[alpha] before after\r\n") != NULL);
+}
+
 TEST(hm_halts_a_partition_on_every_core)
 {
 	fixture_boot();
