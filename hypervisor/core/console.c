@@ -531,20 +531,45 @@ void console_guest_write(struct vcpu *v, const char *buf, size_t len)
 }
 
 /* Called with the emulated UART's lock held, which also guards p->uart_line. */
+/* A byte of the focus partition that continues its own open line while nothing else is queued
+ * or in flight goes straight to the wire: what queueing it as a record and draining that would
+ * emit, without the record (a shell's echo, a kernel's console output: one trap a byte). */
+static bool emit_direct(int src, char c)
+{
+	if (open_line != src || drain_budget() < 2 || !arch_spin_trylock(&wire_lock))
+		return false;
+	bool direct = open_line == src && cur.source < 0 && !anything_queued();
+	if (direct) {
+		if (c == '\n') {
+			arch_console_putc('\r');
+			open_line = -1;
+		}
+		arch_console_putc(c);
+	}
+	arch_spin_unlock(&wire_lock);
+	return direct;
+}
+
 void console_vuart_write(struct partition *p, char c)
 {
 	struct out_ring *r = &rings[p->cfg->id];
-	uint32_t hdr = record_header(0);
 
 	arch_spin_lock(&r->lock);
 	if (p == focus) {
 		if (p->uart_line_len) /* what it wrote before it had focus goes first */
-			push_line(r, hdr, p->uart_line, p->uart_line_len, "", 0);
+			push_line(r, record_header(0), p->uart_line, p->uart_line_len, "", 0);
 		p->uart_line_len = 0;
+		if (emit_direct((int)p->cfg->id, c)) {
+			arch_spin_unlock(&r->lock);
+			if (__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
+				drain((int)p->cfg->id); /* a writer found the wire busy meanwhile */
+			return;
+		}
+		uint32_t hdr = record_header(0);
 		if (!report_loss(r, hdr) || !put_record(r, hdr | RECORD_INTERACTIVE, &c, 1, "", 0))
 			lose(r, 1);
 	} else {
-		assemble(r, hdr, p->uart_line, &p->uart_line_len, &c, 1);
+		assemble(r, record_header(0), p->uart_line, &p->uart_line_len, &c, 1);
 	}
 	arch_spin_unlock(&r->lock);
 	drain((int)p->cfg->id);

@@ -188,6 +188,22 @@ TEST(console_focused_uart_output_is_written_through_and_others_end_its_line)
 	end_with_uart();
 }
 
+TEST(console_focused_bytes_wait_for_the_writers_time_like_any_output)
+{
+	boot_with_uart(false);
+	struct partition *beta = &partitions[1];
+	fake.uart_len = 0;
+	console_vuart_write(beta, '$');
+	hold_output(true); /* the core's next event is due: nothing goes on the wire now */
+	console_vuart_write(beta, 'x');
+	EXPECT(strcmp(uart_text(), "[beta] $") == 0);
+	hold_output(false);
+	console_vuart_write(beta, '\n');
+	console_vuart_write(beta, 'y');
+	EXPECT(strcmp(uart_text(), "[beta] $x\r\n[beta] y") == 0);
+	end_with_uart();
+}
+
 TEST(console_unfocused_uart_output_is_line_buffered)
 {
 	boot_with_uart(true); /* alpha has focus */
