@@ -15,6 +15,7 @@
 #include "guest_mem.h"
 #include "hm.h"
 #include "partition.h"
+#include "percpu.h"
 #include "plan.h"
 #include "trace.h"
 
@@ -163,23 +164,16 @@ static bool print_allowed(struct hm_partition *h, enum bh_hm_event kind, uint64_
 	return false;
 }
 
+/* One short line (per kind: BH_HC_HM_STATUS), as cheap to format as an event's. */
 static void print_summary(const struct partition *p, const uint32_t *held)
 {
-	char list[160];
-	size_t n = 0;
 	uint64_t total = 0;
 
-	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
-		if (!held[k])
-			continue;
+	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++)
 		total += held[k];
-		n += format(list + n, sizeof(list) - n, "%s%s %u", n ? ", " : "",
-			    event_names[k], held[k]);
-	}
 	if (total)
-		bh_log("HM: partition %s (id %u): %lu more events not printed (%s; the log and "
-		       "BH_HC_HM_STATUS have them all)", p->cfg->name, p->cfg->id,
-		       (unsigned long)total, list);
+		bh_log("HM: partition %s (id %u): %lu more events not printed (all are counted and "
+		       "logged)", p->cfg->name, p->cfg->id, (unsigned long)total);
 }
 
 /* --- Actions ------------------------------------------------------------------------------- */
@@ -313,6 +307,20 @@ void hm_print_held(struct vcpu *v)
 		print_event(v, &l.ev, l.action, false);
 }
 
+static bool any_held(const uint32_t *held)
+{
+	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++)
+		if (held[k])
+			return true;
+	return false;
+}
+
+/* A core whose other vCPUs wait for whatever v's trap costs (a dedicated core has no other). */
+static bool shares_core(const struct vcpu *v)
+{
+	return percpu[v->core].sched.policy != BH_POLICY_DEDICATED;
+}
+
 /* in_decision: the caller is a scheduling decision, whose time is the next vCPU's. */
 static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 {
@@ -339,12 +347,17 @@ static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 	log_append(&e);
 	bool print = print_allowed(h, ev->kind, now, held) || a == BH_HM_HALT_SYSTEM || escalated;
 	/* Only a vCPU that goes on runs again to print; any other action is printed now. */
-	bool hold = in_decision && (a == BH_HM_IGNORE || a == BH_HM_PROPAGATE) && !escalated;
-	if (hold)
-		hold_lines(v, ev, a, print, held);
+	bool goes_on = (a == BH_HM_IGNORE || a == BH_HM_PROPAGATE) && !escalated;
+	bool hold = in_decision && goes_on;
+	/* One line per trap: on a shared core a window's summary waits for the vCPU's next turn,
+	 * so a trap with its line stays the longest path a neighbour can be in. */
+	bool hold_summary = !hold && print && goes_on && shares_core(v) && any_held(held);
+	if (hold || hold_summary)
+		hold_lines(v, ev, a, print && hold, held);
 	arch_spin_unlock(&hm_lock);
 	if (!hold) {
-		print_summary(p, held);
+		if (!hold_summary)
+			print_summary(p, held);
 		if (print)
 			print_event(v, ev, a, escalated);
 	}
