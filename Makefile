@@ -37,7 +37,7 @@ bench: bootstrap hyp partitions
 	@$(VENV)/bin/python -m bench.run
 
 # The long adversarial campaign (up to an hour); writes docs/reliability.md from its results.
-campaign: bootstrap hyp partitions
+campaign: bootstrap hyp partitions linux-programs
 	@$(VENV)/bin/python tests/campaign.py
 
 clean:

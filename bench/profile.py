@@ -1,7 +1,7 @@
 """Instruction profile of a hypervisor path, for finding where a benchmark's cycles go.
 
-    python -m bench.profile IMAGE --elf ELF [--elf ELF ...] --start SYM|ADDR --stop SYM|ADDR
-                            [--cpu N] [--pick K] [--seconds S] [--filter LO..HI]
+    python -m bench.profile IMAGE --elf ELF [--elf ELF ...] (--start SYM|ADDR | --back N)
+                            --stop SYM|ADDR [--cpu N] [--pick K] [--seconds S] [--filter LO..HI]
 
 Boots IMAGE (a packed Bulkhead image, with the qemu.cmd `bulkhead build` wrote beside it) under `-icount shift=0` with one instruction per
 translation block and QEMU's `-d exec` log, so the log lists every instruction each core
@@ -10,6 +10,14 @@ executes. A path starts where core N executes START and ends at its next STOP (o
 broken down by function (symbols from the ELFs), in order and as totals. `--filter` restricts
 the log to an address range (QEMU's -dfilter), which keeps long runs small; a path's ends must
 lie inside it. Under -icount the counts are the "cycles" of bench/results.json.
+
+With `--back N` instead of `--start`, a path is the N instructions core N executed before each
+STOP: what held a core just before a point, e.g. what a lateness victim waited for. latvictim's
+BHLATE line gives the instant its worst sample was due (at); under -icount the run is the same
+every time, so `--stop record --pick (at - first due) / period`, with its ELF given, shows the
+instructions before that sample's counter read (from the instant it was due: lateness x 16).
+Guest ELFs share addresses: a guest address is named after the first ELF that has a symbol
+there.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "src"))
@@ -85,6 +93,20 @@ def paths(lines, cpu: int, start: int, stop: int | None, limit: int = 100000) ->
     return found
 
 
+def paths_before(lines, cpu: int, stop: int, count: int) -> list[list[int]]:
+    """The last `count` addresses `cpu` executed before each `stop` (excluded), one list each."""
+    found, last = [], deque(maxlen=count)
+    for line in lines:
+        m = TRACE.match(line)
+        if not m or int(m.group(1)) != cpu:
+            continue
+        pc = int(m.group(2), 16)
+        if pc == stop:
+            found.append(list(last))
+        last.append(pc)
+    return found
+
+
 def breakdown(path: list[int], symbols: Symbols) -> list[tuple[str, int]]:
     """Consecutive runs of one function along the path: (name, instructions)."""
     runs: list[tuple[str, int]] = []
@@ -119,7 +141,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("image", type=Path)
     parser.add_argument("--elf", type=Path, action="append", required=True)
-    parser.add_argument("--start", required=True)
+    start_or_back = parser.add_mutually_exclusive_group(required=True)
+    start_or_back.add_argument("--start")
+    start_or_back.add_argument("--back", type=int, help="paths: the N instructions before STOP")
     parser.add_argument("--stop", required=True, help="symbol, address, or 'next'")
     parser.add_argument("--cpu", type=int, default=0)
     parser.add_argument("--pick", type=int, default=2, help="which path to break down")
@@ -127,13 +151,18 @@ def main() -> None:
     parser.add_argument("--filter", dest="address_filter")
     args = parser.parse_args()
     symbols = Symbols.of(args.elf)
-    start = symbols.address(args.start)
+    start = symbols.address(args.start) if args.start else None
     stop = None if args.stop == "next" else symbols.address(args.stop)
+    if start is None and stop is None:
+        raise SystemExit("profile: --back needs a --stop point")
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "exec.log"
         record(args.image, log, args.seconds, args.address_filter)
         with log.open() as lines:
-            found = paths(lines, args.cpu, start, stop)
+            if start is None:
+                found = paths_before(lines, args.cpu, stop, args.back)
+            else:
+                found = paths(lines, args.cpu, start, stop)
     if not found:
         raise SystemExit("profile: no path found (wrong core, addresses, or too short a run)")
     print(f"{len(found)} paths; lengths {[len(p) for p in found[:20]]}")

@@ -1,16 +1,19 @@
 /* One physical UART shared by every partition and the hypervisor.
  *
  * Output is buffered per source (each partition, and the hypervisor's own log): a writer only
- * assembles its line and copies it into its own ring, whole, as one record stamped with a
- * global sequence number; a full ring drops the line and counts it, and the loss is reported
- * in the output ("[name] ... (N bytes dropped)"). Getting records onto the wire is a separate
- * step, the drain: whoever calls it takes the wire lock only if it is free (trylock) and emits
- * at most CONSOLE_DRAIN_CHUNK bytes: the record in flight, then its own source's records, then
- * the oldest records of anyone (by sequence number). So no core ever waits for another
- * partition's output, no call pays for more than one chunk, and a partition's own lines are
- * not held behind a flooding neighbour's backlog. Every write and every log line drains once
- * after queueing; console_drain() lets idle time drain too. One record goes out whole before
- * the next starts, so lines never interleave.
+ * copies the complete lines of its write into its own ring, all of them as one record stamped
+ * with a global sequence number (so a write costs the same however many lines it holds), and
+ * keeps the unfinished last line for the next write; a full ring drops the record and counts
+ * it, and the loss is reported in the output ("[name] ... (N bytes dropped)"). Getting records
+ * onto the wire is a separate step, the drain: whoever calls it takes the wire lock only if it
+ * is free (trylock) and emits whole lines, at most CONSOLE_DRAIN_CHUNK bytes: the rest of the
+ * record in flight, then its own source's records, then the oldest records of anyone (by
+ * sequence number). The drain splits a record into lines (and lines longer than
+ * CONSOLE_LINE_MAX into pieces). So no core ever waits for another partition's output, no call
+ * pays for more than one chunk, and a partition's own lines are not held behind a flooding
+ * neighbour's backlog. Every write and every log line drains once after queueing;
+ * console_drain() lets idle time drain too. A record's lines go out one after another, before
+ * any other record's, so lines never interleave.
  *
  * Input goes to one partition with an emulated UART, the one with focus; Ctrl-A pressed three
  * times moves the focus to the next such partition. The partition with focus is interactive:
@@ -27,20 +30,27 @@
  * emulated UART) serialise on the ring's lock, held for one write call (at most
  * BH_CONSOLE_MAX_WRITE bytes); only the drain, under the wire lock, moves head. A record is a
  * 32-bit header (text length, flags, sequence number) and its text, padded to 4 bytes, so a
- * header is one aligned store and never wraps. Line records hold the text as written; '\r'
- * is dropped and unprintable bytes become '?' on the way out, so the writer only copies. */
+ * header is one aligned store and never wraps. A line record holds one or more complete lines
+ * as written, newlines included (the last one may end without: a flushed line, or a piece of
+ * a long line); '\r' is dropped and unprintable bytes become '?' on the way out, so the writer
+ * only copies. */
 #define CONSOLE_RING_SIZE 2048u /* a power of two */
 #define RING_MASK (CONSOLE_RING_SIZE - 1u)
 #define CONSOLE_SOURCES (BH_MAX_PARTITIONS + 1u)
 #define HYP_SOURCE BH_MAX_PARTITIONS
 #define RECORD_HEADER 4u
 #define RECORD_INTERACTIVE 0x8000u /* raw bytes of the focus partition, no prefix of their own */
+#define RECORD_NOTE 0x4000u        /* a loss: its text is the count, the drain words it */
 #define RECORD_LEN_MASK 0x0fffu
 #define CONSOLE_NAME_MAX 15u       /* partition names (the tool's limit) */
 #define NOTE_MAX 40u               /* "... (N bytes dropped)" */
-/* Wire bytes of a record at most: an open line's end, "[name] ", the text, CR LF (an
- * interactive record's newlines become CR LF: it has at most one byte). */
-#define RECORD_WIRE_MAX(word) (((word) & RECORD_LEN_MASK) + 2u + CONSOLE_NAME_MAX + 3u + 2u)
+/* Wire bytes of a line of len text bytes at most: an open line's end, "[name] ", the text,
+ * CR LF (an interactive record is one line of at most one byte, a newline being CR LF). */
+#define LINE_WIRE_MAX(len) ((len) + 2u + CONSOLE_NAME_MAX + 3u + 2u)
+/* The longest record: a line in progress completed by a whole write. */
+_Static_assert(CONSOLE_LINE_MAX - 1 + BH_CONSOLE_MAX_WRITE <= RECORD_LEN_MASK &&
+	       RECORD_HEADER + CONSOLE_LINE_MAX + BH_CONSOLE_MAX_WRITE <= CONSOLE_RING_SIZE / 2,
+	       "a record fits its header's length field, and twice in a ring");
 
 struct out_ring {
 	struct spinlock lock;
@@ -50,12 +60,12 @@ struct out_ring {
 	char buf[CONSOLE_RING_SIZE] __attribute__((aligned(4)));
 };
 
-/* The record the wire is in the middle of (under wire_lock). */
+/* The record the wire is in the middle of (under wire_lock): a drain that runs out of budget
+ * between two of its lines leaves it here, and the next drain, by anyone, goes on with it. */
 struct drain_state {
 	int source;          /* -1: none */
 	uint32_t flags, len; /* of the record */
-	uint32_t pre_len, pre_done, text_done, post_done;
-	char pre[32];        /* what goes before the text: an open line's end, the prefix */
+	uint32_t off;        /* text bytes of it already out */
 };
 
 static struct out_ring rings[CONSOLE_SOURCES];
@@ -83,19 +93,29 @@ static uint32_t padded(uint32_t len)
 	return RECORD_HEADER + ((len + 3u) & ~3u);
 }
 
-/* Append one record, with the ring's lock held; false (nothing written) when it has no room. */
-static bool put_record(struct out_ring *r, uint32_t hdr, const char *text, uint32_t len)
+/* Copy len bytes into the ring at position at, wrapping; returns the position after them. */
+static uint32_t ring_copy(struct out_ring *r, uint32_t at, const char *text, uint32_t len)
 {
-	uint32_t at = r->tail;
+	uint32_t off = at & RING_MASK, first = CONSOLE_RING_SIZE - off;
 
-	if (ring_room(r) < padded(len))
-		return false;
-	*(uint32_t *)&r->buf[at & RING_MASK] = hdr | len;
-	uint32_t off = (at + RECORD_HEADER) & RING_MASK, first = CONSOLE_RING_SIZE - off;
 	if (first > len)
 		first = len;
 	memcpy(&r->buf[off], text, first);
 	memcpy(r->buf, text + first, len - first);
+	return at + len;
+}
+
+/* Append one record whose text is a then b, with the ring's lock held; false (nothing
+ * written) when it has no room. */
+static bool put_record(struct out_ring *r, uint32_t hdr, const char *a, uint32_t alen,
+		       const char *b, uint32_t blen)
+{
+	uint32_t at = r->tail, len = alen + blen;
+
+	if (ring_room(r) < padded(len))
+		return false;
+	*(uint32_t *)&r->buf[at & RING_MASK] = hdr | len;
+	ring_copy(r, ring_copy(r, at + RECORD_HEADER, a, alen), b, blen);
 	__atomic_store_n(&r->tail, at + padded(len), __ATOMIC_RELEASE);
 	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
 	return true;
@@ -114,62 +134,89 @@ static void lose(struct out_ring *r, uint32_t bytes)
 	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
 }
 
-/* Report an earlier loss in its place, if there is room for the note (ring lock held). */
+/* Report an earlier loss in its place, if there is room for the note (ring lock held). The
+ * note holds the count only: the drain, in its own budget, formats it, not the writer. */
 static bool report_loss(struct out_ring *r, uint32_t hdr)
 {
-	char note[NOTE_MAX];
+	uint32_t count = r->dropped;
 
-	if (!r->dropped)
+	if (!count)
 		return true;
-	if (ring_room(r) < padded(NOTE_MAX))
+	if (ring_room(r) < padded(sizeof(count)))
 		return false;
-	put_record(r, hdr, note, (uint32_t)format(note, sizeof(note), "... (%u bytes dropped)",
-						  r->dropped));
+	put_record(r, hdr | RECORD_NOTE, (const char *)&count, sizeof(count), "", 0);
 	r->dropped = 0;
 	return true;
 }
 
-/* Queue one line record, or count it lost (ring lock held). */
-static bool push_line(struct out_ring *r, uint32_t hdr, const char *text, uint32_t len)
+/* Queue a line record whose text is a then b, or count it lost (ring lock held). The note of
+ * an earlier loss goes in only together with the record after it: ahead of a record that is
+ * lost too it would cost a format for nothing and fill the ring with notes. */
+static bool push_line(struct out_ring *r, uint32_t hdr, const char *a, uint32_t alen,
+		      const char *b, uint32_t blen)
 {
-	if (report_loss(r, hdr) && put_record(r, hdr, text, len))
-		return true;
-	lose(r, len + 1u); /* its newline too */
-	return false;
+	uint32_t note = r->dropped ? padded(sizeof(uint32_t)) : 0;
+
+	if (ring_room(r) < note + padded(alen + blen)) {
+		lose(r, alen + blen);
+		return false;
+	}
+	report_loss(r, hdr);
+	put_record(r, hdr, a, alen, b, blen);
+	return true;
 }
 
-/* Split buf into lines for a line buffer (line, *len) and queue each complete one. Bounded by
- * n; once the ring is full, the rest up to the last newline is counted lost in one step. */
+static bool has_newline(uint64_t w)
+{
+	uint64_t x = w ^ 0x0a0a0a0a0a0a0a0aull; /* a zero byte where w has a newline */
+
+	return ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0;
+}
+
+/* The position after the last newline of buf[0..n), 0 if it has none. Eight bytes a step
+ * where aligned (aligned loads only: the hypervisor is built -mstrict-align): every write
+ * searches all of itself when it ends in a long line. */
+static size_t after_last_newline(const char *buf, size_t n)
+{
+	size_t s = n;
+
+	for (; s && ((uintptr_t)(buf + s) & 7u); s--)
+		if (buf[s - 1] == '\n')
+			return s;
+	while (s >= 8u && !has_newline(*(const uint64_t *)(const void *)(buf + s - 8u)))
+		s -= 8u;
+	while (s && buf[s - 1] != '\n')
+		s--;
+	return s;
+}
+
+/* Where the complete lines of buf end, for a line in progress of l bytes before it: after its
+ * last newline, or at the last CONSOLE_LINE_MAX boundary of the line that follows (a longer
+ * line goes out in pieces); 0 if buf completes no line. */
+static size_t complete_end(unsigned l, const char *buf, size_t n)
+{
+	size_t s = after_last_newline(buf, n);
+	size_t before = s ? 0 : l; /* of the last line, before buf[s] */
+	size_t open = before + (n - s);
+	size_t full = open - open % CONSOLE_LINE_MAX;
+	return full ? s + full - before : s;
+}
+
+/* Queue the complete lines of buf, after the line in progress (line, *len), as one record, and
+ * keep what follows them as the line in progress. One search for the last newline and two
+ * copies, however many lines buf holds: the drain splits the record into lines. */
 static void assemble(struct out_ring *r, uint32_t hdr, char *line, unsigned *len,
 		     const char *buf, size_t n)
 {
 	unsigned l = *len;
-	size_t i = 0;
+	size_t end = complete_end(l, buf, n);
 
-	while (i < n) {
-		/* Copy up to the next newline or a full line, in one pass over the bytes. */
-		size_t k = 0, max = n - i < CONSOLE_LINE_MAX - l ? n - i : CONSOLE_LINE_MAX - l;
-		const char *src = buf + i;
-		char *dst = line + l;
-		for (; k < max && src[k] != '\n'; k++)
-			dst[k] = src[k];
-		l += (unsigned)k;
-		size_t j = i + k;
-		bool newline = j < n && buf[j] == '\n';
-		if (!newline && l < CONSOLE_LINE_MAX)
-			break; /* the rest stays in the line buffer */
-		i = j + newline;
-		bool queued = push_line(r, hdr, line, l);
+	if (end) {
+		push_line(r, hdr, line, l, buf, (uint32_t)end);
 		l = 0;
-		if (!queued) {
-			size_t last = n;
-			while (last > i && buf[last - 1] != '\n')
-				last--;
-			lose(r, (uint32_t)(last - i));
-			i = last;
-		}
 	}
-	*len = l;
+	memcpy(line + l, buf + end, n - end);
+	*len = l + (unsigned)(n - end);
 }
 
 static void queue_line(unsigned src, const char *text, unsigned len)
@@ -177,7 +224,7 @@ static void queue_line(unsigned src, const char *text, unsigned len)
 	struct out_ring *r = &rings[src];
 
 	arch_spin_lock(&r->lock);
-	push_line(r, record_header(0), text, len);
+	push_line(r, record_header(0), text, len, "", 0);
 	arch_spin_unlock(&r->lock);
 }
 
@@ -217,40 +264,27 @@ static int oldest_source(void)
 	return best;
 }
 
-static uint32_t append(char *dst, uint32_t at, const char *s)
+static char text_at(const struct out_ring *r, uint32_t i)
 {
-	while (*s)
-		dst[at++] = *s++;
-	return at;
+	return r->buf[(r->head + RECORD_HEADER + i) & RING_MASK];
 }
 
-/* Set up the wire form of the next record of source src (or the oldest of all, src < 0):
- * what precedes its text. */
+/* Make the oldest record of source src the one in flight. */
 static void start_record(int src)
 {
 	uint32_t word = head_word(&rings[src]);
+
 	cur.source = src;
-	cur.flags = word & RECORD_INTERACTIVE;
+	cur.flags = word & (RECORD_INTERACTIVE | RECORD_NOTE);
 	cur.len = word & RECORD_LEN_MASK;
-	cur.pre_len = cur.pre_done = cur.text_done = cur.post_done = 0;
-	bool continues = cur.flags && open_line == src;
-	/* A line broken for someone else's ends in LF CR, not CR LF: it looks the same on a
-	 * terminal, and a program reading the console can join the pieces again. */
-	if (open_line >= 0 && !continues)
-		cur.pre_len = append(cur.pre, cur.pre_len, "\n\r");
-	if (!continues) {
-		cur.pre_len = append(cur.pre, cur.pre_len, "[");
-		cur.pre_len = append(cur.pre, cur.pre_len, source_name(src));
-		cur.pre_len = append(cur.pre, cur.pre_len, "] ");
-	}
-	open_line = -1;
+	cur.off = 0;
 }
 
 static void finish_record(void)
 {
 	struct out_ring *r = &rings[cur.source];
 
-	if (cur.flags && (!cur.len || r->buf[(r->head + RECORD_HEADER + cur.len - 1) & RING_MASK] != '\n'))
+	if ((cur.flags & RECORD_INTERACTIVE) && (!cur.len || text_at(r, cur.len - 1) != '\n'))
 		open_line = cur.source;
 	__atomic_store_n(&r->head, r->head + padded(cur.len), __ATOMIC_RELEASE);
 	cur.source = -1;
@@ -261,28 +295,99 @@ static char printable(char c)
 	return (c >= 0x20 && c < 0x7f) || c == '\t' ? c : '?';
 }
 
-/* Emit up to budget bytes of the current record; returns how many went out. */
-static uint32_t emit_some(uint32_t budget)
+static uint32_t put_string(const char *s)
+{
+	uint32_t n = 0;
+
+	for (; s[n]; n++)
+		arch_console_putc(s[n]);
+	return n;
+}
+
+/* What goes before a line of the record in flight: the end of someone's open interactive
+ * line, and the prefix unless the line continues the open one. Returns the wire bytes. */
+static uint32_t emit_prefix(bool continues)
+{
+	uint32_t n = 0;
+
+	/* A line broken for someone else's ends in LF CR, not CR LF: it looks the same on a
+	 * terminal, and a program reading the console can join the pieces again. */
+	if (open_line >= 0 && !continues)
+		n += put_string("\n\r");
+	if (!continues) {
+		n += put_string("[");
+		n += put_string(source_name(cur.source));
+		n += put_string("] ");
+	}
+	open_line = -1;
+	return n;
+}
+
+/* The next line of the line record in flight: its text bytes, up to its newline (*newline)
+ * and at most CONSOLE_LINE_MAX, or what is left of the record. */
+static uint32_t next_line(bool *newline)
 {
 	const struct out_ring *r = &rings[cur.source];
-	uint32_t n = 0, post_len = cur.flags ? 0 : 2;
+	uint32_t n = 0, left = cur.len - cur.off;
 
-	for (; n < budget && cur.pre_done < cur.pre_len; n++)
-		arch_console_putc(cur.pre[cur.pre_done++]);
-	for (; n < budget && cur.text_done < cur.len; n++) {
-		char c = r->buf[(r->head + RECORD_HEADER + cur.text_done++) & RING_MASK];
-		if (cur.flags) { /* interactive: as typed, newlines as CR LF */
-			if (c == '\n')
-				arch_console_putc('\r');
-			arch_console_putc(c);
-		} else if (c != '\r') {
+	while (n < left && n < CONSOLE_LINE_MAX && text_at(r, cur.off + n) != '\n')
+		n++;
+	*newline = n < left && text_at(r, cur.off + n) == '\n';
+	return n;
+}
+
+/* Emit the next line (len bytes, then its newline if it has one) of the line record in
+ * flight, prefixed and ended with CR LF; returns the wire bytes. */
+static uint32_t emit_line(uint32_t len, bool newline)
+{
+	const struct out_ring *r = &rings[cur.source];
+	uint32_t n = emit_prefix(false);
+
+	for (uint32_t i = 0; i < len; i++) {
+		char c = text_at(r, cur.off + i);
+		if (c != '\r') {
 			arch_console_putc(printable(c));
+			n++;
 		}
 	}
-	for (; n < budget && cur.post_done < post_len; n++)
-		arch_console_putc("\r\n"[cur.post_done++]);
-	if (cur.pre_done == cur.pre_len && cur.text_done == cur.len && cur.post_done == post_len)
+	n += put_string("\r\n");
+	cur.off += len + newline;
+	if (cur.off >= cur.len)
 		finish_record();
+	return n;
+}
+
+/* Emit the interactive record in flight (raw bytes of the focus partition, as typed, newlines
+ * as CR LF; no prefix when it continues its own open line); returns the wire bytes. */
+static uint32_t emit_interactive(void)
+{
+	const struct out_ring *r = &rings[cur.source];
+	uint32_t n = emit_prefix(open_line == cur.source);
+
+	for (uint32_t i = 0; i < cur.len; i++, n++) {
+		char c = text_at(r, i);
+		if (c == '\n') {
+			arch_console_putc('\r');
+			n++;
+		}
+		arch_console_putc(c);
+	}
+	finish_record();
+	return n;
+}
+
+/* Emit the loss note in flight as a line of its source; returns the wire bytes. */
+static uint32_t emit_note(void)
+{
+	const struct out_ring *r = &rings[cur.source];
+	uint32_t count = 0;
+	char note[NOTE_MAX];
+
+	for (uint32_t i = 0; i < sizeof(count); i++) /* the ring's bytes, as put_record copied them */
+		((char *)&count)[i] = text_at(r, i);
+	format(note, sizeof(note), "... (%u bytes dropped)", count);
+	uint32_t n = emit_prefix(false) + put_string(note) + put_string("\r\n");
+	finish_record();
 	return n;
 }
 
@@ -301,21 +406,40 @@ static bool report_idle_losses(void)
 	return queued;
 }
 
-/* Whole records only, so none is ever left half on the wire: src's own first, then the oldest
- * of anyone's, while the next one fits in what is left of the budget (CONSOLE_DRAIN_CHUNK
- * holds the largest record). */
+/* Put the next record in flight, if none is: src's own first, then the oldest of anyone's.
+ * False when nothing is queued. */
+static bool start_next(int src)
+{
+	if (cur.source >= 0)
+		return true;
+	int next = src >= 0 && !ring_empty(&rings[src]) ? src : oldest_source();
+	if (next < 0 && report_idle_losses())
+		next = oldest_source();
+	if (next < 0)
+		return false;
+	start_record(next);
+	return true;
+}
+
+/* Whole lines only, so none is ever left half on the wire, while the next one fits in what is
+ * left of the budget (CONSOLE_DRAIN_CHUNK holds the longest line). A record none of whose
+ * lines went out is not in flight: it waits in its ring, in its order. */
 static uint32_t drain_locked(int src, uint32_t budget)
 {
-	for (;;) {
-		int next = src >= 0 && !ring_empty(&rings[src]) ? src : oldest_source();
-		if (next < 0 && report_idle_losses())
-			next = oldest_source();
-		if (next < 0 || RECORD_WIRE_MAX(head_word(&rings[next])) > budget)
+	while (start_next(src)) {
+		bool newline = false;
+		uint32_t len = cur.flags & RECORD_NOTE ? NOTE_MAX :
+			       cur.flags ? cur.len : next_line(&newline);
+		if (LINE_WIRE_MAX(len) > budget) {
+			if (!cur.off)
+				cur.source = -1;
 			return budget;
-		start_record(next);
-		uint32_t n = emit_some(UINT32_MAX);
+		}
+		uint32_t n = cur.flags & RECORD_NOTE ? emit_note() :
+			     cur.flags ? emit_interactive() : emit_line(len, newline);
 		budget = n < budget ? budget - n : 0;
 	}
+	return budget;
 }
 
 /* Wire bytes this core may emit now: at most a chunk, and only what ends before the core's
@@ -346,7 +470,7 @@ static bool drain(int src)
 	 * with a fresh chunk, so a record queued meanwhile does not wait for the next write. */
 	for (unsigned round = 0; round < 2; round++) {
 		uint32_t budget = drain_budget();
-		if (budget < RECORD_WIRE_MAX(0u))
+		if (budget < LINE_WIRE_MAX(0u))
 			return true;
 		if (!arch_spin_trylock(&wire_lock)) {
 			__atomic_store_n(&drain_wanted, 1u, __ATOMIC_SEQ_CST);
@@ -407,20 +531,45 @@ void console_guest_write(struct vcpu *v, const char *buf, size_t len)
 }
 
 /* Called with the emulated UART's lock held, which also guards p->uart_line. */
+/* A byte of the focus partition that continues its own open line while nothing else is queued
+ * or in flight goes straight to the wire: what queueing it as a record and draining that would
+ * emit, without the record (a shell's echo, a kernel's console output: one trap a byte). */
+static bool emit_direct(int src, char c)
+{
+	if (open_line != src || drain_budget() < 2 || !arch_spin_trylock(&wire_lock))
+		return false;
+	bool direct = open_line == src && cur.source < 0 && !anything_queued();
+	if (direct) {
+		if (c == '\n') {
+			arch_console_putc('\r');
+			open_line = -1;
+		}
+		arch_console_putc(c);
+	}
+	arch_spin_unlock(&wire_lock);
+	return direct;
+}
+
 void console_vuart_write(struct partition *p, char c)
 {
 	struct out_ring *r = &rings[p->cfg->id];
-	uint32_t hdr = record_header(0);
 
 	arch_spin_lock(&r->lock);
 	if (p == focus) {
 		if (p->uart_line_len) /* what it wrote before it had focus goes first */
-			push_line(r, hdr, p->uart_line, p->uart_line_len);
+			push_line(r, record_header(0), p->uart_line, p->uart_line_len, "", 0);
 		p->uart_line_len = 0;
-		if (!report_loss(r, hdr) || !put_record(r, hdr | RECORD_INTERACTIVE, &c, 1))
+		if (emit_direct((int)p->cfg->id, c)) {
+			arch_spin_unlock(&r->lock);
+			if (__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
+				drain((int)p->cfg->id); /* a writer found the wire busy meanwhile */
+			return;
+		}
+		uint32_t hdr = record_header(0);
+		if (!report_loss(r, hdr) || !put_record(r, hdr | RECORD_INTERACTIVE, &c, 1, "", 0))
 			lose(r, 1);
 	} else {
-		assemble(r, hdr, p->uart_line, &p->uart_line_len, &c, 1);
+		assemble(r, record_header(0), p->uart_line, &p->uart_line_len, &c, 1);
 	}
 	arch_spin_unlock(&r->lock);
 	drain((int)p->cfg->id);
@@ -562,9 +711,7 @@ static void emit_raw(const char *s, size_t len)
 
 void console_flush_all(void)
 {
-	if (cur.source >= 0)
-		emit_some(UINT32_MAX);
-	while (oldest_source() >= 0) /* each pass emits at least one record */
+	while (cur.source >= 0 || oldest_source() >= 0) /* each pass emits at least one line */
 		drain_locked(-1, CONSOLE_DRAIN_CHUNK);
 }
 

@@ -5,6 +5,8 @@
  *     counts it lost;
  *   - printed, at most HM_PRINT_BURST lines per partition per HM_PRINT_WINDOW_MS; what a
  *     storm leaves unprinted is summed up in one line when the partition's next window opens;
+ *     an event found inside a scheduling decision (an EDF budget used up) has its lines
+ *     printed when its vCPU next has its core, in its own time;
  *   - handled by the partition's configured action.
  * So a storm costs its source a bounded path per event and at most a few console lines, and
  * nothing of it is lost: the counts and the log tell all. */
@@ -13,6 +15,7 @@
 #include "guest_mem.h"
 #include "hm.h"
 #include "partition.h"
+#include "percpu.h"
 #include "plan.h"
 #include "trace.h"
 
@@ -41,6 +44,16 @@ struct hm_pending {
 static struct spinlock hm_lock; /* the log, the print windows, the pending events */
 static struct hm_partition hm_parts[BH_MAX_PARTITIONS];
 static struct hm_pending hm_pending[BH_MAX_PARTITIONS][BH_MAX_CORES];
+
+/* The console lines of events raised inside a scheduling decision, held for their vCPU's own
+ * time (hm_print_held), under hm_lock. */
+struct hm_held_lines {
+	bool event;                          /* ev, action: the event's own line */
+	struct hm_event ev;
+	enum bh_hm_action action;
+	uint32_t summary[BH_HM_EVENT_COUNT]; /* unprinted events of a window that closed */
+};
+static struct hm_held_lines hm_held[BH_MAX_PARTITIONS][BH_MAX_CORES];
 static struct bh_hm_log_entry hm_log[HM_LOG_SIZE];
 static uint32_t log_head, log_count; /* oldest entry, entries held */
 static uint64_t log_lost;            /* overwritten since the last read */
@@ -151,23 +164,16 @@ static bool print_allowed(struct hm_partition *h, enum bh_hm_event kind, uint64_
 	return false;
 }
 
+/* One short line (per kind: BH_HC_HM_STATUS), as cheap to format as an event's. */
 static void print_summary(const struct partition *p, const uint32_t *held)
 {
-	char list[160];
-	size_t n = 0;
 	uint64_t total = 0;
 
-	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
-		if (!held[k])
-			continue;
+	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++)
 		total += held[k];
-		n += format(list + n, sizeof(list) - n, "%s%s %u", n ? ", " : "",
-			    event_names[k], held[k]);
-	}
 	if (total)
-		bh_log("HM: partition %s (id %u): %lu more events not printed (%s; the log and "
-		       "BH_HC_HM_STATUS have them all)", p->cfg->name, p->cfg->id,
-		       (unsigned long)total, list);
+		bh_log("HM: partition %s (id %u): %lu more events not printed (all are counted and "
+		       "logged)", p->cfg->name, p->cfg->id, (unsigned long)total);
 }
 
 /* --- Actions ------------------------------------------------------------------------------- */
@@ -252,13 +258,71 @@ static void print_event(struct vcpu *v, const struct hm_event *ev, enum bh_hm_ac
 {
 	const struct partition *p = v->partition;
 
-	console_guest_flush(v); /* what it wrote before the fault comes first */
+	/* What a vCPU that stops wrote before the fault comes first. One that goes on ends its
+	 * line itself, after this one: flushing it too (a copy of up to 160 bytes, a loss note)
+	 * made this the longest path of a neighbour (a trap, its line and the flush: about 5800
+	 * instructions; docs/performance.md). */
+	if ((a != BH_HM_IGNORE && a != BH_HM_PROPAGATE) || escalated)
+		console_guest_flush(v);
 	bh_log("HM: partition %s (id %u) vcpu %u: %s at 0x%lx (%s, pc 0x%lx) -> %s%s",
 	       p->cfg->name, p->cfg->id, v->id, hm_event_name(ev->kind), ev->address, ev->detail,
 	       ev->pc, escalated ? "propagate not handled: " : "", hm_action_name(a));
 }
 
-bool hm_raise(struct vcpu *v, const struct hm_event *ev)
+/* Under hm_lock: keep the lines an event would print for v's own time. A second event line
+ * before v ran again is summed up instead, like one over the rate limit. */
+static void hold_lines(struct vcpu *v, const struct hm_event *ev, enum bh_hm_action a,
+		       bool print, const uint32_t *summary)
+{
+	struct hm_partition *h = &hm_parts[v->partition->cfg->id];
+	struct hm_held_lines *l = &hm_held[v->partition->cfg->id][v->id];
+	bool any = false;
+
+	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
+		l->summary[k] += summary[k];
+		any = any || l->summary[k];
+	}
+	if (print && l->event) {
+		h->held[ev->kind]++;
+		__atomic_fetch_add(&h->not_printed, 1u, __ATOMIC_RELAXED);
+	} else if (print) {
+		l->event = true;
+		l->ev = *ev;
+		l->action = a;
+	}
+	v->hm_held = any || l->event; /* mostly nothing: a storm's events are only counted */
+}
+
+void hm_print_held(struct vcpu *v)
+{
+	struct hm_held_lines l;
+
+	arch_spin_lock(&hm_lock);
+	l = hm_held[v->partition->cfg->id][v->id];
+	hm_held[v->partition->cfg->id][v->id] = (struct hm_held_lines){ 0 };
+	v->hm_held = false;
+	arch_spin_unlock(&hm_lock);
+	print_summary(v->partition, l.summary);
+	if (l.event)
+		print_event(v, &l.ev, l.action, false);
+}
+
+static bool any_held(const uint32_t *held)
+{
+	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++)
+		if (held[k])
+			return true;
+	return false;
+}
+
+/* A core whose other vCPUs wait for whatever v's trap costs (a dedicated core has no other). */
+static bool shares_core(const struct vcpu *v)
+{
+	return percpu[v->core].sched.policy != BH_POLICY_DEDICATED;
+}
+
+/* in_decision: the caller is a scheduling decision, whose time is the next vCPU's. */
+static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 {
 	struct partition *p = v->partition;
 	struct hm_partition *h = &hm_parts[p->cfg->id];
@@ -282,9 +346,30 @@ bool hm_raise(struct vcpu *v, const struct hm_event *ev)
 	arch_spin_lock(&hm_lock);
 	log_append(&e);
 	bool print = print_allowed(h, ev->kind, now, held) || a == BH_HM_HALT_SYSTEM || escalated;
+	/* Only a vCPU that goes on runs again to print; any other action is printed now. */
+	bool goes_on = (a == BH_HM_IGNORE || a == BH_HM_PROPAGATE) && !escalated;
+	bool hold = in_decision && goes_on;
+	/* One line per trap: on a shared core a window's summary waits for the vCPU's next turn,
+	 * so a trap with its line stays the longest path a neighbour can be in. */
+	bool hold_summary = !hold && print && goes_on && shares_core(v) && any_held(held);
+	if (hold || hold_summary)
+		hold_lines(v, ev, a, print && hold, held);
 	arch_spin_unlock(&hm_lock);
-	print_summary(p, held);
-	if (print)
-		print_event(v, ev, a, escalated);
+	if (!hold) {
+		if (!hold_summary)
+			print_summary(p, held);
+		if (print)
+			print_event(v, ev, a, escalated);
+	}
 	return apply(p, a);
+}
+
+bool hm_raise(struct vcpu *v, const struct hm_event *ev)
+{
+	return raise(v, ev, false);
+}
+
+bool hm_raise_in_decision(struct vcpu *v, const struct hm_event *ev)
+{
+	return raise(v, ev, true);
 }

@@ -26,7 +26,7 @@ static bool is_system(const struct vcpu *v) { return v->partition->cfg->flags & 
 static int64_t hc_console_write(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 1), len = arg(r, 2);
-	char chunk[256];
+	char chunk[256] __attribute__((aligned(8))); /* the console searches it 8 bytes a step */
 
 	/* Check all of it first, so a bad buffer prints nothing. */
 	if (len > BH_CONSOLE_MAX_WRITE || !guest_readable(v, va, len))

@@ -191,7 +191,7 @@ static void edf_budget_exhausted(struct vcpu *v)
 		.detail = "EDF budget used up",
 	};
 	trace_emit(BH_TRACE_BUDGET_EXHAUSTED, v, v->abs_deadline);
-	hm_raise(v, &ev);
+	hm_raise_in_decision(v, &ev); /* its line waits for v's own time: this is the next's */
 }
 
 static struct decision pick_edf(struct sched_core *s, uint64_t now)
@@ -560,8 +560,11 @@ static __attribute__((noinline)) void decide(struct percpu *c)
 		s->boundary = s->policy == BH_POLICY_CYCLIC ? d.until : TIME_NEVER;
 		program_timer(c, min_u64(timer_for(s, d, wake), be_timer(c, next)));
 		flush_trace(s, wait_until(at));
-		if (next)
+		if (next) {
+			if (next->hm_held) /* its time now: it is charged from run_start */
+				hm_print_held(next);
 			return;
+		}
 		console_drain(); /* an idle core moves queued console output, in time it has spare */
 		idle(c);
 	}

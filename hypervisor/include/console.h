@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes one drain puts on the wire at most (whole records: one line of CONSOLE_LINE_MAX with
+/* Bytes one drain puts on the wire at most (whole lines: one of CONSOLE_LINE_MAX bytes with
  * its prefix always fits): bounds what a write, a log line or an idle pass costs its caller
  * beyond its own copy. */
 #define CONSOLE_DRAIN_CHUNK 192u

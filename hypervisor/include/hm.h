@@ -26,6 +26,17 @@ const char *hm_action_name(enum bh_hm_action a);
  * faulting instruction. Otherwise the vCPU has been stopped, suspended or reset and stops
  * running at its core's next exit from the hypervisor. */
 bool hm_raise(struct vcpu *v, const struct hm_event *ev);
+/* (On a shared core, a rate-limit window's summary line that would come with the event's own
+ * waits for v's next turn too: one line per trap.) */
+/* The same for an event found inside a scheduling decision (an EDF budget used up), whose
+ * time is the next vCPU's: if v goes on, its console lines (the event's, a rate-limit window's
+ * summary) wait until v has its core again (hm_print_held): formatting and queueing a line
+ * costs about 2200 instructions. A partition halted meanwhile never prints them; the counts
+ * and the log have the event. */
+bool hm_raise_in_decision(struct vcpu *v, const struct hm_event *ev);
+/* Print the lines held for v (v->hm_held), in v's own time: the scheduler calls it once it
+ * has given v its core. */
+void hm_print_held(struct vcpu *v);
 
 /* BH_HC_HM_READ: take up to max of the log's oldest entries; *lost = entries overwritten since
  * the previous read (then reset). */

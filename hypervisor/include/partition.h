@@ -61,6 +61,7 @@ struct vcpu {
 	unsigned line_len;            /* console output not yet ending in a newline */
 	char line[CONSOLE_LINE_MAX];
 	bool counted;                 /* released for its partition's restart in progress (lock) */
+	bool hm_held;                 /* health-monitor lines wait for its own time (hm.c) */
 	bool be_queued;               /* best-effort: in the queue, no core holds it (queue lock) */
 };
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.profile import Symbols, breakdown, paths  # noqa: E402
+from bench.profile import Symbols, breakdown, paths, paths_before  # noqa: E402
 
 
 def log(*entries):
@@ -21,6 +21,14 @@ def test_paths_run_from_start_to_stop_on_one_core():
     found = paths(lines, cpu=1, start=0x1000, stop=0x2004)
     assert found == [[0x1000, 0x1104, 0x1108], [0x1000, 0x1104]]   # core 0's lines ignored
     assert paths(lines, cpu=1, start=0x1000, stop=None) == [[0x1000, 0x1104, 0x1108, 0x2004]]
+
+
+def test_paths_before_are_the_last_instructions_of_one_core_before_each_stop():
+    lines = log((1, 0x1000), (1, 0x1104), (0, 0x1108), (1, 0x2004), (1, 0x1100), (1, 0x1104),
+                (1, 0x1108), (1, 0x2004))
+    assert paths_before(lines, cpu=1, stop=0x2004, count=2) == [
+        [0x1000, 0x1104], [0x1104, 0x1108]]   # core 0's line ignored
+    assert paths_before(lines, cpu=1, stop=0x2004, count=8)[0] == [0x1000, 0x1104]
 
 
 def test_breakdown_names_consecutive_runs_and_addresses():

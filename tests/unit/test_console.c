@@ -3,6 +3,8 @@
 #include "console.h"
 #include "fixture.h"
 #include "partition.h"
+#include "percpu.h"
+#include "plan.h"
 #include "unit.h"
 
 TEST(console_emits_whole_prefixed_lines)
@@ -47,6 +49,80 @@ TEST(console_hypervisor_log_has_its_prefix)
 	bh_log("value %u", 3u);
 	fake.uart[fake.uart_len] = 0;
 	EXPECT(strcmp(fake.uart, "[bulkhead] value 3\r\n") == 0);
+}
+
+/* The core's next scheduling event is due now: a drain there emits nothing, so what is
+ * written stays queued (held) until the event is gone (released). */
+static void hold_output(bool held)
+{
+	percpu[fake.core].sched.timer_at = held ? fake.counter + 1 : TIME_NEVER;
+}
+
+static unsigned count_of(const char *text, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+TEST(console_a_write_of_many_lines_is_one_record)
+{
+	char newlines[BH_CONSOLE_MAX_WRITE];
+	fixture_boot();
+	memset(newlines, '\n', sizeof(newlines));
+	hold_output(true);
+	/* One record each (its text and a header): six fit in the 2 KiB ring. A record per line
+	 * (a header each) held 512 of these lines, and the queueing cost a call per line. */
+	for (int i = 0; i < 6; i++)
+		console_guest_write(&partitions[0].vcpus[0], newlines, sizeof(newlines));
+	EXPECT_EQ(fake.uart_len, 0);
+	hold_output(false);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT_EQ(count_of(fake.uart, "[alpha] \r\n"), 6 * BH_CONSOLE_MAX_WRITE);
+	EXPECT(strstr(fake.uart, "dropped") == NULL);
+}
+
+TEST(console_a_drain_emits_whole_lines_and_goes_on_with_the_record_in_flight)
+{
+	fixture_boot();
+	hold_output(true);
+	console_guest_write(&partitions[0].vcpus[0], "one\ntwo\nthree\n", 14);
+	console_guest_write(&partitions[1].vcpus[0], "beta\n", 5);
+	hold_output(false);
+	/* Time for 30 wire bytes before the core's next event: a 3-letter line counted with the
+	 * longest prefix (25 bytes) fits, a second one not: "one" goes, "two" waits. */
+	percpu[fake.core].sched.timer_at = fake.counter + ns_to_ticks(CONSOLE_DRAIN_MARGIN_NS) +
+					   ns_to_ticks(30u * CONSOLE_BYTE_NS);
+	console_drain();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strcmp(fake.uart, "[alpha] one\r\n") == 0);
+	/* The record in flight goes on first, whoever drains (beta wrote after it). */
+	hold_output(false);
+	console_flush(&partitions[1]);
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strcmp(fake.uart, "[alpha] one\r\n[alpha] two\r\n[alpha] three\r\n[beta] beta\r\n") == 0);
+}
+
+TEST(console_a_loss_note_goes_only_before_a_line_that_is_queued)
+{
+	char line[101];
+	fixture_boot();
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	hold_output(true);
+	/* 108 ring bytes a line: 18 fit, with 104 left, room for notes but not for a line. */
+	for (int i = 0; i < 22; i++)
+		console_guest_write(&partitions[0].vcpus[0], line, sizeof(line));
+	hold_output(false);
+	console_guest_write(&partitions[0].vcpus[0], "after\n", 6);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT_EQ(count_of(fake.uart, "bytes dropped"), 1);
+	EXPECT(strstr(fake.uart, "[alpha] ... (404 bytes dropped)\r\n[alpha] after\r\n") != NULL);
+	EXPECT_EQ(console_lost(0), 404);
 }
 
 /* Partitions with an emulated machine take console input; beta gets one for these tests. */
@@ -109,6 +185,22 @@ TEST(console_focused_uart_output_is_written_through_and_others_end_its_line)
 	console_vuart_write(beta, 'l');
 	console_vuart_write(beta, 's');
 	EXPECT(strcmp(uart_text(), "[beta] $ \n\r[alpha] tick\r\n[beta] ls") == 0);
+	end_with_uart();
+}
+
+TEST(console_focused_bytes_wait_for_the_writers_time_like_any_output)
+{
+	boot_with_uart(false);
+	struct partition *beta = &partitions[1];
+	fake.uart_len = 0;
+	console_vuart_write(beta, '$');
+	hold_output(true); /* the core's next event is due: nothing goes on the wire now */
+	console_vuart_write(beta, 'x');
+	EXPECT(strcmp(uart_text(), "[beta] $") == 0);
+	hold_output(false);
+	console_vuart_write(beta, '\n');
+	console_vuart_write(beta, 'y');
+	EXPECT(strcmp(uart_text(), "[beta] $x\r\n[beta] y") == 0);
 	end_with_uart();
 }
 

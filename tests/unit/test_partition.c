@@ -7,6 +7,7 @@
 #include "partition.h"
 #include "main.h"
 #include "percpu.h"
+#include "plan.h"
 #include "sched.h"
 #include "virq.h"
 #include "unit.h"
@@ -46,6 +47,47 @@ TEST(hm_logs_event_and_ignores)
 	EXPECT(strcmp(fake.uart, "[bulkhead] HM: partition alpha (id 0) vcpu 0: partition_error "
 				 "at 0x42400000 (write, pc 0x40000120) -> ignore\r\n") == 0);
 	EXPECT_EQ(partitions[0].hm_events, 1);
+}
+
+TEST(hm_trap_on_a_shared_core_prints_one_line_and_the_summary_in_the_next_turn)
+{
+	fixture_boot();
+	struct vcpu *a = &partitions[0].vcpus[0];
+	percpu[0].sched.policy = BH_POLICY_FIXED_PRIORITY; /* a neighbour waits for its traps */
+	fake.counter = 1000;
+	for (unsigned i = 0; i < 6; i++) /* 5 lines in the window, the 6th only counted */
+		raise_on(0, a, BH_HM_PARTITION_ERROR);
+	fake.counter += ns_to_ticks(1000000000ull); /* the next window */
+	console_flush_all();
+	fake.uart_len = 0;
+	raise_on(0, a, BH_HM_PARTITION_ERROR);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "-> ignore") != NULL);
+	EXPECT(strstr(fake.uart, "not printed") == NULL); /* not in the same trap */
+	EXPECT(a->hm_held);
+	hm_print_held(a); /* its next turn (the decision that picks it) */
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "alpha (id 0): 1 more events not printed") != NULL);
+	percpu[0].sched.policy = BH_POLICY_DEDICATED;
+}
+
+TEST(hm_event_line_leaves_the_unfinished_line_of_a_vcpu_that_goes_on)
+{
+	fixture_boot();
+	console_guest_write(&partitions[0].vcpus[0], "before ", 7);
+	EXPECT(raise_on(0, &partitions[0].vcpus[0], BH_HM_PARTITION_ERROR));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	/* Not flushed by the event (that made a trap with its line the longest path): the
+	 * vCPU ends its line itself, after the event's. */
+	EXPECT(strstr(fake.uart, "[bulkhead] HM: partition alpha") == fake.uart);
+	EXPECT(strstr(fake.uart, "before") == NULL);
+	console_guest_write(&partitions[0].vcpus[0], "after\n", 6);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "-> ignore\r\n[alpha] before after\r\n") != NULL);
 }
 
 TEST(hm_halts_a_partition_on_every_core)

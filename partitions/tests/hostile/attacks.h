@@ -12,8 +12,8 @@
 enum attack {
 	ATTACK_QUIET,          /* the neighbour sleeps: the hypervisor's own path alone */
 	ATTACK_SPIN_MASKED,    /* spins with interrupts masked, never calls the hypervisor */
-	ATTACK_CONSOLE_NL,     /* BH_HC_CONSOLE_WRITE of 256 newlines, back to back */
-	ATTACK_CONSOLE_MAX,    /* BH_HC_CONSOLE_WRITE of 256 printable bytes (long lines) */
+	ATTACK_CONSOLE_NL,     /* BH_HC_CONSOLE_WRITE of 256 newlines, back to back; aimed */
+	ATTACK_CONSOLE_MAX,    /* BH_HC_CONSOLE_WRITE of 256 printable bytes (long lines); aimed */
 	ATTACK_HM_RAISE,       /* BH_HC_RAISE_EVENT, action ignore */
 	ATTACK_STAGE2,         /* loads outside its memory: memory_violation, action ignore */
 	ATTACK_PMU,            /* mrs pmcr_el0: trapped_instruction, action ignore */
@@ -31,6 +31,15 @@ static const char *const attack_names[ATTACK_COUNT] = {
 };
 
 #define ATTACK_END (ATTACK_T0 + ATTACK_COUNT * ATTACK_WINDOW)
+
+/* When the victim is due: base + VICTIM_SLOT_OFFSET + k * VICTIM_SLOT_PERIOD, base being the
+ * major frame start on a cyclic core (its slots; tests/system/configs/lat_cyclic.yaml) and
+ * ATTACK_T0 elsewhere (its timer deadlines). */
+#define VICTIM_SLOT_OFFSET 6250ull  /* 100 us */
+#define VICTIM_SLOT_PERIOD 12500ull /* 200 us */
+/* How long before a slot start the hypervisor decides for it (SLOT_LEAD_TICKS,
+ * hypervisor/include/sched.h): where a neighbour's path delays a cyclic victim. */
+#define HYP_SLOT_LEAD_TICKS 50ull
 
 /* The attack whose window holds counter value t, or -1 outside every window. */
 static inline int attack_at(unsigned long long t)

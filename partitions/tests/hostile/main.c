@@ -81,17 +81,64 @@ static void timed_round(enum attack a)
 		longest[a] = d;
 }
 
+/* Aimed attacks. Where a flood's calls fall against the victim's due instants depends on code
+ * layout (everything is deterministic under -icount), so a flood alone finds its worst case
+ * by chance. The console attacks therefore also aim one write at each due instant: it starts
+ * AIM_FIRST + k % AIM_SPREAD ticks (k: the due instant's number) before the hypervisor must
+ * act for the victim (the due instant; on a cyclic core its decision, HYP_SLOT_LEAD_TICKS
+ * earlier), so the victim waits for nearly all of it. The flood stops AIM_GUARD ticks before,
+ * longer than a round of it; the newline write first empties its ring (flushing in its own
+ * time), where the write that queues the most lines finds room for all of them. */
+#define AIM_FIRST  1ull
+#define AIM_SPREAD 16ull
+#define AIM_GUARD  2500ull /* 40 us */
+
+static unsigned long long due_base; /* the frame start on a cyclic core, else ATTACK_T0 */
+static unsigned long long lead;     /* HYP_SLOT_LEAD_TICKS on a cyclic core, else 0 */
+
+static int aimed(enum attack a)
+{
+	return a == ATTACK_CONSOLE_NL || a == ATTACK_CONSOLE_MAX;
+}
+
+/* The instant to start the aimed write for the first due instant after t + AIM_GUARD. */
+static unsigned long long next_aim(unsigned long long t)
+{
+	unsigned long long first = due_base + VICTIM_SLOT_OFFSET, k = 0;
+
+	if (t + AIM_GUARD + lead + AIM_FIRST + AIM_SPREAD > first)
+		k = (t + AIM_GUARD + lead + AIM_FIRST + AIM_SPREAD - first) / VICTIM_SLOT_PERIOD + 1;
+	return first + k * VICTIM_SLOT_PERIOD - lead - AIM_FIRST - k % AIM_SPREAD;
+}
+
+static void aimed_round(enum attack a, unsigned long long aim)
+{
+	if (a == ATTACK_CONSOLE_NL)
+		while (bh_console_flush() > 0 && bh_counter() < aim)
+			;
+	while (bh_counter() < aim)
+		;
+	one_round(a);
+}
+
 static void attack_window(enum attack a)
 {
 	unsigned long long end = ATTACK_T0 + ((unsigned long long)a + 1) * ATTACK_WINDOW;
+	unsigned long long aim = next_aim(bh_counter());
 
 	if (a == ATTACK_QUIET) {
 		bh_sleep_until_ns(bh_ticks_to_ns(end));
 		return;
 	}
 	vtimer_pending(a == ATTACK_WFI);
-	while (bh_counter() < end)
-		timed_round(a);
+	while (bh_counter() < end) {
+		if (aimed(a) && bh_counter() + AIM_GUARD >= aim) {
+			aimed_round(a, aim);
+			aim = next_aim(bh_counter());
+		} else {
+			timed_round(a);
+		}
+	}
 	vtimer_pending(0);
 }
 
@@ -103,6 +150,13 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	for (unsigned i = 0; i < sizeof(newlines); i++) {
 		newlines[i] = '\n';
 		letters[i] = (char)('a' + i % 26);
+	}
+	unsigned long long f0_ns;
+	if (bh_plan_frame_start(&f0_ns) == BH_OK) { /* a cyclic core: aim at the victim's slots */
+		due_base = bh_ns_to_ticks(f0_ns);
+		lead = HYP_SLOT_LEAD_TICKS;
+	} else {
+		due_base = ATTACK_T0;
 	}
 	bh_puts("hostile: waiting for the first window");
 	bh_sleep_until_ns(bh_ticks_to_ns(ATTACK_T0));

@@ -11,20 +11,21 @@
  *   with cyclic plans on other cores), it sleeps on its virtual timer until absolute deadlines
  *   VICTIM_SLOT_PERIOD apart and takes the wake-up minus the deadline.
  * For each window it prints
- *   BHLATE <mode> <attack> max <ticks> min <ticks> n <samples>
- * in counter ticks (16 ns), then BHLATE-DONE. Lateness includes the victim's own constant
+ *   BHLATE <mode> <attack> max <ticks> min <ticks> n <samples> at <tick>
+ * in counter ticks (16 ns), then BHLATE-DONE; `at` is the planned instant of the worst sample
+ * (counter ticks since power-on), which finds it again in an instruction profile
+ * (bench/profile.py --at: under -icount the run is deterministic). Lateness includes the victim's own constant
  * path to its first counter read. */
 #include "bhtest.h"
 #include "bulkhead/bulkhead.h"
 #include "../hostile/attacks.h"
 
-#define VICTIM_SLOT_OFFSET 6250ull  /* 100 us */
-#define VICTIM_SLOT_PERIOD 12500ull /* 200 us */
 #define GAP_TICKS 16ull             /* a longer jump between two reads: it was switched out */
 #define CNTV_ENABLE 1ul
 
 struct window_stat {
 	unsigned long long max, min, n;
+	unsigned long long worst_at; /* the planned instant of the sample max came from */
 };
 
 static struct window_stat stats[ATTACK_COUNT];
@@ -37,8 +38,10 @@ static void record(unsigned long long planned, unsigned long long t)
 		return;
 	struct window_stat *w = &stats[a];
 	unsigned long long late = t - planned;
-	if (!w->n || late > w->max)
+	if (!w->n || late > w->max) {
 		w->max = late;
+		w->worst_at = planned;
+	}
 	if (!w->n || late < w->min)
 		w->min = late;
 	w->n++;
@@ -107,8 +110,8 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 		measure_timer();
 	}
 	for (int a = 0; a < ATTACK_COUNT; a++)
-		bh_printf("BHLATE %s %s max %llu min %llu n %llu\n", mode, attack_names[a],
-			  stats[a].max, stats[a].min, stats[a].n);
+		bh_printf("BHLATE %s %s max %llu min %llu n %llu at %llu\n", mode, attack_names[a],
+			  stats[a].max, stats[a].min, stats[a].n, stats[a].worst_at);
 	bh_puts("BHLATE-DONE");
 	for (;;)
 		bh_idle();
