@@ -22,7 +22,7 @@ import pytest
 from harness import BUILD, CONFIGS, ROOT, run_system
 
 LATE = re.compile(r"^\[(?P<part>\w+)\] BHLATE (?P<mode>\w+) (?P<window>\w+) max (?P<max>\d+) min (?P<min>\d+) "
-                  r"n (?P<n>\d+)$")
+                  r"n (?P<n>\d+)(?: at \d+)?$")
 BEWORK_TESTS = ("be_registers_kept", "be_vtimer_interrupts", "be_migrated", "be_progress")
 WINDOWS = 12
 
