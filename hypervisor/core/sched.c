@@ -563,6 +563,8 @@ static __attribute__((noinline)) void decide(struct percpu *c)
 		if (next) {
 			if (next->hm_held) /* its time now: it is charged from run_start */
 				hm_print_held(next);
+			if (next == s->be) /* the core's spare time, as an idle core's: output moves */
+				console_drain();
 			return;
 		}
 		console_drain(); /* an idle core moves queued console output, in time it has spare */
