@@ -164,13 +164,20 @@ static bool print_allowed(struct hm_partition *h, enum bh_hm_event kind, uint64_
 	return false;
 }
 
-/* One short line (per kind: BH_HC_HM_STATUS), as cheap to format as an event's. */
-static void print_summary(const struct partition *p, const uint32_t *held)
+static uint64_t held_total(const uint32_t *held)
 {
 	uint64_t total = 0;
 
 	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++)
 		total += held[k];
+	return total;
+}
+
+/* One short line (per kind: BH_HC_HM_STATUS), as cheap to format as an event's. */
+static void print_summary(const struct partition *p, const uint32_t *held)
+{
+	uint64_t total = held_total(held);
+
 	if (total)
 		bh_log("HM: partition %s (id %u): %lu more events not printed (all are counted and "
 		       "logged)", p->cfg->name, p->cfg->id, (unsigned long)total);
@@ -307,14 +314,6 @@ void hm_print_held(struct vcpu *v)
 		print_event(v, &l.ev, l.action, false);
 }
 
-static bool any_held(const uint32_t *held)
-{
-	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++)
-		if (held[k])
-			return true;
-	return false;
-}
-
 /* A core whose other vCPUs wait for whatever v's trap costs (a dedicated core has no other). */
 static bool shares_core(const struct vcpu *v)
 {
@@ -351,7 +350,7 @@ static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 	bool hold = in_decision && goes_on;
 	/* One line per trap: on a shared core a window's summary waits for the vCPU's next turn,
 	 * so a trap with its line stays the longest path a neighbour can be in. */
-	bool hold_summary = !hold && print && goes_on && shares_core(v) && any_held(held);
+	bool hold_summary = !hold && print && goes_on && shares_core(v) && held_total(held);
 	if (hold || hold_summary)
 		hold_lines(v, ev, a, print && hold, held);
 	arch_spin_unlock(&hm_lock);
