@@ -11,7 +11,8 @@ def test_hm_storm_counts_log_actions():
     wanted = [("hmsys", "hm_suspend_and_warm_restart_actions"),
               ("hmuser", "hm_propagate_reaches_the_handler")]
     run = run_system("hm.yaml", timeout=120,
-                     until=lambda r: r.index(r"\[hmsys\] BHTEST-SUMMARY") >= 0)
+                     until=lambda r: r.index(r"\[hmsys\] BHTEST-SUMMARY") >= 0
+                     and r.index(r"\[hmwarm\] hmtest: boot kind 2") >= 0)  # it boots beside hmsys's end
     verdicts = run.verdicts()
     for key in [("hmsys", "hm_storm_counts_exact_and_log_keeps_the_newest"),
                 ("hmsys", "hm_read_checks_its_buffer"),
