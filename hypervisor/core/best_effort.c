@@ -11,6 +11,7 @@
 #include "percpu.h"
 #include "plan.h"
 #include "sched.h"
+#include "virq.h"
 
 /* The round-robin quantum: a core running a best-effort vCPU looks for another's turn this
  * often (the M5150 paper measures 1, 5 and 10 ms quanta; 1 ms costs it 1.74 %). */
@@ -110,6 +111,7 @@ static void remove_at(unsigned i)
 struct vcpu *be_take(unsigned core, uint64_t now)
 {
 	struct vcpu *taken = NULL;
+	bool moved = false;
 
 	arch_spin_lock(&queue.lock);
 	for (unsigned i = 0; i < queue.count; i++) {
@@ -117,12 +119,15 @@ struct vcpu *be_take(unsigned core, uint64_t now)
 		if (may_run(v, core) && has_work(v, now)) {
 			remove_at(i);
 			v->be_queued = false;
+			moved = v->core != core;
 			v->core = core;
 			taken = v;
 			break;
 		}
 	}
 	arch_spin_unlock(&queue.lock);
+	if (moved) /* its forwarded interrupts fire where it runs, not on its last core */
+		virq_follow(taken, core);
 	return taken;
 }
 

@@ -305,6 +305,7 @@ static void restart_done(struct partition *p)
 	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
 		p->vcpus[j].entry = p->cfg->entry;
 		p->vcpus[j].boot_arg = p->cfg->boot_arg;
+		p->vcpus[j].stolen_ticks = 0; /* a new guest: its stolen time starts again */
 	}
 	p->state = PARTITION_RUNNING;
 	vcpu_reset_here(&p->vcpus[0]);
@@ -408,6 +409,7 @@ static void vcpu_reset_here(struct vcpu *v)
 	virq_release(v);
 	v->timer_deadline = TIME_NEVER;
 	v->exec_ticks = 0;
+	v->ready_since = 0; /* stolen time counts from its first run */
 	v->next_release = arch_counter_read();
 	v->budget_left = 0;
 	if (p->cfg->vmachine)

@@ -27,6 +27,15 @@ bool virq_forward_physical(unsigned intid)
 	return v != NULL;
 }
 
+void virq_follow(struct vcpu *v, unsigned core)
+{
+	const struct bh_partition_cfg *cfg = v->partition->cfg;
+
+	for (uint32_t i = 0; i < cfg->irq_count; i++)
+		if (owners[cfg->irqs[i]] == v)
+			arch_irq_move(cfg->irqs[i], core);
+}
+
 /* intid became deliverable in v: make sure v sees it. Inline: it is on the timer interrupt's
  * path to the guest. */
 HOT_INLINE void notify(struct vcpu *v, unsigned intid)

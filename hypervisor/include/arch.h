@@ -88,6 +88,8 @@ void arch_wait_for_interrupt(void);
 void arch_core_trap_guest_wait(bool trap);
 /* Boot: forward physical interrupt intid (an SPI) to `core`. */
 void arch_irq_route(unsigned intid, unsigned core);
+/* A forwarded interrupt's vCPU moved (best-effort): it fires on `core` from now on. */
+void arch_irq_move(unsigned intid, unsigned core);
 /* A forwarded physical interrupt whose guest will never end it (the partition restarts):
  * deactivate it, so it can fire again. */
 void arch_irq_release(unsigned intid);

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define BH_CONFIG_MAGIC   0x44484b42u /* "BKHD" little-endian */
-#define BH_CONFIG_VERSION 5u
+#define BH_CONFIG_VERSION 6u
 
 #define BH_MAX_PARTITIONS 16u
 #define BH_MAX_CORES      8u
@@ -143,6 +143,7 @@ struct bh_vmachine_cfg {
 	uint32_t gpio_intid; /* the event GPIO's virtual SPI */
 	uint64_t gpio_ipa;   /* PL061 whose input lines are hypervisor events, 4 KiB */
 	uint64_t call_ipa;   /* hypercalls from user space (arch/aarch64/vcall.c), 4 KiB */
+	uint64_t steal_ipa;  /* stolen-time records, BH_PV_TIME_RECORD bytes per vCPU, 4 KiB */
 };
 
 /* Channels: the hypervisor copies messages between ports through a buffer in its own memory,

@@ -41,5 +41,7 @@ void virq_set_owner(unsigned intid, struct vcpu *v);
 /* A forwarded physical interrupt fired (and is masked): make it pending in its owner.
  * Returns false if nobody owns it. */
 bool virq_forward_physical(unsigned intid);
+/* A best-effort vCPU now held by `core`: the physical interrupts forwarded to it fire there. */
+void virq_follow(struct vcpu *v, unsigned core);
 
 #endif

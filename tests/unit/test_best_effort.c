@@ -4,7 +4,7 @@
  * The system: partition "rt" has vCPU 0 on cyclic core 0 (slots 0-200 us and 600-700 us of a
  * 1 ms frame) and vCPU 1 on fixed-priority core 1; core 2 is dedicated with no vCPU. Partition
  * "be" has three best-effort vCPUs: be.0 may use cores 0 to 2, be.1 cores 0 and 2, be.2 core 2
- * only. The fake counter runs at 62.5 MHz (62.5 ticks/us). */
+ * only; be.0 owns the forwarded interrupt 40. The fake counter runs at 62.5 MHz (62.5 ticks/us). */
 #include <string.h>
 #include "arch/fake.h"
 #include "best_effort.h"
@@ -33,11 +33,13 @@ static const struct bh_vcpu_cfg be_vcpus[] = {
 	{ .core = 0, .flags = BH_VCPU_BEST_EFFORT, .core_mask = 0x5 },
 	{ .core = 2, .flags = BH_VCPU_BEST_EFFORT, .core_mask = 0x4 },
 };
+static const uint32_t be_irqs[] = { 40 };
 static const struct bh_partition_cfg parts[2] = {
 	{ .name = "rt", .id = 0, .entry = 0x40000000, .area_count = 1, .segment_count = 1,
 	  .vcpu_count = 2, .areas = &areas[0], .segments = &seg, .vcpus = rt_vcpus },
 	{ .name = "be", .id = 1, .entry = 0x40000000, .area_count = 1, .segment_count = 1,
-	  .vcpu_count = 3, .areas = &areas[1], .segments = &seg, .vcpus = be_vcpus },
+	  .vcpu_count = 3, .areas = &areas[1], .segments = &seg, .vcpus = be_vcpus,
+	  .irq_count = 1, .irqs = be_irqs },
 };
 static const struct bh_slot_cfg slots[] = {
 	{ .start_ns = 0, .duration_ns = 200000, .partition = 0 },
@@ -225,6 +227,37 @@ TEST(a_best_effort_vcpu_migrates_to_another_idle_core)
 	EXPECT_EQ(be(0)->core, 2);
 	EXPECT(be(0)->arch.loaded);
 	EXPECT_EQ((be(0)->trace_source >> 16) & 0xff, 2);
+}
+
+TEST(a_forwarded_interrupt_follows_its_best_effort_vcpu_to_the_core_that_takes_it)
+{
+	uint64_t slot = T0 + US(600);
+
+	boot();
+	fake.irq_core[40] = 99;
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(fake.irq_core[40], 99); /* routed to core 0 at boot already: no move */
+	EXPECT(on(0, slot - LEAD - BE_LEAD_TICKS) == NULL);
+	EXPECT(on(2, slot - LEAD) == be(0));
+	EXPECT_EQ(fake.irq_core[40], 2);
+}
+
+/* Stolen time: from the hand-back that leaves it ready to the take that runs it again. */
+TEST(a_best_effort_vcpu_given_back_while_ready_counts_the_wait_as_stolen)
+{
+	uint64_t slot = T0 + US(600), back = slot - LEAD - BE_LEAD_TICKS;
+
+	boot();
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(be(0)->stolen_ticks, 0);
+	EXPECT(on(0, back) == NULL);
+	EXPECT(on(2, back + US(10)) == be(0));
+	EXPECT_EQ(be(0)->stolen_ticks, US(10));
+	be(0)->state = VCPU_IDLE; /* it waits for an interrupt: leaving now steals nothing */
+	EXPECT(on(2, back + US(20)) == NULL);
+	be(0)->state = VCPU_READY;
+	EXPECT(on(2, back + US(30)) == be(0));
+	EXPECT_EQ(be(0)->stolen_ticks, US(10));
 }
 
 /* A vCPU given back while a core that may run it sleeps with room wakes that core. */

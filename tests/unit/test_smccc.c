@@ -34,3 +34,29 @@ TEST(smccc_which_smc_is_a_call)
 	EXPECT(!vpsci_smc_is_smccc(0x02000000u, 0));     /* a yielding call */
 	EXPECT(!vpsci_smc_is_smccc(0x84010000u, 0));     /* bits 23:16 set */
 }
+
+/* Paravirtualized time (Arm DEN 0057A): only a partition with a virtual machine has it, and
+ * PV_TIME_ST names the caller's own record. */
+TEST(smccc_paravirtualized_time_only_with_a_virtual_machine)
+{
+	static const struct bh_vmachine_cfg machine = { .uart_intid = 33, .steal_ipa = 0x0b002000 };
+
+	fixture_boot();
+	struct vcpu *v0 = &partitions[1].vcpus[0], *v1 = &partitions[1].vcpus[1];
+	fixture_run(1, v0);
+	EXPECT_EQ(smccc(v0, BH_SMCCC_ARCH_FEATURES, BH_PV_TIME_FEATURES), -1); /* paravirtual */
+	EXPECT_EQ(smccc(v0, BH_PV_TIME_FEATURES, BH_PV_TIME_ST), -1);
+	EXPECT_EQ(smccc(v0, BH_PV_TIME_ST, 0), -1);
+	fixture_partitions[1].vmachine = &machine;
+	fixture_boot();
+	v0 = &partitions[1].vcpus[0];
+	v1 = &partitions[1].vcpus[1];
+	fixture_run(1, v0);
+	EXPECT_EQ(smccc(v0, BH_SMCCC_ARCH_FEATURES, BH_PV_TIME_FEATURES), 0);
+	EXPECT_EQ(smccc(v0, BH_PV_TIME_FEATURES, BH_PV_TIME_ST), 0);
+	EXPECT_EQ(smccc(v0, BH_PV_TIME_FEATURES, BH_PV_TIME_FEATURES), 0);
+	EXPECT_EQ(smccc(v0, BH_PV_TIME_FEATURES, 0xC5000022u), -1); /* PV_TIME_LPT: not offered */
+	EXPECT_EQ(smccc(v0, BH_PV_TIME_ST, 0), 0x0b002000);
+	EXPECT_EQ(smccc(v1, BH_PV_TIME_ST, 0), 0x0b002000 + BH_PV_TIME_RECORD);
+	fixture_partitions[1].vmachine = NULL;
+}

@@ -86,6 +86,11 @@ void arch_irq_route(unsigned intid, unsigned core)
 	gic_set_spi_enabled(intid, 1);
 }
 
+void arch_irq_move(unsigned intid, unsigned core)
+{
+	gic_route_spi(intid, plat_core_affinity(core));
+}
+
 void arch_irq_release(unsigned intid)
 {
 	if (intid >= 32)

@@ -6,6 +6,7 @@
 #include "lib.h"
 #include "panic.h"
 #include "partition.h"
+#include "plan.h"
 
 #define GICD_SIZE 0x10000ul
 #define GICR_SIZE_PER_VCPU 0x20000ul
@@ -33,6 +34,23 @@ static bool in(uint64_t ipa, uint64_t base, uint64_t size)
 	return ipa >= base && ipa - base < size;
 }
 
+/* The stolen-time records (SMCCC paravirtualized time, vpsci.c), read-only: record n, at
+ * n * BH_PV_TIME_RECORD, is vCPU n's; only its stolen time, at offset 8, is not zero. Computed
+ * at each read, so a record is always current; a write is ignored. */
+static bool steal_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val)
+{
+	const struct partition *p = v->partition;
+	uint64_t index = off / BH_PV_TIME_RECORD, at = off % BH_PV_TIME_RECORD;
+
+	if (write)
+		return true;
+	*val = 0;
+	if (index < p->cfg->vcpu_count && at >= 8 && at + size <= 16) /* the caller masks *val */
+		*val = ticks_to_ns(__atomic_load_n(&p->vcpus[index].stolen_ticks, __ATOMIC_RELAXED)) >>
+		       (8 * (at - 8));
+	return true;
+}
+
 static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val)
 {
 	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
@@ -47,6 +65,8 @@ static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64
 		return vgpio_access(v, ipa - m->gpio_ipa, size, write, val);
 	if (in(ipa, m->call_ipa, PAGE_SIZE))
 		return vcall_access(v, ipa - m->call_ipa, size, write, val);
+	if (in(ipa, m->steal_ipa, PAGE_SIZE))
+		return steal_access(v, ipa - m->steal_ipa, size, write, val);
 	return false;
 }
 

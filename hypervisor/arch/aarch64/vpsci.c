@@ -116,11 +116,29 @@ bool vpsci_call(struct vcpu *v, struct arch_regs *r)
 	return true;
 }
 
-/* SMCCC_ARCH_FEATURES: the convention's own calls; no CPU erratum workaround is offered (the
- * cortex-a53 needs none of WORKAROUND_1..3), so the guest does not call one. */
-static int64_t arch_features(uint32_t fn)
+/* Paravirtualized time, in partitions with a virtual machine (paravirtual ones have
+ * BH_HC_GET_TIME): the guest's stolen-time record (vmachine.c). */
+static bool has_pv_time(const struct vcpu *v, uint32_t fn)
 {
-	return fn == BH_SMCCC_VERSION || fn == BH_SMCCC_ARCH_FEATURES ? 0 : BH_SMCCC_NOT_SUPPORTED;
+	return (fn == BH_PV_TIME_FEATURES || fn == BH_PV_TIME_ST) && v->partition->cfg->vmachine;
+}
+
+static int64_t pv_time_call(const struct vcpu *v, uint32_t fn, uint64_t arg)
+{
+	if (fn == BH_PV_TIME_FEATURES)
+		return has_pv_time(v, (uint32_t)arg) ? 0 : BH_SMCCC_NOT_SUPPORTED;
+	return (int64_t)(v->partition->cfg->vmachine->steal_ipa + v->id * BH_PV_TIME_RECORD);
+}
+
+/* SMCCC_ARCH_FEATURES: the convention's own calls and paravirtualized time; no CPU erratum
+ * workaround is offered (the cortex-a53 needs none of WORKAROUND_1..3), so the guest does not
+ * call one. */
+static int64_t arch_features(const struct vcpu *v, uint32_t fn)
+{
+	return fn == BH_SMCCC_VERSION || fn == BH_SMCCC_ARCH_FEATURES ||
+			       (fn == BH_PV_TIME_FEATURES && has_pv_time(v, fn))
+		       ? 0
+		       : BH_SMCCC_NOT_SUPPORTED;
 }
 
 int64_t vpsci_smccc_call(struct vcpu *v, struct arch_regs *r)
@@ -130,7 +148,9 @@ int64_t vpsci_smccc_call(struct vcpu *v, struct arch_regs *r)
 	if (fn == BH_SMCCC_VERSION)
 		return BH_SMCCC_VERSION_1_1;
 	if (fn == BH_SMCCC_ARCH_FEATURES)
-		return arch_features((uint32_t)r->x[1]);
+		return arch_features(v, (uint32_t)r->x[1]);
+	if (has_pv_time(v, fn))
+		return pv_time_call(v, fn, r->x[1]);
 	if (vpsci_call(v, r))
 		return (int64_t)r->x[0];
 	return BH_SMCCC_NOT_SUPPORTED;

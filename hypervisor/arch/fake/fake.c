@@ -124,6 +124,7 @@ void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }
 void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
 void arch_core_trap_guest_wait(bool trap) { (void)trap; }
 void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
+void arch_irq_move(unsigned intid, unsigned core) { fake.irq_core[intid % 512] = core; }
 void arch_irq_release(unsigned intid)
 {
 	fake.irq_released[intid % 512]++;

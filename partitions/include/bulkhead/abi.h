@@ -31,6 +31,12 @@
 #define BH_SMCCC_VERSION_1_1    0x10001
 #define BH_SMCCC_NOT_SUPPORTED  (-1)        /* any function ID not implemented */
 
+/* Paravirtualized time (Arm DEN 0057A), for partitions with a virtual machine: each vCPU's
+ * stolen time, the time it was ready to run but not running (docs/hypercalls.md). */
+#define BH_PV_TIME_FEATURES 0xC5000020u /* (BH_PV_TIME_FEATURES or _ST) -> 0 */
+#define BH_PV_TIME_ST       0xC5000021u /* () -> guest address of the caller's record */
+#define BH_PV_TIME_RECORD   64u         /* a record: revision 0, attributes 0, stolen ns */
+
 /* PSCI 1.0 (Arm DEN 0022), emulated for the partition's own vCPUs. */
 #define BH_PSCI_VERSION           0x84000000u
 #define BH_PSCI_CPU_OFF           0x84000002u

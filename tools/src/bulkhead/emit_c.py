@@ -199,6 +199,7 @@ def _vmachine(part: Partition) -> str:
             f"\t.gpio_intid = {linux.EVENTS_INTID}u,\n"
             f"\t.gpio_ipa = {u64(linux.EVENTS_IPA)},\n"
             f"\t.call_ipa = {u64(linux.CALL_IPA)},\n"
+            f"\t.steal_ipa = {u64(linux.STEAL_IPA)},\n"
             f"}};\n")
 
 

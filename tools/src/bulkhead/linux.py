@@ -30,6 +30,9 @@ UART_INTID = 33
 EVENTS_IPA, EVENTS_SIZE = 0x0B00_0000, 4 * K
 EVENTS_INTID = 41
 CALL_IPA, CALL_SIZE = 0x0B00_1000, 4 * K
+# Stolen time (SMCCC paravirtualized time, found by the guest through PV_TIME_ST, not the device
+# tree): one read-only 64-byte record per vCPU.
+STEAL_IPA, STEAL_SIZE = 0x0B00_2000, 4 * K
 MAINTENANCE_PPI = 9              # GICv3 maintenance interrupt, PPI 9 (INTID 25)
 TIMER_PPIS = (13, 14, 11, 10)    # secure physical, physical, virtual, hypervisor timer
 UART_CLOCK_HZ = 24_000_000
@@ -50,7 +53,8 @@ def vmachine_ranges(vcpus: int) -> list[tuple[str, int, int]]:
             ("the emulated GICv3 redistributors", GICR_IPA, GICR_STRIDE * max(vcpus, 1)),
             ("the emulated PL011 UART", UART_IPA, UART_SIZE),
             ("the event GPIO", EVENTS_IPA, EVENTS_SIZE),
-            ("the user-space hypercall page", CALL_IPA, CALL_SIZE)]
+            ("the user-space hypercall page", CALL_IPA, CALL_SIZE),
+            ("the stolen-time records", STEAL_IPA, STEAL_SIZE)]
 
 
 # --- pass-through devices --------------------------------------------------------------------

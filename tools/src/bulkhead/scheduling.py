@@ -108,14 +108,11 @@ def _check_best_effort(system: System, part: Partition, vcpu: Vcpu, cores: int |
             diags.error(vcpu.at(key), f"{who}: {key} does not apply to a best-effort vCPU, which runs only when its "
                         f"cores' own policy has nothing to run (round robin among best-effort vCPUs); remove it, or "
                         f"pin the vCPU with 'core: N' instead of best_effort")
-    if part.linux is not None:
-        diags.error(vcpu.at("best_effort"), f"{who}: best-effort vCPUs in a Linux partition are not supported yet "
-                    f"(steal time, interrupts that follow the vCPU and its emulated redistributor are still to "
-                    f"come); pin the vCPU with 'core: N'")
-    elif vcpu.index == 0 and part.interrupts:
+    if vcpu.index == 0 and part.interrupts:
         diags.error(vcpu.at("best_effort"), f"{who} is best-effort, but the partition has forwarded interrupts "
-                    f"(interrupts or devices), which go to its vCPU 0's core; interrupts that follow a best-effort "
-                    f"vCPU are not supported yet: pin vCPU 0 with 'core: N', or remove the interrupts")
+                    f"(interrupts or devices), which start on vCPU 0's core; pin vCPU 0 with 'core: N' (the other "
+                    f"vCPUs may be best-effort, and the interrupts follow them where the guest routes them), or "
+                    f"remove the interrupts")
     if vcpu.cores is None:
         diags.error(vcpu.pos, f"{who} is best-effort but has no cores; add the cores whose idle time it may use, "
                     f"e.g. {BE_CORES_EXAMPLE}")

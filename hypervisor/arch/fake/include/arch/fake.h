@@ -39,6 +39,7 @@ struct fake_state {
 	unsigned releases, stage2_flushes;
 	bool irq_pending;            /* a physical interrupt waits for this core */
 	unsigned irq_released[512];  /* arch_irq_release calls per INTID */
+	unsigned irq_core[512];      /* the core arch_irq_move last sent each INTID to */
 	enum fake_exit exit;
 	jmp_buf escape;              /* where noreturn arch calls land */
 };
