@@ -152,11 +152,12 @@ def _check_best_effort_core(system: System, who: str, pos, core: int, repeated: 
                     f"{cores - 1}); use one of those or raise system.cores")
     elif owner := _owner(system, core, cores):
         part, vcpu = owner
-        owned = f"{who}: core {core} is dedicated to {part.vcpu_label(vcpu.index)}, which owns it whether it runs or not"
+        owned = (f"{who}: core {core} is dedicated to {part.vcpu_label(vcpu.index)}, which owns it whether it runs "
+                 f"or not")
         usable = "cyclic, fixed_priority and edf cores and dedicated cores without a vCPU"
         if never:
-            diags.error(pos, f"{owned}, and so is every other core in its cores: it would never run; list cores whose own "
-                        f"policy leaves idle time: {usable}")
+            diags.error(pos, f"{owned}, and so is every other core in its cores: it would never run; list cores whose "
+                        f"own policy leaves idle time: {usable}")
         else:
             diags.error(pos, f"{owned}; a best-effort vCPU can use {usable}: remove core {core} from cores")
 
