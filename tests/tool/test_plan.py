@@ -8,7 +8,8 @@ import shutil
 import pytest
 from PIL import Image
 
-from bulkhead import timeline
+from bulkhead import config, timeline
+from bulkhead import plan as plan_module
 from bulkhead.timeline import AXIS_HEIGHT, BOTTOM, LANE_COLOR, LANE_GAP, LANE_HEIGHT, LEFT, LINE_HEIGHT, PLOT_WIDTH, TOP
 from tool_support import GOOD_DIR
 
@@ -130,3 +131,74 @@ def test_ticks():
     assert timeline.tick_step(30_000_000) == 5_000_000
     assert [timeline.tick_label(t, 100_000) for t in (0, 100_000, 1_000_000)] == ["0", "100us", "1000us"]
     assert [timeline.tick_label(t, 5_000_000) for t in (5_000_000, 7_500_000)] == ["5ms", "7.5ms"]
+
+
+BEST_EFFORT = """\
+# Best-effort capacity, computed by hand (62.5 MHz: 16 ns per tick; the lead before each boundary of
+# a cyclic core is SLOT_LEAD_TICKS + BE_LEAD_TICKS = 450 ticks = 7.2us, and a gap must leave
+# BE_MIN_RUN_TICKS = 2.048us after it). Core 0's gaps: 200us-210us (10us - 7.2us = 2.8us),
+# 500us-505us (too short: lost), 900us-1ms (100us - 7.2us = 92.8us): 95.6us of 1ms = 9.56 %.
+system: {name: be, platform: qemu-virt, cores: 4, memory: 1G}
+hypervisor:
+  memory: {base: 0x40000000, size: 32M}
+schedule:
+  cores:
+    - {core: 0, policy: cyclic}
+    - {core: 1, policy: edf}
+  plans:
+    - name: normal
+      major_frame: 1ms
+      slots:
+        - {core: 0, start: 0us, duration: 200us, vcpu: rt.0}
+        - {core: 0, start: 210us, duration: 290us, vcpu: rt.0}
+        - {core: 0, start: 505us, duration: 395us, vcpu: rt.0}
+partitions:
+  - name: rt
+    id: 0
+    image: app.elf
+    vcpus:
+      - {core: 0}
+      - {core: 1, period: 1ms, budget: 250us}
+      - {core: 2}
+    memory: [{phys: 0x42000000, guest: 0x40000000, size: 2M, rights: rwx}]
+  - name: be
+    id: 1
+    image: app.elf
+    vcpus:
+      - {best_effort: true, cores: [0, 1]}
+      - {best_effort: true, cores: [3]}
+      - {best_effort: true, cores: [0, 3]}
+    memory: [{phys: 0x42200000, guest: 0x40000000, size: 2M, rights: rwx}]
+"""
+
+
+def test_best_effort_capacity(workdir, cli):
+    """Per core the share its own policy leaves, and per best-effort vCPU the sum over its cores."""
+    (workdir / "be.yaml").write_text(BEST_EFFORT)
+    assert cli("plan", "be.yaml") == (0, """\
+plan 'normal' (initial), major frame 1ms:
+  core 0: cyclic: 0us-200us rt.0, 210us-500us rt.0, 505us-900us rt.0
+core 1: edf: rt.1 250us/1ms, utilization 0.25
+core 2: dedicated: rt.2
+core 3: dedicated: no vCPU
+best-effort capacity, the share of each core its own policy leaves (plan 'normal'):
+  core 0: 9.56 % (cyclic: 1ms frame - 885us slots - 2 x 7.2us lead - 5us in gaps too short to use): be.0, be.2
+  core 1: at most 75 % (edf: 1 - utilization 0.25, an upper bound): be.0
+  core 2: 0 % (dedicated to rt.2): no best-effort vCPU
+  core 3: 100 % (dedicated, no vCPU): be.1, be.2
+best-effort vCPUs, the capacity of their cores together:
+  be.0: cores 0, 1: at most 0.85 cores, shared with be.2
+  be.1: core 3: 1 core, shared with be.2
+  be.2: cores 0, 3: 1.1 cores, shared with be.0, be.1
+""", "")
+
+
+def test_best_effort_capacity_in_the_picture(workdir, cli):
+    """The PNG's notes end with the same lines; without best-effort vCPUs nothing is added."""
+    (workdir / "be.yaml").write_text(BEST_EFFORT)
+    shutil.copy(GOOD_DIR / "sched.yaml", workdir / "sched.yaml")
+    assert not plan_module.capacity_lines(config.load("sched.yaml"), None)
+    system = config.load("be.yaml")
+    notes = plan_module.plan_timeline(system, system.initial_plan).notes
+    assert notes[-9:] == plan_module.capacity_lines(system, system.initial_plan)
+    assert notes[-8].startswith("  core 0: 9.56 % (cyclic:")

@@ -181,3 +181,104 @@ def test_cli_errors(workdir, cli):
     (workdir / "two.log").write_text("BHTRACE-FREQ 1000\nBHTRACE-FREQ 2000\n")
     status, _, err = cli("trace", "two.log")
     assert status == 1 and err.startswith("bulkhead: error: the log gives two counter frequencies")
+
+
+# Best-effort vCPUs with good/best_effort.yaml: rt (id 0) has rt.0 on cyclic core 1 (slot 0 of plan 0:
+# 100us-300us) and rt.1 on fixed-priority core 2; worker (id 1) has worker.0 on cores 1, 2, 3 and worker.1
+# on cores 3, 0. A best-effort vCPU's VCPU_SWITCH is in the ring of the core that runs it.
+BE_LOG = """\
+BHTRACE-FREQ 62500000
+BHTRACE 0 0 3 255 65535 0
+BHTRACE 1 0 3 1 0 0
+BHTRACE 1 5800 3 255 65535 0
+BHTRACE 1 6250 1 0 0 0
+BHTRACE 1 6250 3 0 0 0
+BHTRACE 1 18750 2 0 0 0
+BHTRACE 1 18750 3 255 65535 0
+BHTRACE 2 0 3 0 1 0
+BHTRACE 2 12500 3 1 0 0
+BHTRACE 2 25000 3 0 1 0
+BHTRACE 3 0 3 1 1 0
+BHTRACE 3 31250 3 1 0 0
+BHTRACE 0 31250 3 1 1 0
+BHTRACE 0 62500 3 255 65535 0
+BHTRACE 1 62500 3 255 65535 0
+BHTRACE 2 62500 3 255 65535 0
+BHTRACE 3 62500 3 255 65535 0
+"""
+RT, WORKER = timeline.partition_color(0), timeline.partition_color(1)
+
+
+@pytest.fixture
+def be_system(workdir):
+    shutil.copy(GOOD_DIR / "best_effort.yaml", workdir / "best_effort.yaml")
+    (workdir / "be.log").write_text(BE_LOG)
+    return config.load("best_effort.yaml")
+
+
+def test_best_effort_intervals(be_system):
+    data = trace.parse(BE_LOG.splitlines())
+    assert trace.best_effort_vcpus(data, be_system) == {(1, 0), (1, 1)}
+    assert trace.best_effort_vcpus(data) == {(1, 0), (1, 1)}  # without the configuration: they moved
+    assert [trace.best_effort_intervals(data, core, be_system) for core in range(4)] == [
+        [(31250, 62500, 1, 1)],
+        [(0, 5800, 1, 0)],
+        [(12500, 25000, 1, 0)],
+        [(0, 31250, 1, 1), (31250, 62500, 1, 0)]]
+
+
+def test_best_effort_summary(be_system, cli):
+    status, out, _ = cli("trace", "be.log", "--config", "best_effort.yaml")
+    assert status == 0
+    assert out.splitlines()[1:] == [
+        "core 0: 3 events, 1 run interval (worker.1 500 us), best-effort 500 us, 0 slot starts, 0 HM events",
+        "core 1: 7 events, 2 run intervals (rt.0 200 us, worker.0 92.8 us), best-effort 92.8 us, 1 slot start, "
+        "0 HM events",
+        "core 2: 4 events, 3 run intervals (rt.1 800 us, worker.0 200 us), best-effort 200 us, 0 slot starts, "
+        "0 HM events",
+        "core 3: 3 events, 2 run intervals (worker.0 500 us, worker.1 500 us), best-effort 1 ms, 0 slot starts, "
+        "0 HM events"]
+
+
+def test_best_effort_json(be_system, workdir, cli):
+    assert cli("trace", "be.log", "--config", "best_effort.yaml", "--json", "be.json")[0] == 0
+    runs = [(e["tid"], e["name"], e["cat"], e["ts"], e["dur"], e["args"].get("best_effort", False))
+            for e in json.loads((workdir / "be.json").read_text())["traceEvents"] if e["ph"] == "X"
+            and e["tid"] < trace.PLAN_TID_BASE]
+    assert runs == [
+        (0, "worker.1 (best-effort)", "best_effort", 500, 500, True),
+        (1, "worker.0 (best-effort)", "best_effort", 0, 92.8, True),
+        (1, "rt.0", "run", 100, 200, False),
+        (2, "rt.1", "run", 0, 200, False),
+        (2, "worker.0 (best-effort)", "best_effort", 200, 200, True),
+        (2, "rt.1", "run", 400, 600, False),
+        (3, "worker.1 (best-effort)", "best_effort", 0, 500, True),
+        (3, "worker.0 (best-effort)", "best_effort", 500, 500, True)]
+
+
+def test_best_effort_png(be_system, workdir, cli):
+    """Best-effort boxes are hatched with the darker shade of their partition's colour; a core's own vCPUs are
+    plain, and a note says what the hatching means."""
+    assert cli("trace", "be.log", "--config", "best_effort.yaml", "--png", "be.png")[0] == 0
+    system_timeline = trace.timeline(trace.parse(BE_LOG.splitlines()), be_system)
+    assert system_timeline.notes[-1] == "hatched: a best-effort vCPU running in the core's idle time"
+    with Image.open(workdir / "be.png") as image:
+        pixels = image.convert("RGB")
+
+        def row(core: int, from_us: int, to_us: int) -> set:
+            y = TOP + core * (LANE_HEIGHT + LANE_GAP) + 3
+            return {pixels.getpixel((x, y)) for x in range(round(LEFT + from_us / 1000 * PLOT_WIDTH),
+                                                           round(LEFT + to_us / 1000 * PLOT_WIDTH))}
+
+        assert row(2, 210, 390) == {WORKER, timeline.darker(WORKER)}  # worker.0 in core 2's idle time
+        assert row(2, 10, 190) == row(2, 410, 990) == {RT}            # rt.1, the core's own
+        assert row(1, 110, 290) == {RT}                               # rt.0 in its slot
+        assert row(1, 2, 90) == {WORKER, timeline.darker(WORKER)}
+        assert row(0, 510, 990) == {WORKER, timeline.darker(WORKER)}
+        assert row(0, 10, 490) == {LANE_COLOR, timeline.GRID}              # idle, with the grid
+
+
+def test_without_best_effort_nothing_is_hatched(data):
+    assert not trace.best_effort_vcpus(data)
+    assert not any(box.hatched for lane in trace.timeline(data).lanes for box in lane.boxes)
+    assert not any("hatched" in note for note in trace.timeline(data).notes)

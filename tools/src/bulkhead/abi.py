@@ -13,6 +13,7 @@ from pathlib import Path
 _REPO = Path(__file__).resolve().parents[3]
 CONFIG_HEADER = _REPO / "hypervisor" / "include" / "config_tables.h"
 PARTITION_ABI_HEADER = _REPO / "partitions" / "include" / "bulkhead" / "abi.h"
+SCHED_HEADER = _REPO / "hypervisor" / "include" / "sched.h"
 _DEFINE = re.compile(r"^#define\s+(BH_\w+)\s+\(?(0x[0-9a-fA-F]+|\d+)u?\)?\s*(?:/\*.*)?$", re.M)
 
 # The #defines of config_tables.h the tool checks descriptions against.
@@ -110,6 +111,20 @@ POLICY_ENUM = dict(POLICIES)
 DEFAULT_POLICY = "dedicated"
 SLOT_NOTIFY_FLAG = "BH_SLOT_NOTIFY"
 VCPU_BEST_EFFORT_FLAG = "BH_VCPU_BEST_EFFORT"
+
+
+def _sched_ticks() -> dict[str, int]:
+    """The leads of hypervisor/include/sched.h, in counter ticks: what `bulkhead plan` takes off the
+    idle time of a core for best-effort work (docs/architecture.md, "Best-effort vCPUs")."""
+    text = SCHED_HEADER.read_text()
+    return {name: int(value) for name, value in
+            re.findall(r"^#define\s+(SLOT_LEAD_TICKS|BE_LEAD_TICKS|BE_MIN_RUN_TICKS)\s+(\d+)u?\b", text, re.M)}
+
+
+_SCHED = _sched_ticks()
+SLOT_LEAD_TICKS = _SCHED["SLOT_LEAD_TICKS"]    # a cyclic core decides this long before each slot boundary
+BE_LEAD_TICKS = _SCHED["BE_LEAD_TICKS"]        # a best-effort vCPU leaves this long before the core's instant
+BE_MIN_RUN_TICKS = _SCHED["BE_MIN_RUN_TICKS"]  # ... and is taken only for at least this long
 
 # Area rights letters -> flag macros; device areas add BH_AREA_DEVICE.
 RIGHT_FLAGS = {"r": "BH_AREA_READ", "w": "BH_AREA_WRITE", "x": "BH_AREA_EXEC"}

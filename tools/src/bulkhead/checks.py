@@ -161,7 +161,7 @@ def _check_cores(system: System, diags: Diagnostics) -> None:
                     f"but at most {MAX_SYSTEM_VCPUS} vCPUs are supported in all partitions together; remove "
                     f"{len(vcpus) - MAX_SYSTEM_VCPUS}")
     for part, vcpu in vcpus:
-        if vcpu.core is None:
+        if vcpu.core is None or vcpu.best_effort:  # 'core' on a best-effort vCPU: scheduling.py reports it
             continue
         who = f"{part.title} vCPU {vcpu.index}"
         pos = vcpu.at("core")

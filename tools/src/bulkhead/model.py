@@ -73,8 +73,10 @@ class Vcpu(Located):
     period: int | None = None    # edf cores, ns
     budget: int | None = None    # edf cores, ns
     deadline: int | None = None  # edf cores, ns; None = the period
-    best_effort: bool = False    # runs in the idle time of any of `cores` (no core of its own)
-    cores: list[int] | None = None  # a best-effort vCPU's cores, as written (None: not given)
+    best_effort: bool | None = False  # runs in the idle time of any of `cores` (no core of its own);
+    #                                   None: best_effort given but not a boolean (reported)
+    cores: list[int] | None = None  # a best-effort vCPU's cores, as read (None: not given, or not a list)
+    cores_written: int = 0          # the entries of the cores list in the file, valid or not
 
     @property
     def effective_deadline(self) -> int | None:
@@ -231,7 +233,8 @@ class System(Located):
         return entry.policy if entry else DEFAULT_POLICY
 
     def vcpus_on(self, core: int) -> list[tuple[Partition, Vcpu]]:
-        return [(p, v) for p in self.by_id_or_file() for v in p.vcpus if v.core == core]
+        """The vCPUs pinned to core (a best-effort vCPU is pinned to none, even with a 'core' key in error)."""
+        return [(p, v) for p in self.by_id_or_file() for v in p.vcpus if v.core == core and not v.best_effort]
 
     def by_id_or_file(self) -> list[Partition]:
         """Partitions by id when every id is known (a checked model), else in file order."""

@@ -8,9 +8,11 @@ so the plan can be opened in the same viewer as a `bulkhead trace` of the runnin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 from bulkhead import chrome
+from bulkhead.abi import BE_LEAD_TICKS, BE_MIN_RUN_TICKS, SLOT_LEAD_TICKS
 from bulkhead.model import Plan, System
 from bulkhead.scheduling import ratio_text, span_text
 from bulkhead.timeline import Box, Lane, Timeline, partition_color
@@ -70,6 +72,111 @@ def describe(system: System, plan: Plan | None) -> list[str]:
                      for s in plan.core_slots(core)]
             lines.append(f"  core {core}: cyclic: {', '.join(slots) or 'no slots (idle)'}")
     lines += [core_caption(system, core) for core in other_cores(system)]
+    return lines + capacity_lines(system, plan)
+
+
+# --- best-effort capacity --------------------------------------------------------------------
+
+@dataclass
+class Capacity:
+    """The share of a core's time its own policy leaves to best-effort vCPUs."""
+    core: int
+    share: Fraction
+    upper_bound: bool  # True: at most this much (fixed_priority, edf); False: this much when the core's own
+    #                    vCPUs use all their time (more when they idle in a slot)
+    why: str           # how it is computed: 'cyclic: 1ms frame - 200us slots - 2 x 7.2us lead'
+    users: list[str]   # the best-effort vCPUs that may use the core ('worker.0')
+
+
+def best_effort_vcpus(system: System) -> list[tuple[str, list[int]]]:
+    """(label, cores) of every best-effort vCPU, partitions by id."""
+    return [(part.vcpu_label(vcpu.index), list(dict.fromkeys(vcpu.cores or ())))
+            for part in system.by_id() for vcpu in part.vcpus if vcpu.best_effort]
+
+
+def _ticks_ns(system: System, ticks: int) -> Fraction:
+    return Fraction(ticks * 1_000_000_000, system.platform.counter_hz)
+
+
+def _time(ns: Fraction) -> str:
+    """1ms, 200us, 7.2us, 2.048us: in ms when whole, else in us."""
+    if ns and ns % 1_000_000 == 0:
+        return f"{ns // 1_000_000}ms"
+    return f"{float(ns / 1000):.3f}".rstrip("0").rstrip(".") + "us"
+
+
+def _cyclic_capacity(system: System, plan: Plan, core: int) -> tuple[Fraction, str]:
+    """Each gap between the core's slots (the frame end is a boundary too) is best-effort time but for the
+    lead before the next boundary (SLOT_LEAD_TICKS + BE_LEAD_TICKS); a gap that leaves less than
+    BE_MIN_RUN_TICKS after it gives nothing (docs/architecture.md, "Best-effort vCPUs")."""
+    frame = plan.major_frame
+    lead = _ticks_ns(system, SLOT_LEAD_TICKS + BE_LEAD_TICKS)
+    least = _ticks_ns(system, BE_MIN_RUN_TICKS)
+    gaps, at, busy = [], 0, 0
+    for slot in plan.core_slots(core):
+        if slot.start > at:
+            gaps.append(slot.start - at)
+        busy += slot.duration
+        at = max(at, slot.end)
+    if frame > at:
+        gaps.append(frame - at)
+    used = [gap for gap in gaps if gap - lead >= least]
+    short = sum(gap for gap in gaps if gap - lead < least)
+    why = f"cyclic: {_time(frame)} frame - {_time(busy)} slots - {len(used)} x {_time(lead)} lead"
+    if short:
+        why += f" - {_time(short)} in gaps too short to use"
+    return sum((gap - lead for gap in used), Fraction(0)) / frame, why
+
+
+def core_capacity(system: System, plan: Plan | None, core: int) -> Capacity:
+    policy, vcpus = system.policy_of(core), system.vcpus_on(core)
+    users = [label for label, cores in best_effort_vcpus(system) if core in cores]
+    if policy == "cyclic" and plan is not None:
+        share, why = _cyclic_capacity(system, plan, core)
+        return Capacity(core, share, False, why, users)
+    if not vcpus:
+        return Capacity(core, Fraction(1), False, f"{policy}, no vCPU", users)
+    if policy == "fixed_priority":
+        return Capacity(core, Fraction(1), True, "fixed_priority: an upper bound, its vCPUs declare no budget",
+                        users)
+    if policy == "edf":
+        total = sum((Fraction(v.budget, v.period) for _, v in vcpus), Fraction(0))
+        return Capacity(core, max(1 - total, Fraction(0)), True, f"edf: 1 - utilization {ratio_text(total)}, an upper "
+                        f"bound", users)
+    part, vcpu = vcpus[0]
+    return Capacity(core, Fraction(0), False, f"dedicated to {part.vcpu_label(vcpu.index)}", users)
+
+
+def percent_text(share: Fraction) -> str:
+    return f"{float(share * 100):.2f}".rstrip("0").rstrip(".") + " %"
+
+
+def _amount(upper_bound: bool, text: str) -> str:
+    return f"at most {text}" if upper_bound else text
+
+
+def capacity_lines(system: System, plan: Plan | None) -> list[str]:
+    """Best-effort capacity per core and per best-effort vCPU (none without best-effort vCPUs)."""
+    vcpus = best_effort_vcpus(system)
+    if not vcpus:
+        return []
+    of_plan = f" (plan '{plan.name}')" if plan is not None and cyclic_cores(system) else ""
+    lines = [f"best-effort capacity, the share of each core its own policy leaves{of_plan}:"]
+    capacity = {core: core_capacity(system, plan, core) for core in range(system.cores)}
+    for core, cap in capacity.items():
+        users = ", ".join(cap.users) or "no best-effort vCPU"
+        lines.append(f"  core {core}: {_amount(cap.upper_bound, percent_text(cap.share))} ({cap.why}): "
+                     f"{users}")
+    lines.append("best-effort vCPUs, the capacity of their cores together:")
+    for label, cores in vcpus:
+        caps = [capacity[core] for core in cores if core in capacity]
+        total = sum((cap.share for cap in caps), Fraction(0))
+        number = f"{float(total):.2f}".rstrip("0").rstrip(".")
+        sharing = sorted({user for cap in caps for user in cap.users if user != label},
+                         key=[name for name, _ in vcpus].index)
+        shared = f", shared with {', '.join(sharing)}" if sharing else ""
+        amount = _amount(any(cap.upper_bound for cap in caps), f"{number} core{'' if total == 1 else 's'}")
+        lines.append(f"  {label}: core{'s' if len(cores) > 1 else ''} {', '.join(map(str, cores))}: {amount}{shared}")
     return lines
 
 
@@ -91,6 +198,7 @@ def plan_timeline(system: System, plan: Plan, frames: int = 1) -> Timeline:
     if len(system.schedule.plans) > 1:
         notes.append("plans: " + ", ".join(f"{p.name} ({duration_text(p.major_frame)})"
                                            for p in system.schedule.plans))
+    notes += capacity_lines(system, plan)
     return Timeline(title, 0, frames * frame, lanes, _legend(system), notes)
 
 
@@ -114,7 +222,7 @@ def policy_timeline(system: System) -> Timeline:
             at += share
         lanes.append(Lane(f"core {core}\n{policy}", boxes))
     notes = ["no cyclic plan: each lane shows the vCPUs of one core (fixed_priority: highest priority first; "
-             "edf: width = budget/period)"]
+             "edf: width = budget/period)"] + capacity_lines(system, None)
     return Timeline(f"{system.name}: cores and vCPUs", 0, PROPORTION, lanes, _legend(system), notes, axis=False)
 
 

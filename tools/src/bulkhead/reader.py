@@ -379,10 +379,12 @@ def _read_vcpus(reader: Reader, node: Node, where: str) -> list[Vcpu]:
 def _read_best_effort(reader: Reader, node: Node, fields: dict[str, Node], vcpu: Vcpu, where: str) -> None:
     """best_effort and cores; a vCPU needs core, or best_effort with cores (checked in scheduling.py)."""
     if "best_effort" in fields:
-        vcpu.best_effort = bool(reader.boolean(fields["best_effort"], f"{where}.best_effort"))
+        vcpu.best_effort = reader.boolean(fields["best_effort"], f"{where}.best_effort")  # None: reported
     if "cores" in fields:
-        vcpu.cores = []
-        for index, item in enumerate(reader.sequence(fields["cores"], f"{where}.cores") or []):
+        items = reader.sequence(fields["cores"], f"{where}.cores")
+        vcpu.cores = [] if items is not None else None  # None with a "cores" mark: not a list, reported
+        vcpu.cores_written = len(items or [])
+        for index, item in enumerate(items or []):
             core = reader.integer(item, f"{where}.cores[{index}]", "1")
             if core is not None:
                 vcpu.cores.append(core)

@@ -90,7 +90,9 @@ BE_CORES_EXAMPLE = "'cores: [1, 2, 3]'"
 def _check_pinned(part: Partition, vcpu: Vcpu, diags: Diagnostics) -> None:
     """A vCPU that is not best-effort: one core, no cores list."""
     who = f"{part.title} vCPU {vcpu.index}"
-    if vcpu.cores is not None:
+    if vcpu.best_effort is None:
+        return  # best_effort is not a boolean (reported): whether it needs core or cores is not known
+    if "cores" in vcpu.marks:
         diags.error(vcpu.at("cores"), f"{who}: cores applies only to best-effort vCPUs; add 'best_effort: true' to "
                     f"let it run in the idle time of those cores, or pin it to one core with 'core: N'")
     elif vcpu.core is None and "core" not in vcpu.marks and "best_effort" in vcpu.marks:
@@ -114,32 +116,47 @@ def _check_best_effort(system: System, part: Partition, vcpu: Vcpu, cores: int |
                     f"vCPUs may be best-effort, and the interrupts follow them where the guest routes them), or "
                     f"remove the interrupts")
     if vcpu.cores is None:
-        diags.error(vcpu.pos, f"{who} is best-effort but has no cores; add the cores whose idle time it may use, "
-                    f"e.g. {BE_CORES_EXAMPLE}")
+        if "cores" not in vcpu.marks:  # else cores is not a list (reported)
+            diags.error(vcpu.pos, f"{who} is best-effort but has no cores; add the cores whose idle time it may "
+                        f"use, e.g. {BE_CORES_EXAMPLE}")
         return
-    if not vcpu.cores and "cores" in vcpu.marks:
+    if not vcpu.cores_written:
         diags.error(vcpu.at("cores"), f"{who}: cores is empty; list at least one core whose idle time it may use, "
                     f"e.g. {BE_CORES_EXAMPLE}")
     seen: set[int] = set()
+    owned = [core for core in vcpu.cores if _owner(system, core, cores)]
+    never = bool(owned) and len(owned) == len(vcpu.cores) == vcpu.cores_written  # every core listed is owned
     for index, core in enumerate(vcpu.cores):
-        _check_best_effort_core(system, who, vcpu.at(f"cores[{index}]"), core, core in seen, cores, diags)
+        _check_best_effort_core(system, who, vcpu.at(f"cores[{index}]"), core, core in seen, cores, never, diags)
         seen.add(core)
 
 
+def _owner(system: System, core: int, cores: int | None) -> tuple[Partition, Vcpu] | None:
+    """The vCPU a dedicated core that exists is given to, if any: it never idles for best-effort work."""
+    if (cores is not None and core >= cores) or system.policy_of(core) != "dedicated":
+        return None
+    owners = system.vcpus_on(core)
+    return owners[0] if owners else None
+
+
 def _check_best_effort_core(system: System, who: str, pos, core: int, repeated: bool, cores: int | None,
-                            diags: Diagnostics) -> None:
+                            never: bool, diags: Diagnostics) -> None:
+    """never: every core the vCPU lists is a dedicated core with a vCPU, so it could never run."""
     if repeated:
         diags.error(pos, f"{who}: core {core} is listed twice in cores; remove one")
     elif cores is not None and core >= cores:
         diags.error(pos, f"{who}: core {core} does not exist (system.cores is {cores}, so the cores are 0 to "
                     f"{cores - 1}); use one of those or raise system.cores")
-    elif system.policy_of(core) == "dedicated":
-        owners = system.vcpus_on(core)
-        if owners:
-            part, vcpu = owners[0]
-            diags.error(pos, f"{who}: core {core} is dedicated to {part.vcpu_label(vcpu.index)}, which owns it "
-                        f"whether it runs or not; a best-effort vCPU can use cyclic, fixed_priority and edf cores "
-                        f"and dedicated cores without a vCPU: remove core {core} from cores")
+    elif owner := _owner(system, core, cores):
+        part, vcpu = owner
+        owned = (f"{who}: core {core} is dedicated to {part.vcpu_label(vcpu.index)}, which owns it whether it runs "
+                 f"or not")
+        usable = "cyclic, fixed_priority and edf cores and dedicated cores without a vCPU"
+        if never:
+            diags.error(pos, f"{owned}, and so is every other core in its cores: it would never run; list cores whose "
+                        f"own policy leaves idle time: {usable}")
+        else:
+            diags.error(pos, f"{owned}; a best-effort vCPU can use {usable}: remove core {core} from cores")
 
 
 # --- vCPU parameters -------------------------------------------------------------------------
@@ -356,7 +373,8 @@ def _check_never_scheduled(system: System, cores: int | None, diags: Diagnostics
     scheduled = {(slot.partition, slot.vcpu) for slot in slots}
     for part in system.partitions:
         for vcpu in part.vcpus:
-            if vcpu.core is None or (cores is not None and vcpu.core >= cores) or part.name is None:
+            if vcpu.core is None or (cores is not None and vcpu.core >= cores) or part.name is None or \
+                    vcpu.best_effort is not False:  # a best-effort vCPU has no slots; 'core' on it is reported
                 continue
             if system.policy_of(vcpu.core) == CYCLIC and (part.name, vcpu.index) not in scheduled:
                 diags.error(vcpu.at("core"), f"{part.title} vCPU {vcpu.index} is on cyclic core {vcpu.core} but has "

@@ -58,6 +58,7 @@ class Box:
     end: int
     color: Color
     label: str = ""
+    hatched: bool = False  # diagonal stripes in the darker shade: a best-effort vCPU in a core's idle time
 
 
 @dataclass
@@ -210,11 +211,26 @@ def _draw_box(draw: ImageDraw.ImageDraw, face, timeline: Timeline, box: Box, top
         return
     x0, x1 = round(left), max(round(right) - 1, round(left))
     draw.rectangle((x0, top, x1, bottom), fill=box.color)
+    if box.hatched:
+        _hatch(draw, x0, top, x1, bottom, darker(box.color))
     if box.label and bottom - top >= FONT_SIZE + 2:
         width = face.getlength(box.label)
         if width + 6 <= x1 - x0:
             y = top + (bottom - top - FONT_SIZE) / 2 - 1
             draw.text(((x0 + x1 - width) / 2, y), box.label, font=face, fill=_text_color(box.color))
+
+
+HATCH_STEP = 6  # pixels between the stripes of a hatched box
+
+
+def _hatch(draw: ImageDraw.ImageDraw, x0: int, top: int, x1: int, bottom: int, color: Color) -> None:
+    """Stripes from bottom left to top right, HATCH_STEP apart, clipped to the box."""
+    height = bottom - top
+    for start in range(x0 - height, x1 + 1, HATCH_STEP):  # the x where a stripe meets the bottom edge
+        a = (max(start, x0), bottom - (max(start, x0) - start))
+        b = (min(start + height, x1), bottom - (min(start + height, x1) - start))
+        if a[0] <= b[0]:
+            draw.line((a, b), fill=color, width=2)
 
 
 def _draw_axis(draw: ImageDraw.ImageDraw, face, grid: list[tuple[int, str]], y: int) -> None:

@@ -173,6 +173,27 @@ def read(path: str) -> TraceData:
         raise ToolError(f"cannot read {path}: {exc.strerror}") from exc
 
 
+def best_effort_vcpus(data: TraceData, system: System | None = None) -> set[tuple[int, int]]:
+    """(partition id, vCPU index) of the best-effort vCPUs: from the configuration when given, else those the
+    trace shows running on more than one core (a pinned vCPU never moves; a best-effort vCPU seen on one core
+    only is then not told apart)."""
+    if system is not None:
+        return {(part.id, vcpu.index) for part in system.partitions for vcpu in part.vcpus if vcpu.best_effort}
+    cores: dict[tuple[int, int], set[int]] = {}
+    for core in data.cores:
+        for _, _, pid, vcpu in data.run_intervals(core):
+            cores.setdefault((pid, vcpu), set()).add(core)
+    return {key for key, seen in cores.items() if len(seen) > 1}
+
+
+def best_effort_intervals(data: TraceData, core: int, system: System | None = None) -> list[tuple[int, int, int, int]]:
+    """The run intervals of core (TraceData.run_intervals) in which it ran a best-effort vCPU: its idle time
+    given to best-effort work. A best-effort vCPU's VCPU_SWITCH events are in the ring of the core that
+    holds it, so the core of an interval is the core it ran on."""
+    vcpus = best_effort_vcpus(data, system)
+    return [run for run in data.run_intervals(core) if (run[2], run[3]) in vcpus]
+
+
 class Names:
     """Names for ids in events: from the configuration when given, else p<id> and plan <n>."""
 
@@ -244,11 +265,17 @@ def trace_events(data: TraceData, system: System | None = None) -> list[chrome.E
         if data.of_type(core, SLOT_START):
             events += [chrome.thread_name(PLAN_TID_BASE + core, f"core {core} plan"),
                        chrome.thread_sort_index(PLAN_TID_BASE + core, 2 * core + 1)]
+    best_effort = best_effort_vcpus(data, system)
     for core in data.cores:
         for start, end, pid, vcpu in data.run_intervals(core):
             begin = data.to_ns(start)
-            events.append(chrome.complete(names.vcpu(pid, vcpu), "run", begin, data.to_ns(end) - begin, core,
-                                          {"partition": names.partition(pid), "vcpu": vcpu}))
+            args = {"partition": names.partition(pid), "vcpu": vcpu}
+            if (pid, vcpu) in best_effort:
+                events.append(chrome.complete(f"{names.vcpu(pid, vcpu)} (best-effort)", "best_effort", begin,
+                                              data.to_ns(end) - begin, core, {**args, "best_effort": True}))
+            else:
+                events.append(chrome.complete(names.vcpu(pid, vcpu), "run", begin, data.to_ns(end) - begin, core,
+                                              args))
         events += filter(None, (_instant(data, names, event) for event in data.events[core]))
         for start, end, event in data.slot_intervals(core):
             begin = data.to_ns(start)
@@ -265,12 +292,15 @@ def timeline(data: TraceData, system: System | None = None) -> Timeline:
     """A PNG timeline: one lane per core with the run intervals coloured by partition, its slots in a strip
     under them, and markers for HM events, plan switches and budget exhaustion."""
     names = Names(system)
-    lanes, seen = [], set()
+    best_effort = best_effort_vcpus(data, system)
+    lanes, seen, hatched = [], set(), False
     for core in data.cores:
         boxes = []
         for start, end, pid, vcpu in data.run_intervals(core):
-            boxes.append(Box(data.to_ns(start), data.to_ns(end), partition_color(pid), names.vcpu(pid, vcpu)))
+            be = (pid, vcpu) in best_effort
+            boxes.append(Box(data.to_ns(start), data.to_ns(end), partition_color(pid), names.vcpu(pid, vcpu), be))
             seen.add(pid)
+            hatched |= be
         strip = []
         for start, end, event in data.slot_intervals(core):
             _, pid = names.slot_vcpu(event)
@@ -285,6 +315,9 @@ def timeline(data: TraceData, system: System | None = None) -> Timeline:
              f"{time_text(end - start)}")
     notes = [f"time 0 = {time_text(start)} after boot (counter {data.frequency} Hz); the dark strip under a lane "
              f"shows its cyclic slots"]
+    if hatched:
+        how = "" if system else " (without --config: a vCPU that ran on more than one core)"
+        notes.append(f"hatched: a best-effort vCPU{how} running in the core's idle time")
     return Timeline(title, start, max(end, start + 1), lanes, legend, notes)
 
 
@@ -305,6 +338,7 @@ def summary(data: TraceData, system: System | None = None) -> list[str]:
     if not data.count:
         return ["no BHTRACE events in the log"]
     names = Names(system)
+    best_effort = best_effort_vcpus(data, system)
     lines = [f"{_count(data.count, 'event')}, counter {data.frequency} Hz"
              f"{'' if data.frequency_given else ' (default: no BHTRACE-FREQ line)'}, "
              f"{time_text(data.to_ns(data.start))} to {time_text(data.to_ns(data.end))} after boot"]
@@ -315,8 +349,12 @@ def summary(data: TraceData, system: System | None = None) -> list[str]:
             label = names.vcpu(pid, vcpu)
             busy[label] = busy.get(label, 0) + data.to_ns(end) - data.to_ns(start)
         ran = ", ".join(f"{label} {time_text(ns)}" for label, ns in sorted(busy.items()))
+        spare = sum(data.to_ns(end) - data.to_ns(start) for start, end, pid, vcpu in runs
+                    if (pid, vcpu) in best_effort)
+        spare_text = f", best-effort {time_text(spare)}" if spare else ""
         lines.append(f"core {core}: {_count(len(data.events[core]), 'event')}, {_count(len(runs), 'run interval')}"
-                     f"{' (' + ran + ')' if ran else ''}, {_count(len(data.slot_starts(core)), 'slot start')}, "
+                     f"{' (' + ran + ')' if ran else ''}{spare_text}, "
+                     f"{_count(len(data.slot_starts(core)), 'slot start')}, "
                      f"{_count(len(data.of_type(core, HM_EVENT)), 'HM event')}")
     return lines
 
