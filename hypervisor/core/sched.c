@@ -333,10 +333,10 @@ static void program_timer(struct percpu *c, uint64_t at)
 
 /* Make next (NULL: none) the running vCPU, loading it unless it is loaded already. */
 /* Stolen time: from a switch-out that leaves prev ready to the switch-in that runs it again.
- * Only guests with a virtual machine read it (SMCCC paravirtualized time). */
+ * Guests with a virtual machine read it (SMCCC paravirtualized time). */
 static void account_stolen(struct vcpu *prev, struct vcpu *next, uint64_t now)
 {
-	if (prev && prev->partition->cfg->vmachine && vcpu_runnable(prev))
+	if (prev && vcpu_runnable(prev))
 		prev->ready_since = now;
 	if (next && next->ready_since) {
 		__atomic_store_n(&next->stolen_ticks, next->stolen_ticks + (now - next->ready_since),
