@@ -14,6 +14,7 @@ Systems, each booted in its own QEMU (several at a time, one per host CPU):
   build/bench/perfloss_<d>ms.yaml  perf_loss_<d>ms, generated here, with a patched copy of the
                            counting partition (build/bench/perfloss_<d>ms.elf)
   bench/linux*.yaml        linux_*, vmtrap_*: Linux guests bare vs in a partition (bench/linux.py)
+  bench/be_linux.yaml      be_linux_*: Linux throughput with best-effort vCPUs (bench/be_linux.py)
 Results go to bench/results.json as {"name": {"value": N, "unit": "..."}} and, with one line of
 method each, to bench/results.md.
 """
@@ -374,6 +375,8 @@ def main() -> None:
     results, losses = collect()
     from bench import linux  # Linux guests (issue 4): boot, CPU and latencies, trapped accesses
     results |= linux.collect(METHODS)
+    from bench import be_linux  # best-effort vCPUs (issue 15): Linux throughput from idle time
+    results |= be_linux.collect(METHODS)
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     markdown = write_markdown(results, losses)
     (ROOT / "bench" / "results.md").write_text(markdown)
