@@ -219,7 +219,7 @@ def test_kernel_header_problems():
 DIRS = ["bin", "dev", "etc", "lib", "lib/modules", MODULES, f"{MODULES}/kernel", f"{MODULES}/kernel/drivers",
         f"{MODULES}/kernel/drivers/char", f"{MODULES}/kernel/drivers/char/hw_random", f"{MODULES}/kernel/drivers/net",
         f"{MODULES}/kernel/drivers/virtio", f"{MODULES}/kernel/net", f"{MODULES}/kernel/net/core", "proc", "root",
-        "sbin", "sys", "tmp", "usr", "usr/bin", "usr/sbin", "usr/share", "usr/share/udhcpc"]
+        "sbin", "sys", "tmp", "usr", "usr/bin", "usr/sbin", "usr/share", "usr/share/udhcpc", "etc/udhcpc"]
 DEPMOD_FILES = ["modules.alias", "modules.alias.bin", "modules.builtin.alias.bin", "modules.builtin.bin",
                 "modules.dep", "modules.dep.bin", "modules.devname", "modules.order", "modules.softdep",
                 "modules.symbols", "modules.symbols.bin"]
@@ -239,7 +239,8 @@ def test_initramfs_contents(workdir):
     system, part = load(workdir)
     archive = (workdir / linux.write_payload(system, part, workdir, "linux.yaml")["cpio"]).read_bytes()
     entries = {e.name: e for e in cpio.read(archive)}
-    files = ["bin/busybox", "bin/sh", "dev/console", "etc/data.txt", "init", "usr/share/udhcpc/default.script"] + \
+    files = ["bin/busybox", "bin/sh", "dev/console", "etc/data.txt", "init", "etc/udhcpc/default.script",
+                                                                               "usr/share/udhcpc/default.script"] + \
         [f"{MODULES}/{path}" for path in MODULE_FILES] + [f"{MODULES}/{name}" for name in DEPMOD_FILES]
     assert list(entries) == sorted(DIRS + files)  # sorted, every parent directory present
     assert all(entries[d].mode == stat.S_IFDIR | (0o1777 if d == "tmp" else 0o755) for d in DIRS)
@@ -566,7 +567,9 @@ def test_without_depmod_the_tool_says_how_to_get_it(workdir, monkeypatch):
 
 def test_busybox_brings_a_udhcpc_script_that_configures_the_interface(workdir):
     entries, _ = build_initramfs(workdir, "        busybox: linux/busybox\n        files: {/init: linux/init.sh}")
-    script = entries["usr/share/udhcpc/default.script"]
+    script = entries["etc/udhcpc/default.script"]  # where Debian's busybox looks; upstream's path links to it
+    link = entries["usr/share/udhcpc/default.script"]
+    assert (link.kind, link.data) == ("symlink", b"/etc/udhcpc/default.script")
     assert script.mode == stat.S_IFREG | 0o755
     text = script.data.decode()
     for needed in ('ifconfig "$interface" "$ip" netmask', 'route add default gw "$gw"', "nameserver $server",

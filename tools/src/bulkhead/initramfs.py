@@ -35,9 +35,11 @@ DEPMOD_OUTPUTS = ("modules.alias", "modules.alias.bin", "modules.builtin.alias.b
                   "modules.symbols.bin")
 KERNEL_LISTS = ("modules.builtin", "modules.order")
 
-# busybox udhcpc runs this script (its default path) with the lease in its environment: without
-# it, udhcpc obtains a lease and configures nothing. The tool adds it with busybox.
-UDHCPC_SCRIPT_PATH = "/usr/share/udhcpc/default.script"
+# busybox udhcpc runs this script (its default path: Debian's busybox /etc/udhcpc, upstream's
+# /usr/share/udhcpc, a link here) with the lease in its environment: without it, udhcpc obtains a
+# lease and configures nothing. The tool adds it with busybox.
+UDHCPC_SCRIPT_PATH = "/etc/udhcpc/default.script"
+UDHCPC_SCRIPT_LINK = "/usr/share/udhcpc/default.script"
 UDHCPC_SCRIPT = """\
 #!/bin/sh
 # busybox udhcpc's default script, added by the bulkhead tool with busybox: it applies the lease
@@ -212,6 +214,7 @@ class Builder:
             self.put(cpio.regular(BUSYBOX_PATH, data, 0o755))
             self.put(cpio.symlink("/bin/sh", "busybox"))
             self.put(cpio.regular(UDHCPC_SCRIPT_PATH, UDHCPC_SCRIPT.encode(), 0o755))
+            self.put(cpio.symlink(UDHCPC_SCRIPT_LINK, UDHCPC_SCRIPT_PATH))
 
     def add_file(self, item: InitramfsFile) -> None:
         """A host file (followed if it is a link), or a directory with everything below it: files,

@@ -1,0 +1,89 @@
+"""Linux as users run it (issue 13, item 7): Debian's kernel in a partition with virtio-net by
+pass-through, beside counter, a paravirtual partition printing a line every 10 ms.
+
+One boot checks what the initramfs builder and the demo init give a user: modprobe loads a driver
+with the modules it depends on (modules.dep from depmod), /dev/shm is a tmpfs, busybox udhcpc
+configures the interface from QEMU's DHCP server (address, default route, resolv.conf) and the
+network carries a real HTTP request to the host, Debian's dynamically linked cyclictest runs with
+the libraries the tool resolved; every Linux line reaches the console whole while counter prints
+beside it; and `poweroff` halts Linux only."""
+
+from __future__ import annotations
+
+import http.server
+import re
+import threading
+
+from harness import Console, partition_view
+from test_linux_guests import PROMPT, linux_expect, shell
+
+LONG_LINES = 300
+FILL = 150  # characters of '0' after "BHLONG <n> "
+WHOLE_LONG = re.compile(rf"^\[linux\] BHLONG (\d+) 0{{{FILL}}}\r+$", re.M)
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (the http.server name)
+        body = b"BHNET hello from the host\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_linux_as_users_run_it():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with Console.boot("linux_users.yaml") as con:
+            m = linux_expect(con, r"^BHLINUX nproc=(\d+)$", 90)
+            assert m[1] == "2"
+            linux_expect(con, PROMPT)
+            assert "modprobe failed" not in partition_view(con.raw, "linux")
+
+            # modprobe (in init) loaded virtio_net and the modules it needs, in order.
+            modules = shell(con, "cut -d' ' -f1,4 /proc/modules")
+            for name, used_by in (("virtio_net", "-"), ("net_failover", "virtio_net,"), ("failover", "net_failover,")):
+                assert re.search(rf"^{name} {used_by}$", modules, re.M), modules
+            assert "virtio_net" in shell(con, "modprobe -D virtio_net 2>&1 || cat /lib/modules/*/modules.dep")
+
+            # /dev/shm is a tmpfs everyone can write.
+            assert re.search(r"^tmpfs /dev/shm tmpfs rw,nosuid,nodev", shell(con, "cat /proc/mounts"), re.M)
+            assert shell(con, "echo shared > /dev/shm/x && cat /dev/shm/x && ls -ld /dev/shm | cut -c1-10") == \
+                "shared\ndrwxrwxrwt\n"
+
+            # udhcpc's default script configures what the lease says.
+            out = shell(con, "udhcpc -i eth0 -n -q -t 10 2>&1", 60)
+            assert "udhcpc: eth0 bound 10.0.2.15 netmask 255.255.255.0 router 10.0.2.2 dns 10.0.2.3" in out, out
+            assert "inet addr:10.0.2.15" in shell(con, "ifconfig eth0")
+            assert re.search(r"^0\.0\.0\.0 +10\.0\.2\.2 +0\.0\.0\.0 +UG .* eth0$", shell(con, "route -n"), re.M)
+            assert "nameserver 10.0.2.3" in shell(con, "cat /etc/resolv.conf")
+            # ... and the network works: QEMU forwards 10.0.2.2 to the host, where this test answers.
+            port = server.server_address[1]
+            assert "BHNET hello from the host" in shell(con, f"wget -q -O - http://10.0.2.2:{port}/ 2>&1", 60)
+
+            # Debian's dynamically linked cyclictest: libnuma, libc and the loader came with it.
+            out = shell(con, "cyclictest -q -m -p 80 -i 1000 -l 500 2>&1", 60)
+            assert re.search(r"T: 0 \(\s*\d+\) P:80 I:1000 C:\s*500 Min:\s*\d+ Act:\s*\d+ Avg:\s*\d+ Max:\s*\d+", out), out
+
+            # Every Linux line reaches the console whole, however counter's lines arrive beside it.
+            shell(con, f"L=$(printf '%0{FILL}d' 0); for i in $(seq {LONG_LINES}); do echo \"BHLONG $i $L\"; done",
+                  120)
+            whole = [int(n) for n in WHOLE_LONG.findall(con.raw)]
+            counted = con.text.count("[counter] counter ")
+            assert counted > 100, "counter printed beside Linux"
+            assert whole == list(range(1, LONG_LINES + 1)), \
+                f"{LONG_LINES - len(whole)} of {LONG_LINES} Linux lines were broken by another partition's line"
+
+            # poweroff halts Linux, and only Linux: counter goes on.
+            con.send("poweroff -f\r")
+            con.expect(r"\[bulkhead\] partition linux: PSCI SYSTEM_OFF: halting the partition")
+            seen = con.text.count("[counter] counter ")
+            con.wait(2.0)
+            assert con.text.count("[counter] counter ") > seen + 50
+            assert "HM:" not in con.text
+    finally:
+        server.shutdown()
