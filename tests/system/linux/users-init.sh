@@ -9,5 +9,5 @@ mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/shm /dev/pts && mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
 mount -t devpts devpts /dev/pts
 modprobe virtio_mmio && modprobe virtio_net || echo "BHLINUX modprobe failed"
-echo "BHLINUX nproc=$(nproc)"
+echo "BHLINUX online=$(cat /sys/devices/system/cpu/online)"  # nproc counts the CPUs init may use: not the isolated one
 exec setsid cttyhack sh
