@@ -605,11 +605,12 @@ void console_vuart_write(struct partition *p, char c)
 unsigned console_flush(struct partition *p)
 {
 	const struct out_ring *r = &rings[p->cfg->id];
-	int open = __atomic_load_n(&open_line, __ATOMIC_RELAXED);
 
 	drain((int)p->cfg->id);
 	/* Output held behind the focus partition's open line goes out when that line ends or the
-	 * hold does, by whoever drains next: the caller has nothing to wait for in its own time. */
+	 * hold does, by whoever drains next: the caller has nothing to wait for in its own time
+	 * (a racy look: at worst one more call, or one less). */
+	int open = __atomic_load_n(&open_line, __ATOMIC_RELAXED);
 	if (open >= 0 && open != (int)p->cfg->id && line_held())
 		return 0;
 	return r->tail - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);

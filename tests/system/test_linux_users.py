@@ -40,7 +40,7 @@ def test_linux_as_users_run_it():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         with Console.boot("linux_users.yaml") as con:
-            m = linux_expect(con, r"^BHLINUX online=(\S+)", 90)
+            m = linux_expect(con, r"^BHLINUX online=(\S+)\n", 90)  # the whole line, not a part on the wire
             assert m[1] == "0-1", "both vCPUs are up"
             linux_expect(con, PROMPT)
             assert "modprobe failed" not in partition_view(con.raw, "linux")
