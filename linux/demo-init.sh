@@ -4,11 +4,12 @@
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
 mkdir -p /tmp && mount -t tmpfs tmpfs /tmp
-# Drivers for the passed-through virtio-mmio device (Debian builds them as modules).
-for module in $(find /lib/modules -name '*.ko'); do
-	insmod "$module"
-done
+# Drivers for the passed-through virtio-mmio device (Debian builds them as modules; the
+# description lists them). modprobe loads the modules each one needs first (modules.dep).
+modprobe virtio_mmio
+modprobe virtio-rng
 hostname bulkhead-linux
 cat <<'BANNER'
 

@@ -10,6 +10,8 @@ have aarch64-linux-gnu-gcc || need_apt+=(gcc-aarch64-linux-gnu binutils-aarch64-
 have qemu-system-aarch64   || need_apt+=(qemu-system-arm)
 have dtc                   || need_apt+=(device-tree-compiler)
 have cpio                  || need_apt+=(cpio)
+# depmod (kmod): the tool writes the modules.dep of a Linux partition's initramfs with it.
+have depmod || [ -x /sbin/depmod ] || [ -x /usr/sbin/depmod ] || need_apt+=(kmod)
 have make                  || need_apt+=(make)
 have gcc                   || need_apt+=(gcc libc6-dev)
 # The arm64 C library: static Linux benchmark programs (linux/bench, make bench).
@@ -38,12 +40,15 @@ if [ ! -f "$stamp" ] || [ "$top/tools/pyproject.toml" -nt "$stamp" ]; then
 fi
 
 # Debian arm64 guest packages for Linux partitions (docs/linux.md): the generic and the PREEMPT_RT
-# kernel (resolved through their meta packages) and a static busybox. Downloads and unpacked trees
+# kernel (resolved through their meta packages), a static busybox, and Debian's dynamically linked
+# cyclictest (rt-tests) with the library it needs beside the C library (libnuma1; the C library
+# itself is the cross one, libc6-arm64-cross, above: the same glibc build). Downloads and unpacked trees
 # live in a cache outside the repository, so clean clones on this machine share them; build/debian
 # holds stable links into it:
 #   build/debian/arm64/vmlinuz            the kernel Image; build/debian/arm64/lib/modules/<version>/
 #   build/debian/rt-arm64/vmlinuz         the same for the PREEMPT_RT kernel
 #   build/debian/busybox                  static arm64 busybox
+#   build/debian/rt-tests, libnuma1       the unpacked packages (usr/bin/cyclictest, usr/lib/aarch64-linux-gnu)
 # BULKHEAD_NO_DEBIAN=1 skips this part.
 deb_cache="${XDG_CACHE_HOME:-$HOME/.cache}/bulkhead/debian"
 deb_links="$top/build/debian"
@@ -107,6 +112,10 @@ debian_guest() {
   local root
   root=$(unpack busybox-static) || return $?
   ln -sfn "$root/bin/busybox" "$deb_links/busybox"
+  for pkg in rt-tests libnuma1; do
+    root=$(unpack "$pkg") || return $?
+    ln -sfn "$root" "$deb_links/$pkg"
+  done
 }
 # Called as an if condition, so set -e is off inside: every step checks its own status.
 debian_setup() {
@@ -122,7 +131,8 @@ debian_setup() {
 debian_stamp="$deb_links/.resolved"
 debian_current() {
   [ -f "$debian_stamp" ] && [ "$debian_stamp" -nt /var/lib/apt/lists ] && [ -e "$deb_links/arm64/vmlinuz" ] &&
-    [ -e "$deb_links/rt-arm64/vmlinuz" ] && [ -e "$deb_links/busybox" ]
+    [ -e "$deb_links/rt-arm64/vmlinuz" ] && [ -e "$deb_links/busybox" ] && [ -e "$deb_links/rt-tests/usr/bin" ] &&
+    [ -e "$deb_links/libnuma1/usr/lib" ]
 }
 if [ "${BULKHEAD_NO_DEBIAN:-}" != 1 ] && ! debian_current; then
   # Without them only Linux partitions cannot be built: warn, and let everything else go on.

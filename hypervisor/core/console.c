@@ -18,7 +18,9 @@
  * Input goes to one partition with an emulated UART, the one with focus; Ctrl-A pressed three
  * times moves the focus to the next such partition. The partition with focus is interactive:
  * its UART output goes to the wire byte by byte (a shell prompt has no newline), as records
- * of one byte, and a line from anyone else first ends its open line. */
+ * of one byte. Its line is whole on the wire: while it is open and younger than
+ * CONSOLE_HOLD_NS, anyone else's lines wait (they go out when it ends); only a line left open
+ * longer (a prompt waiting for input) is ended by a line from anyone else. */
 #include "console.h"
 #include "format.h"
 #include "lib.h"
@@ -75,8 +77,15 @@ static volatile uint32_t next_seq;   /* one per write call: ordering across sour
 static volatile uint32_t drain_wanted; /* a writer found the wire busy: the holder goes on */
 static volatile uint32_t output_queued; /* set after every record or loss: worth draining */
 static int open_line = -1;          /* the source the wire is in the middle of a line for */
+static uint64_t open_since;         /* when that line began (counter ticks) */
+static bool hold_off;               /* console_flush_all: nothing waits for an open line */
 static struct spinlock input_lock;   /* the input rings of paravirtual partitions */
 static struct partition *volatile focus; /* where input goes; NULL: no partition takes input */
+
+/* How long the focus partition's open line keeps everyone else's lines off the wire: long enough
+ * for a kernel or a program to print a whole line one trapped byte at a time, short enough that
+ * a prompt waiting for input holds nobody back noticeably. */
+#define CONSOLE_HOLD_NS 100000000ull /* 100 ms */
 
 #define ESCAPE_CHAR 0x01 /* Ctrl-A */
 #define ESCAPE_COUNT 3u
@@ -362,7 +371,11 @@ static uint32_t emit_line(uint32_t len, bool newline)
 static uint32_t emit_interactive(void)
 {
 	const struct out_ring *r = &rings[cur.source];
-	uint32_t n = emit_prefix(open_line == cur.source);
+	bool continues = open_line == cur.source;
+	uint32_t n = emit_prefix(continues);
+
+	if (!continues)
+		open_since = arch_counter_read(); /* a new line: the others wait for it (line_held) */
 
 	for (uint32_t i = 0; i < cur.len; i++, n++) {
 		char c = text_at(r, i);
@@ -406,12 +419,26 @@ static bool report_idle_losses(void)
 	return queued;
 }
 
-/* Put the next record in flight, if none is: src's own first, then the oldest of anyone's.
- * False when nothing is queued. */
+/* The focus partition's line is open on the wire and young: only its own records go out, so
+ * no one else's line lands in the middle of it (under wire_lock). */
+static bool line_held(void)
+{
+	return open_line >= 0 && !hold_off &&
+	       arch_counter_read() - open_since < ns_to_ticks(CONSOLE_HOLD_NS);
+}
+
+/* Put the next record in flight, if none is: src's own first, then the oldest of anyone's
+ * (while a line is held, the open line's source's only). False when nothing may go out. */
 static bool start_next(int src)
 {
 	if (cur.source >= 0)
 		return true;
+	if (line_held()) {
+		if (ring_empty(&rings[open_line]))
+			return false;
+		start_record(open_line);
+		return true;
+	}
 	int next = src >= 0 && !ring_empty(&rings[src]) ? src : oldest_source();
 	if (next < 0 && report_idle_losses())
 		next = oldest_source();
@@ -580,6 +607,12 @@ unsigned console_flush(struct partition *p)
 	const struct out_ring *r = &rings[p->cfg->id];
 
 	drain((int)p->cfg->id);
+	/* Output held behind the focus partition's open line goes out when that line ends or the
+	 * hold does, by whoever drains next: the caller has nothing to wait for in its own time
+	 * (a racy look: at worst one more call, or one less). */
+	int open = __atomic_load_n(&open_line, __ATOMIC_RELAXED);
+	if (open >= 0 && open != (int)p->cfg->id && line_held())
+		return 0;
 	return r->tail - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 }
 
@@ -711,8 +744,10 @@ static void emit_raw(const char *s, size_t len)
 
 void console_flush_all(void)
 {
+	hold_off = true; /* nothing waits for an open line now */
 	while (cur.source >= 0 || oldest_source() >= 0) /* each pass emits at least one line */
 		drain_locked(-1, CONSOLE_DRAIN_CHUNK);
+	hold_off = false;
 }
 
 /* Everything still queued goes out first, without the lock (the holder may be this core):
@@ -731,6 +766,8 @@ void console_reset(void)
 	memset(rings, 0, sizeof(rings));
 	cur.source = -1;
 	open_line = -1;
+	open_since = 0;
+	hold_off = false;
 	next_seq = 0;
 	drain_wanted = 0;
 }

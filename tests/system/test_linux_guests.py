@@ -87,6 +87,7 @@ def test_linux_shell_isolation_reboot_and_crash():
 def test_passed_through_virtio_device_works_in_linux():
     with Console.boot("linux_rt.yaml") as con:
         boot(con)
+        assert "modprobe" not in partition_view(con.raw, "linux"), "init's modprobe loaded the drivers"
         assert "virtio_rng" in shell(con, "cat /sys/class/misc/hw_random/rng_available")
         # 64 random bytes through the device's virtqueue and its forwarded interrupt.
         assert shell(con, "head -c 64 /dev/hwrng | wc -c").strip() == "64"
@@ -180,6 +181,9 @@ def test_default_systems_land_in_a_linux_shell_beside_real_time_partitions():
             assert shell(con, "nproc").strip() == "2"
             assert flavour in shell(con, "uname -v")
             assert shell(con, "head -c 16 /dev/hwrng | wc -c").strip() == "16"
+            # The demo's init loads the drivers with modprobe and mounts /dev/shm.
+            assert re.search(r"^virtio_rng ", shell(con, "cat /proc/modules"), re.M)
+            assert re.search(r"^tmpfs /dev/shm tmpfs rw,nosuid,nodev", shell(con, "cat /proc/mounts"), re.M)
             # Linux user space talks to control through its ports.
             assert re.fullmatch(r"valid: setpoint \d+\.\d C, value \d+\.\d C\n",
                                 shell(con, "bhport read temperature"))

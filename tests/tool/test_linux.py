@@ -17,10 +17,11 @@ import pytest
 
 from bulkhead import config, cpio, devicetree, linux
 from bulkhead.cli import main as cli_main
+from bulkhead.diagnostics import ConfigError
 from bulkhead.kimage import KernelProblem, make_header, parse_kernel
 from bulkhead.qemu import bare_linux_command, qemu_command
 from test_build import build_args, make_hyp_kit
-from tool_support import CONFIG_INCLUDE, FAKE_IMAGE_SIZE, GOOD_DIR, REPO, fake_image, run
+from tool_support import CONFIG_INCLUDE, CROSS, FAKE_IMAGE_SIZE, GOOD_DIR, REPO, fake_image, run
 
 M = 1 << 20
 RAM = 0x4800_0000
@@ -218,7 +219,10 @@ def test_kernel_header_problems():
 DIRS = ["bin", "dev", "etc", "lib", "lib/modules", MODULES, f"{MODULES}/kernel", f"{MODULES}/kernel/drivers",
         f"{MODULES}/kernel/drivers/char", f"{MODULES}/kernel/drivers/char/hw_random", f"{MODULES}/kernel/drivers/net",
         f"{MODULES}/kernel/drivers/virtio", f"{MODULES}/kernel/net", f"{MODULES}/kernel/net/core", "proc", "root",
-        "sbin", "sys", "tmp", "usr", "usr/bin", "usr/sbin"]
+        "sbin", "sys", "tmp", "usr", "usr/bin", "usr/sbin", "usr/share", "usr/share/udhcpc", "etc/udhcpc"]
+DEPMOD_FILES = ["modules.alias", "modules.alias.bin", "modules.builtin.alias.bin", "modules.builtin.bin",
+                "modules.dep", "modules.dep.bin", "modules.devname", "modules.order", "modules.softdep",
+                "modules.symbols", "modules.symbols.bin"]
 MODULE_FILES = ["kernel/drivers/char/hw_random/virtio-rng.ko", "kernel/drivers/net/net_failover.ko",
                 "kernel/drivers/net/virtio_net.ko", "kernel/drivers/virtio/virtio_mmio.ko",
                 "kernel/net/core/failover.ko"]
@@ -235,8 +239,9 @@ def test_initramfs_contents(workdir):
     system, part = load(workdir)
     archive = (workdir / linux.write_payload(system, part, workdir, "linux.yaml")["cpio"]).read_bytes()
     entries = {e.name: e for e in cpio.read(archive)}
-    files = ["bin/busybox", "bin/sh", "dev/console", "etc/data.txt", "init"] + \
-        [f"{MODULES}/{path}" for path in MODULE_FILES] + [f"{MODULES}/modules.dep"]
+    files = ["bin/busybox", "bin/sh", "dev/console", "etc/data.txt", "init", "etc/udhcpc/default.script",
+                                                                               "usr/share/udhcpc/default.script"] + \
+        [f"{MODULES}/{path}" for path in MODULE_FILES] + [f"{MODULES}/{name}" for name in DEPMOD_FILES]
     assert list(entries) == sorted(DIRS + files)  # sorted, every parent directory present
     assert all(entries[d].mode == stat.S_IFDIR | (0o1777 if d == "tmp" else 0o755) for d in DIRS)
     assert entries["bin/busybox"].mode == stat.S_IFREG | 0o755
@@ -435,3 +440,156 @@ def test_docs_full_example(workdir, cli):
     assert cli("check", "configs/penguin.yaml") == (0, "configs/penguin.yaml: ok (2 partitions)\n", "")
     initramfs = {e.name for e in cpio.read(config.load("configs/penguin.yaml").partitions[1].linux.payload.built.archive)}
     assert {f"{MODULES}/kernel/drivers/virtio/virtio_mmio.ko", "init", "bin/busybox"} <= initramfs
+
+
+# --- initramfs: directories, links, programs with their libraries, own modules -----------------------
+
+def build_initramfs(workdir: Path, initramfs: str):
+    """The entries of the archive built from an initramfs mapping (YAML, indented for the config)."""
+    old = ("initramfs:\n        busybox: linux/busybox\n        files: {/init: linux/init.sh, "
+           "/etc/data.txt: linux/data.txt}\n        modules: [virtio_mmio, virtio-rng, virtio_net]")
+    _, part = load(workdir, replace={old: "initramfs:\n" + initramfs})
+    return {e.name: e for e in cpio.read(part.linux.payload.built.archive)}, part
+
+
+def test_initramfs_takes_directories_and_links(workdir):
+    tree = workdir / "rootfs"
+    (tree / "etc" / "app").mkdir(parents=True)
+    (tree / "etc" / "app" / "app.conf").write_text("rate=1\n")
+    (tree / "usr" / "bin").mkdir(parents=True)
+    (tree / "usr" / "bin" / "tool").write_text("#!/bin/sh\necho tool\n")
+    (tree / "usr" / "bin" / "alias").symlink_to("tool")          # a link inside the tree stays a link
+    (tree / "etc" / "current").symlink_to("app", target_is_directory=True)
+    (tree / "empty").mkdir()
+    (workdir / "init-link.sh").symlink_to("linux/init.sh")          # a listed link is followed
+    entries, _ = build_initramfs(workdir, "        files: {/init: init-link.sh, /opt/root: rootfs}\n"
+                                          "        symlinks: {/sbin/init: /init, /usr/bin/t: ../../opt/root/usr/bin/tool}")
+    assert entries["init"].kind == "file" and entries["init"].data == (workdir / "linux/init.sh").read_bytes()
+    assert entries["opt/root/etc/app/app.conf"].data == b"rate=1\n"
+    assert entries["opt/root/etc/app/app.conf"].mode == stat.S_IFREG | 0o644
+    assert entries["opt/root/usr/bin/tool"].mode == stat.S_IFREG | 0o755       # a #! script
+    assert (entries["opt/root/usr/bin/alias"].kind, entries["opt/root/usr/bin/alias"].data) == ("symlink", b"tool")
+    assert (entries["opt/root/etc/current"].kind, entries["opt/root/etc/current"].data) == ("symlink", b"app")
+    assert entries["opt/root/empty"].kind == "dir" and entries["opt/root"].kind == "dir"
+    assert (entries["sbin/init"].kind, entries["sbin/init"].data) == ("symlink", b"/init")
+    assert entries["usr/bin/t"].data == b"../../opt/root/usr/bin/tool"
+    # GNU cpio extracts the tree with the links as links.
+    out = workdir / "x"
+    out.mkdir()
+    archive = cpio.write(list(entries.values()))
+    subprocess.run(["cpio", "-id", "--quiet"], input=archive, cwd=out, check=True)
+    assert (out / "opt/root/usr/bin/alias").is_symlink() and (out / "opt/root/usr/bin/alias").read_text() == \
+        "#!/bin/sh\necho tool\n"
+
+
+def test_a_directory_can_be_the_root_and_hold_init(workdir):
+    tree = workdir / "rootfs"
+    tree.mkdir()
+    shutil.copy(workdir / "linux/init.sh", tree / "init")
+    entries, _ = build_initramfs(workdir, "        files: {/: rootfs}")
+    assert entries["init"].mode == stat.S_IFREG | 0o755
+    (tree / "init").unlink()
+    with pytest.raises(ConfigError, match=r"the kernel starts '/init' \(rdinit in bootargs\), but the "
+                                                 r"initramfs has no such file"):
+        build_initramfs(workdir, "        files: {/: rootfs}")
+
+
+def test_a_program_comes_with_its_shared_libraries(workdir):
+    entries, part = build_initramfs(workdir, "        files: {/init: linux/init.sh}\n"
+                                    "        programs: {/usr/bin/prog: linux/dyn/prog}\n"
+                                    "        library_dirs: [linux/dyn/lib]")
+    libc_dir = Path("/usr/aarch64-linux-gnu/lib")
+    assert entries["usr/bin/prog"].data == (workdir / "linux/dyn/prog").read_bytes()
+    # PT_INTERP at its own path; DT_NEEDED, also of the libraries, under /lib by their names.
+    assert entries["lib/ld-linux-aarch64.so.1"].data == (libc_dir / "ld-linux-aarch64.so.1").read_bytes()
+    assert entries["lib/libbhtest.so.1"].data == (workdir / "linux/dyn/lib/libbhtest.so.1.0").read_bytes()
+    assert entries["lib/libc.so.6"].data == (libc_dir / "libc.so.6").read_bytes()
+    assert entries["lib/libm.so.6"].data == (libc_dir / "libm.so.6").read_bytes()   # libbhtest's
+    assert all(entries[f"lib/{n}"].mode == stat.S_IFREG | 0o755 for n in ("libc.so.6", "libbhtest.so.1"))
+    libs = part.linux.payload.built.libraries
+    assert libs["/lib/libbhtest.so.1"] == str((workdir / "linux/dyn/lib/libbhtest.so.1.0").resolve())
+
+
+def test_a_program_whose_library_is_missing_is_an_error(workdir):
+    with pytest.raises(ConfigError, match=r"program 'linux/dyn/prog' \(initramfs /usr/bin/prog\): "
+                       r"'linux/dyn/prog' needs the shared library libbhtest.so.1, which is in none of the library "
+                       r"directories \(/usr/aarch64-linux-gnu/lib\); add the directory that holds the arm64 "
+                       r"libbhtest.so.1 to initramfs.library_dirs"):
+        build_initramfs(workdir, "        files: {/init: linux/init.sh}\n"
+                                 "        programs: {/usr/bin/prog: linux/dyn/prog}")
+
+
+def own_module(workdir: Path, name: str, depends: str, version: str = "6.1.0-test") -> Path:
+    from tool_support import fake_module_source
+    (workdir / f"{name}.S").write_text(fake_module_source(name, depends, version))
+    run([f"{CROSS}gcc", "-c", f"{name}.S", "-o", f"{name}.ko"], workdir)
+    return workdir / f"{name}.ko"
+
+
+def test_own_modules_land_in_modules_dep(workdir):
+    """A module put below /lib/modules/<version> through files (a directory here) or given by its path
+    under modules: depmod indexes it, and the kernel's modules it needs come along."""
+    own_module(workdir, "mydrv", "net_failover")     # needs a kernel module (and so failover)
+    (workdir / "extra").mkdir()
+    shutil.move(own_module(workdir, "myhelper", ""), workdir / "extra" / "myhelper.ko")
+    own_module(workdir, "myuser", "myhelper")
+    entries, part = build_initramfs(workdir, "        files: {/init: linux/init.sh, "
+                                             f"/{MODULES}/updates: extra}}\n"
+                                             "        modules: [virtio_mmio, mydrv.ko, ./myuser.ko]")
+    dep = entries[f"{MODULES}/modules.dep"].data.decode().splitlines()
+    assert "extra/mydrv.ko: kernel/drivers/net/net_failover.ko kernel/net/core/failover.ko" in dep
+    assert "extra/myuser.ko: updates/myhelper.ko" in dep
+    assert "updates/myhelper.ko:" in dep and "kernel/drivers/virtio/virtio_mmio.ko:" in dep
+    assert entries[f"{MODULES}/extra/mydrv.ko"].data == (workdir / "mydrv.ko").read_bytes()
+    assert f"{MODULES}/kernel/net/core/failover.ko" in entries
+    assert entries[f"{MODULES}/modules.dep.bin"].data  # kmod's modprobe reads this index
+    assert part.linux.payload.built.modules_version == "6.1.0-test"
+
+
+def test_own_module_for_another_kernel_is_refused(workdir):
+    own_module(workdir, "mydrv", "", version="6.1.0-other")
+    with pytest.raises(ConfigError, match=r"kernel module /lib/modules/6.1.0-test/extra/mydrv.ko is built for "
+                       r"Linux 6.1.0-other, but the partition's kernel is 6.1.0-test; build it against that kernel's "
+                       r"headers \(its vermagic must start with 6.1.0-test\)"):
+        build_initramfs(workdir, "        files: {/init: linux/init.sh}\n        modules: [mydrv.ko]")
+    with pytest.raises(ConfigError, match=r"kernel module /lib/modules/6.1.0-other/mydrv.ko is not below "
+                       r"/lib/modules/6.1.0-test, where modprobe looks for the modules of the partition's kernel"):
+        build_initramfs(workdir, "        files: {/init: linux/init.sh, /lib/modules/6.1.0-other/mydrv.ko: mydrv.ko}")
+
+
+def test_without_depmod_the_tool_says_how_to_get_it(workdir, monkeypatch):
+    from bulkhead import initramfs
+    monkeypatch.setattr(initramfs, "depmod_program", lambda: None)
+    with pytest.raises(ConfigError, match=r"depmod is not installed \(Debian package kmod\), and the "
+                                                 r"initramfs' modules need the index it writes; run scripts/bootstrap.sh"):
+        load(workdir)
+
+
+def test_busybox_brings_a_udhcpc_script_that_configures_the_interface(workdir):
+    entries, _ = build_initramfs(workdir, "        busybox: linux/busybox\n        files: {/init: linux/init.sh}")
+    script = entries["etc/udhcpc/default.script"]  # where Debian's busybox looks; upstream's path links to it
+    link = entries["usr/share/udhcpc/default.script"]
+    assert (link.kind, link.data) == ("symlink", b"/etc/udhcpc/default.script")
+    assert script.mode == stat.S_IFREG | 0o755
+    text = script.data.decode()
+    for needed in ('ifconfig "$interface" "$ip" netmask', 'route add default gw "$gw"', "nameserver $server",
+                   "/etc/resolv.conf"):
+        assert needed in text
+    # It really configures: run it with a lease, with ifconfig and route recording their arguments.
+    bin_dir = workdir / "fakebin"
+    bin_dir.mkdir()
+    for tool in ("ifconfig", "route"):
+        (bin_dir / tool).write_text(f'#!/bin/sh\necho "{tool} $*" >> "$LOG"\n[ "$1" != del ]\n')
+        (bin_dir / tool).chmod(0o755)
+    (workdir / "udhcpc.sh").write_bytes(script.data.replace(b"RESOLV_CONF=/etc/resolv.conf",
+                                                            b"RESOLV_CONF=${RESOLV_CONF:-/etc/resolv.conf}"))
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LOG": str(workdir / "log"), "RESOLV_CONF": str(workdir / "etc/resolv.conf"),
+           "interface": "eth0", "ip": "10.0.2.15", "subnet": "255.255.255.0", "broadcast": "10.0.2.255",
+           "router": "10.0.2.2", "dns": "10.0.2.3", "domain": "example"}
+    out = subprocess.run(["sh", str(workdir / "udhcpc.sh"), "bound"], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out == "udhcpc: eth0 bound 10.0.2.15 netmask 255.255.255.0 router 10.0.2.2 dns 10.0.2.3\n"
+    assert (workdir / "log").read_text().splitlines() == [
+        "ifconfig eth0 10.0.2.15 netmask 255.255.255.0 broadcast 10.0.2.255 up",
+        "route del default dev eth0", "route add default gw 10.0.2.2 dev eth0 metric 0"]
+    assert (workdir / "etc/resolv.conf").read_text() == "search example\nnameserver 10.0.2.3\n"

@@ -95,11 +95,20 @@ def fake_image(version: str = FAKE_KERNEL_VERSION, image_size: int = FAKE_IMAGE_
     return header + b"\0" * 64 + banner + bytes(range(256)) * 4
 
 
+def fake_module_source(name: str, depends: str, version: str) -> str:
+    """A module as depmod and the tool see it: .modinfo (depends, name, vermagic), one exported symbol
+    (bh_sym_<name> in __ksymtab_strings) and an undefined reference to the one of each dependency."""
+    key = name.replace("-", "_")
+    uses = "".join(f"\t.quad bh_sym_{dep.replace('-', '_')}\n" for dep in depends.split(",") if dep)
+    return (f'\t.section .modinfo,"a"\n\t.asciz "depends={depends}"\n\t.asciz "name={key}"\n'
+            f'\t.asciz "vermagic={version} SMP mod_unload aarch64"\n'
+            f'\t.section __ksymtab_strings,"a"\n\t.asciz "bh_sym_{key}"\n\t.data\n{uses}')
+
+
 def _fake_module(path: Path, depends: str, version: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     source = path.with_suffix(".S")
-    source.write_text(f'\t.section .modinfo,"a"\n\t.asciz "depends={depends}"\n\t.asciz "name={path.stem}"\n'
-                      f'\t.asciz "vermagic={version} SMP mod_unload aarch64"\n')
+    source.write_text(fake_module_source(path.stem, depends, version))
     run([f"{CROSS}gcc", "-c", source.name, "-o", path.name], path.parent)
     source.unlink()
 
@@ -121,4 +130,24 @@ def make_fake_linux(directory: Path) -> Path:
     for name, (where, depends) in FAKE_MODULES.items():
         _fake_module(modules / "kernel" / where / f"{name}.ko", depends, FAKE_KERNEL_VERSION)
     _fake_module(linux / "other" / "5.10.0-old" / "kernel" / "old.ko", "", "5.10.0-old")
+    _fake_dynamic(linux / "dyn")
     return linux
+
+
+# dyn/prog: a dynamically linked arm64 program that needs libbhtest.so.1 (in dyn/lib, linked there as
+# libbhtest.so -> libbhtest.so.1.0) and libc.so.6; libbhtest needs libm.so.6 (the C library's are in
+# the default library directory, /usr/aarch64-linux-gnu/lib).
+DYN_LIB_C = "#include <math.h>\nint bh_test(double x) { return (int)sqrt(x); }\n"
+DYN_PROG_C = "#include <stdio.h>\nint bh_test(double);\nint main(void) { printf(\"%d\\n\", bh_test(49)); return 0; }\n"
+
+
+def _fake_dynamic(directory: Path) -> None:
+    lib = directory / "lib"
+    lib.mkdir(parents=True)
+    (directory / "lib.c").write_text(DYN_LIB_C)
+    (directory / "prog.c").write_text(DYN_PROG_C)
+    run([f"{CROSS}gcc", "-shared", "-fPIC", "-Wl,-soname,libbhtest.so.1", "-o", "lib/libbhtest.so.1.0", "lib.c",
+         "-lm"], directory)
+    (lib / "libbhtest.so.1").symlink_to("libbhtest.so.1.0")
+    (lib / "libbhtest.so").symlink_to("libbhtest.so.1")
+    run([f"{CROSS}gcc", "-o", "prog", "prog.c", "-Llib", "-lbhtest"], directory)

@@ -173,7 +173,7 @@ TEST(console_input_goes_to_the_focused_partition_and_escape_cycles_focus)
 	end_with_uart();
 }
 
-TEST(console_focused_uart_output_is_written_through_and_others_end_its_line)
+TEST(console_focused_uart_output_is_written_through_and_others_wait_for_its_line)
 {
 	boot_with_uart(false);
 	struct partition *beta = &partitions[1];
@@ -184,7 +184,15 @@ TEST(console_focused_uart_output_is_written_through_and_others_end_its_line)
 	console_guest_write(&partitions[0].vcpus[0], "tick\n", 5);
 	console_vuart_write(beta, 'l');
 	console_vuart_write(beta, 's');
-	EXPECT(strcmp(uart_text(), "[beta] $ \n\r[alpha] tick\r\n[beta] ls") == 0);
+	EXPECT(strcmp(uart_text(), "[beta] $ ls") == 0); /* alpha's line waits: beta's stays whole */
+	console_vuart_write(beta, '\n');
+	EXPECT(strcmp(uart_text(), "[beta] $ ls\r\n[alpha] tick\r\n") == 0);
+	/* A line left open longer than the hold (a prompt waiting for input) is ended for others'. */
+	console_vuart_write(beta, '$');
+	fake.counter += arch_counter_freq() / 5; /* 200 ms */
+	console_guest_write(&partitions[0].vcpus[0], "tock\n", 5);
+	console_vuart_write(beta, 'x');
+	EXPECT(strcmp(uart_text(), "[beta] $ ls\r\n[alpha] tick\r\n[beta] $\n\r[alpha] tock\r\n[beta] x") == 0);
 	end_with_uart();
 }
 

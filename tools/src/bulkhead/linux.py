@@ -173,16 +173,19 @@ def _check_initramfs_paths(part: Partition, diags: Diagnostics) -> None:
     if spec is None:
         return
     reserved = {initramfs.BUSYBOX_PATH: "busybox", "/bin/sh": "the busybox shell link"} if spec.busybox else {}
-    for item in spec.files:
-        if not initramfs.valid_dest(item.dest):
-            diags.error(item.pos, f"{part.title}: initramfs file '{item.dest}' is not a valid path in the archive; "
-                        f"write an absolute path naming a file, e.g. /init or /bin/tool")
-        elif item.dest in reserved:
-            diags.error(item.pos, f"{part.title}: initramfs file '{item.dest}' is where {reserved[item.dest]} goes; "
-                        f"remove busybox or choose another path")
+    for key, items in (("file", spec.files), ("program", spec.programs), ("symlink", spec.symlinks)):
+        for item in items:
+            if not initramfs.valid_dest(item.dest, root_ok=key == "file"):
+                diags.error(item.pos, f"{part.title}: initramfs {key} '{item.dest}' is not a valid path in the "
+                            f"archive; write an absolute path naming a file, e.g. /init or /bin/tool")
+            elif item.dest in reserved:
+                diags.error(item.pos, f"{part.title}: initramfs {key} '{item.dest}' is where "
+                            f"{reserved[item.dest]} goes; remove busybox or choose another path")
     rdinit = _rdinit(part.linux.bootargs)
-    names = {item.dest for item in spec.files} | set(reserved)
-    if spec.files_ok and rdinit not in names:
+    names = {item.dest for item in spec.files + spec.programs + spec.symlinks} | set(reserved)
+    # A directory may hold it: then the built archive is checked (load_payload).
+    trees = any(item.path is not None and item.path.is_dir() for item in spec.files)
+    if spec.files_ok and rdinit not in names and not trees:
         diags.error(part.linux.at("bootargs", "initramfs"), f"{part.title}: the kernel starts '{rdinit}' "
                     f"(rdinit in bootargs), but the initramfs has no such file; add it under initramfs.files, e.g. "
                     f"'{rdinit}: init.sh'")
@@ -246,6 +249,12 @@ def load_payload(system: System, part: Partition, diags: Diagnostics) -> None:
         built = initramfs.build(spec.initramfs, part.title, spec.kernel_path, kernel.version if kernel else None,
                                 diags)
         if built is None:
+            return
+        rdinit = _rdinit(spec.bootargs)
+        if rdinit and spec.initramfs.files_ok and not any(e.name == rdinit.strip("/") for e in built.entries):
+            diags.error(spec.at("bootargs", "initramfs"), f"{part.title}: the kernel starts '{rdinit}' (rdinit in "
+                        f"bootargs), but the initramfs has no such file; add it under initramfs.files, e.g. "
+                        f"'{rdinit}: init.sh'")
             return
         initrd_size = len(built.archive)
     elif spec.initramfs_file_path is not None:

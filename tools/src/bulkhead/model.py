@@ -278,6 +278,9 @@ class PassDevice(Located):
 
 @dataclass
 class InitramfsFile(Located):
+    """An entry of files (a host file or directory), programs (a dynamically linked program: it and the
+    shared libraries it needs) or symlinks (source is the link's target, path None)."""
+
     dest: str                  # absolute path in the archive
     source: str | None = None  # as written
     path: Path | None = None   # resolved against the file's directory
@@ -286,6 +289,13 @@ class InitramfsFile(Located):
 @dataclass
 class ModuleRef(Located):
     name: str | None = None
+    path: Path | None = None  # a module file given by its path (name holds the path as written)
+
+
+@dataclass
+class LibraryDir(Located):
+    text: str | None = None
+    path: Path | None = None
 
 
 @dataclass
@@ -299,6 +309,9 @@ class InitramfsSpec(Located):
     modules: list[ModuleRef] = field(default_factory=list)
     modules_dir: str | None = None      # lib/modules/<version>, default: next to the kernel
     modules_dir_path: Path | None = None
+    programs: list[InitramfsFile] = field(default_factory=list)
+    symlinks: list[InitramfsFile] = field(default_factory=list)
+    library_dirs: list[LibraryDir] = field(default_factory=list)  # searched before the default ones
 
 
 @dataclass

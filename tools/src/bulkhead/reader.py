@@ -15,7 +15,7 @@ from bulkhead.abi import (ACTION_NAMES, DEFAULT_HEALTH, EVENT_NAMES, MAX_PARTITI
 from bulkhead.diagnostics import Diagnostics, Pos, suggest
 from bulkhead.model import (Area, CorePolicy, Hypervisor, Interrupt, Partition, Plan, Schedule, Slot, System,
                             Vcpu)
-from bulkhead.model import InitramfsFile, InitramfsSpec, LinuxSpec, ModuleRef, PassDevice
+from bulkhead.model import InitramfsFile, InitramfsSpec, LibraryDir, LinuxSpec, ModuleRef, PassDevice
 from bulkhead.platforms import PLATFORMS
 from bulkhead.units import DURATION_UNITS, U64_MAX, parse_duration, parse_int
 from bulkhead.yamlsrc import (TAG_BOOL, TAG_NULL, MappingNode, Node, ScalarNode, SequenceNode,
@@ -535,6 +535,9 @@ INITRAMFS_KEYS = {
     "files": Key(False, ""),
     "modules": Key(False, ""),
     "modules_dir": Key(False, ""),
+    "programs": Key(False, ""),
+    "symlinks": Key(False, ""),
+    "library_dirs": Key(False, ""),
 }
 DEVICE_REF = re.compile(r"(virtio-mmio)@([0-9]+)|(rtc)")
 DEVICE_FORMS = "virtio-mmio@N (virtio-mmio slot N, 0 to 31) or rtc (the PL031 real-time clock)"
@@ -602,17 +605,27 @@ def _read_initramfs(reader: Reader, node: Node, where: str, base_dir: Path) -> I
     if "modules_dir" in fields:
         spec.modules_dir = reader.string(fields["modules_dir"], f"{where}.modules_dir")
         spec.modules_dir_path = base_dir / spec.modules_dir if spec.modules_dir else None
-    if "files" in fields:
-        entries = reader.pairs(fields["files"], f"{where}.files")
-        spec.files_ok = entries is not None
+    for key, target in (("files", spec.files), ("programs", spec.programs), ("symlinks", spec.symlinks)):
+        if key not in fields:
+            continue
+        entries = reader.pairs(fields[key], f"{where}.{key}")
+        spec.files_ok = spec.files_ok and entries is not None
         for dest, key_node, value_node in entries or []:
             item = InitramfsFile(pos_of(key_node), dest=dest, marks={"source": pos_of(value_node)})
-            item.source = reader.string(value_node, f"{where}.files.{dest}")
-            item.path = base_dir / item.source if item.source else None
-            spec.files.append(item)
+            item.source = reader.string(value_node, f"{where}.{key}.{dest}")
+            if key != "symlinks":
+                item.path = base_dir / item.source if item.source else None
+            target.append(item)
+    if "library_dirs" in fields:
+        for index, entry in enumerate(reader.sequence(fields["library_dirs"], f"{where}.library_dirs") or []):
+            text = reader.string(entry, f"{where}.library_dirs[{index}]")
+            spec.library_dirs.append(LibraryDir(pos_of(entry), text=text, path=base_dir / text if text else None))
     if "modules" in fields:
         for index, entry in enumerate(reader.sequence(fields["modules"], f"{where}.modules") or []):
-            spec.modules.append(ModuleRef(pos_of(entry), name=reader.string(entry, f"{where}.modules[{index}]")))
+            ref = ModuleRef(pos_of(entry), name=reader.string(entry, f"{where}.modules[{index}]"))
+            if ref.name and ("/" in ref.name or ref.name.endswith(".ko")):
+                ref.path = base_dir / ref.name  # a module file of its own, not one of the kernel's
+            spec.modules.append(ref)
     return spec
 
 
