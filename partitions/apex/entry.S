@@ -6,18 +6,20 @@
  * interrupted. The C side then runs on the kernel stack with IRQs masked and returns the frame
  * to resume, perhaps another context's: a context switch is resuming a different frame.
  *
- *   IRQ  -> apex_kernel_irq(frame): dispatch the interrupts, then maybe preempt.
- *   SVC  -> apex_kernel_svc(frame): a service gave up the CPU (apex_reschedule).
+ *   IRQ     -> apex_kernel_irq(frame): dispatch the interrupts, then maybe preempt.
+ *   SVC #0  -> apex_kernel_svc(frame): a service gave up the CPU (apex_reschedule).
+ *   other synchronous exceptions -> apex_kernel_fault(frame): in a process, that process's
+ *              error for the error handler; elsewhere libbhpart's (bh_el1_vectors), which
+ *              reports it and stops the partition.
  *
- * Every other exception is not the kernel's: it goes, registers untouched, to the same
- * vector of libbhpart's table (bh_el1_vectors), which reports it and stops the partition.
+ * The other vectors (FIQ, SError, EL1t, lower ELs) are not the kernel's: they go, registers
+ * untouched, to the same vector of libbhpart's table.
  * Only general-purpose registers are saved (partitions use no FP/SIMD: -mgeneral-regs-only).
  */
 #define FRAME_SIZE 272	/* struct apex_frame; kernel.c checks these against it */
 #define FRAME_ELR  248
 #define FRAME_SPSR 256
-#define ESR_EC_SHIFT 26
-#define EC_SVC64 0x15
+#define ESR_SVC0 0x56000000	/* EC 0x15 (SVC64), IL 1, immediate 0 */
 #define KSTACK_SIZE 8192
 
 	.macro	save_x2_to_spsr
@@ -81,16 +83,20 @@ apex_sync_entry:
 	sub	sp, sp, #FRAME_SIZE
 	stp	x0, x1, [sp, #0]
 	mrs	x0, esr_el1
-	lsr	x0, x0, #ESR_EC_SHIFT
-	cmp	x0, #EC_SVC64
+	mov	w1, #ESR_SVC0
+	cmp	w0, w1
 	b.ne	1f
 	save_x2_to_spsr
 	to_kernel_stack
 	bl	apex_kernel_svc
 	b	apex_resume
-	/* Not an SVC: undo and hand it on exactly as it came. */
-1:	ldp	x0, x1, [sp, #0]
-	add	sp, sp, #FRAME_SIZE
+	/* Another synchronous exception: a process's error (apex_kernel_fault returns the
+	 * frame to run next), or, anywhere else, libbhpart's to report (it reads ESR, ELR and
+	 * FAR itself and abandons the context). */
+1:	save_x2_to_spsr
+	to_kernel_stack
+	bl	apex_kernel_fault
+	cbnz	x0, apex_resume
 	b	bh_el1_vectors + 4 * 128
 
 	/* x0 = the frame of the context to run. */
@@ -128,6 +134,7 @@ apex_resume:
 	.global	apex_kstack
 apex_kstack:
 	.space	KSTACK_SIZE
+	.global	apex_kstack_top
 apex_kstack_top:
 
 	.section .note.GNU-stack, "", %progbits

@@ -74,15 +74,15 @@ static struct apex_process *highest_ready(void)
 }
 
 /* The context that should run now. Before NORMAL only the initialization runs; a process that
- * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile). */
+ * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile), unless the
+ * error handler is ready. */
 struct apex_process *apex_pick(void)
 {
-	struct apex_process *cur = apex_k.cur;
-
 	if (apex_k.mode != NORMAL)
 		return &apex_k.idle;
-	if (apex_k.lock_level > 0 && cur != &apex_k.idle && cur->state == READY)
-		return cur;
+	if (apex_k.lock_level > 0 && apex_k.lock_owner->state == READY &&
+	    apex_k.handler.state != READY)
+		return apex_k.lock_owner;
 	return highest_ready();
 }
 
@@ -112,6 +112,10 @@ static struct apex_frame *switch_from(struct apex_frame *f, struct apex_process 
 		apex_process_fault_stack(cur);
 		next = 0;
 	}
+	if (cur == &apex_k.handler && cur->state == DORMANT) {
+		apex_handler_restart_if_pending();
+		next = 0;
+	}
 	if (!next)
 		next = apex_pick();
 	if (next != cur) {
@@ -121,9 +125,61 @@ static struct apex_frame *switch_from(struct apex_frame *f, struct apex_process 
 	return next->ctx;
 }
 
+/* svc_next is apex_reschedule's choice; an SVC #0 a process issued itself finds none. */
 struct apex_frame *apex_kernel_svc(struct apex_frame *f)
 {
-	return switch_from(f, apex_k.svc_next);
+	struct apex_process *next = apex_k.svc_next;
+
+	apex_k.svc_next = 0;
+	return switch_from(f, next);
+}
+
+/* ESR_EL1 exception classes a process can cause (Arm ARM D17.2.37). */
+#define EC_UNKNOWN 0x00
+#define EC_FP_TRAPPED 0x2c
+#define EC_INSTR_ABORT 0x21
+#define EC_PC_ALIGN 0x22
+#define EC_DATA_ABORT 0x25
+#define EC_SP_ALIGN 0x26
+#define EC_BRK 0x3c
+
+static ERROR_CODE_TYPE error_of_exception(uint64_t esr)
+{
+	switch ((esr >> 26) & 0x3f) {
+	case EC_INSTR_ABORT:
+	case EC_PC_ALIGN:
+	case EC_DATA_ABORT:
+	case EC_SP_ALIGN:
+		return MEMORY_VIOLATION;
+	case EC_FP_TRAPPED:
+		return NUMERIC_ERROR;
+	case EC_BRK:
+		return (esr & 0xffff) == APEX_BRK_NUMERIC ? NUMERIC_ERROR : ILLEGAL_REQUEST;
+	default:
+		return ILLEGAL_REQUEST; /* undefined instruction, SVC #n, FP/SIMD access, ... */
+	}
+}
+
+extern char apex_kstack[], apex_kstack_top[];
+
+/* A synchronous exception other than SVC #0 (entry.S). In a process (or the error handler),
+ * on its own stack, it is that process's error: the process is stopped and the error goes
+ * to the error handler (apex_error). Anywhere else (the initialization, the idle loop, the
+ * kernel's own stack) returns 0: entry.S hands the exception to libbhpart, which reports it
+ * and stops the partition. */
+struct apex_frame *apex_kernel_fault(struct apex_frame *f)
+{
+	struct apex_process *cur = apex_k.cur;
+	uint64_t esr;
+
+	if (cur == &apex_k.idle ||
+	    ((char *)f >= apex_kstack && (char *)f < apex_kstack_top))
+		return 0;
+	__asm__ volatile("mrs %0, esr_el1" : "=r"(esr));
+	cur->ctx = f;
+	apex_detach(cur);
+	apex_error(error_of_exception(esr), cur, f->elr, 0, 0);
+	return switch_from(f, 0);
 }
 
 struct apex_frame *apex_kernel_irq(struct apex_frame *f)
@@ -227,8 +283,10 @@ void apex_detach(struct apex_process *p)
 	p->block = APEX_BLOCK_NONE;
 	p->suspended = 0;
 	p->state = DORMANT;
-	if (p == apex_k.cur)
+	if (p == apex_k.lock_owner) {
 		apex_k.lock_level = 0;
+		apex_k.lock_owner = 0;
+	}
 }
 
 /* --- Stacks ------------------------------------------------------------------------------- */

@@ -111,19 +111,25 @@ struct apex_process {
 	struct apex_process_counters counters;
 };
 
+/* The error handler runs above every process priority, preemption lock or not. */
+#define APEX_HANDLER_PRIORITY (MAX_PRIORITY_VALUE + 1)
+
 struct apex_kernel {
 	struct apex_process procs[APEX_MAX_PROCESSES];
 	unsigned nprocs;
 	struct apex_process idle;        /* the initialization, then the idle loop */
+	struct apex_process handler;     /* the error handler (DORMANT until an error starts it) */
+	uint8_t has_handler;             /* CREATE_ERROR_HANDLER succeeded */
 	struct apex_process *cur;        /* the running context */
 	struct apex_process *svc_next;   /* apex_reschedule's choice, for the SVC it issues */
-	struct apex_link ready[MAX_PRIORITY_VALUE + 1];
+	struct apex_link ready[APEX_HANDLER_PRIORITY + 1];
 	uint64_t ready_map[(MAX_PRIORITY_VALUE + 64) / 64];
 	uint64_t ready_words;            /* bit w: ready_map[w] is not 0 */
 	struct apex_link timers;
 	OPERATING_MODE_TYPE mode;
 	START_CONDITION_TYPE start_condition;
 	LOCK_LEVEL_TYPE lock_level;
+	struct apex_process *lock_owner;    /* the process that locked preemption */
 	uint8_t in_irq;                     /* interrupt handlers are running */
 	SYSTEM_TIME_TYPE partition_period;  /* INFINITE_TIME_VALUE: none */
 	SYSTEM_TIME_TYPE period_origin;
@@ -144,6 +150,10 @@ static inline int apex_in_process(void)
 {
 	return apex_k.cur != &apex_k.idle;
 }
+static inline int apex_in_handler(void)
+{
+	return apex_k.cur == &apex_k.handler;
+}
 struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id);
 struct apex_process *apex_pick(void);
 void apex_reschedule(void);         /* switch if apex_pick() names another context */
@@ -161,11 +171,12 @@ int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size);
 unsigned apex_stack_free(void);
 void apex_stack_reset(struct apex_process *p);
 int apex_stack_intact(const struct apex_process *p);
-/* Blocking services are refused while preemption is locked, outside a process, and in an
- * interrupt handler. */
+/* Blocking services are refused while preemption is locked, outside a process, in the error
+ * handler and in an interrupt handler. */
 static inline int apex_may_block(void)
 {
-	return apex_in_process() && apex_k.lock_level == 0 && !apex_k.in_irq;
+	return apex_in_process() && apex_k.lock_level == 0 && !apex_k.in_irq &&
+	       !apex_in_handler();
 }
 
 /* --- waitq ------------------------------------------------------------------------------ */
@@ -190,6 +201,17 @@ void apex_deadline_set(struct apex_process *p, SYSTEM_TIME_TYPE release);
 void apex_deadline_missed(struct apex_process *p);
 SYSTEM_TIME_TYPE apex_first_release(SYSTEM_TIME_TYPE now);
 void apex_process_fault_stack(struct apex_process *p);
+
+/* --- hm.c: errors ------------------------------------------------------------------------ */
+/* A process-level error of p (the running context for faults): queued for the error handler,
+ * which is started if DORMANT, or raised to Bulkhead's health monitor when the handler cannot
+ * take it. The caller reschedules. */
+void apex_error(ERROR_CODE_TYPE code, struct apex_process *p, unsigned long address,
+		const void *msg, ERROR_MESSAGE_SIZE_TYPE length);
+void apex_errors_reset(void);
+/* The handler stopped with errors still queued: it starts again (switch_from calls it). */
+void apex_handler_restart_if_pending(void);
+void apex_hm_irq(unsigned intid);
 
 /* --- port.c ------------------------------------------------------------------------------- */
 void apex_port_irq(unsigned intid);

@@ -166,7 +166,7 @@ void REPLENISH(SYSTEM_TIME_TYPE BUDGET_TIME, RETURN_CODE_TYPE *RETURN_CODE)
 	SYSTEM_TIME_TYPE now = apex_now();
 	RETURN_CODE_TYPE rc = NO_ERROR;
 
-	if (!apex_in_process() || apex_k.mode != NORMAL) {
+	if (!apex_in_process() || apex_in_handler() || apex_k.mode != NORMAL) {
 		rc = NO_ACTION;
 	} else if (BUDGET_TIME != INFINITE_TIME_VALUE &&
 		   apex_deadline_after(now, BUDGET_TIME) < 0) {
