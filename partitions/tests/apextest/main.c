@@ -352,11 +352,16 @@ static void __attribute__((noinline)) smash(void)
 		buf[i] = (char)i;
 }
 
+static volatile int so_illegal; /* so executes an undefined instruction instead */
+
 static void overflow_body(void)
 {
 	RETURN_CODE_TYPE rc;
 
-	smash();
+	if (so_illegal)
+		__asm__ volatile(".inst 0x00000000" : : : "memory"); /* UDF #0 */
+	else
+		smash();
 	TIMED_WAIT(1 * MS, &rc); /* the kernel finds the guard damaged at this entry */
 	so_survived = 1;
 }
@@ -406,6 +411,17 @@ static SYSTEM_TIME_TYPE early_ran_at;
 static void early_body(void)
 {
 	early_ran_at = now();
+}
+
+/* This partition's health-monitor events of one kind (BH_HC_HM_STATUS: never rate-limited). */
+#define HM_PARTITION_ERROR 3
+static unsigned long long hm_count(unsigned event)
+{
+	struct bh_hm_status st;
+
+	if (bh_hm_status(bh_partition_id(), &st) != BH_OK)
+		return ~0ull;
+	return st.counts[event];
 }
 
 /* --- The tests (run by the driver, priority 100) --------------------------------------------- */
@@ -1314,6 +1330,42 @@ BH_TEST(apex_stack_overflow_detected)
 	BH_EXPECT_EQ(so_survived, 0);
 	apex_get_process_counters(so, &c, &rc);
 	BH_EXPECT_EQ(c.stack_overflows, 1);
+}
+
+/* Without an error handler, every process-level error is the partition's: Bulkhead's health
+ * monitor gets it (partition_error here, action ignore, so the partition goes on). */
+BH_TEST(apex_errors_without_handler_go_to_health_monitor)
+{
+	RETURN_CODE_TYPE rc;
+	ERROR_STATUS_TYPE e;
+	struct apex_counters c0, c1;
+	unsigned long long pe0 = hm_count(HM_PARTITION_ERROR);
+
+	apex_get_counters(&c0);
+	RAISE_APPLICATION_ERROR(APPLICATION_ERROR, (MESSAGE_ADDR_TYPE)"no handler", 10, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 1);
+	RAISE_APPLICATION_ERROR(DEADLINE_MISSED, (MESSAGE_ADDR_TYPE)"x", 1, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	/* An undefined instruction in a process: stopped, partition_error, the rest goes on. */
+	so_illegal = 1;
+	so_survived = 0;
+	START(so, &rc);
+	sleep_ns(2 * MS);
+	BH_EXPECT_EQ(state_of(so), DORMANT);
+	BH_EXPECT_EQ(so_survived, 0);
+	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 2);
+	apex_get_counters(&c1);
+	BH_EXPECT_EQ(c1.errors_to_hm - c0.errors_to_hm, 2);
+	BH_EXPECT_EQ(c1.errors_handled, 0);
+	GET_ERROR_STATUS(&e, &rc); /* only the error handler may */
+	BH_EXPECT_EQ(rc, INVALID_CONFIG);
+	CREATE_ERROR_HANDLER(rec_once, 4096, &rc);
+	BH_EXPECT_EQ(rc, INVALID_MODE);
+	REPORT_APPLICATION_MESSAGE((MESSAGE_ADDR_TYPE)"from the driver", 15, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	REPORT_APPLICATION_MESSAGE((MESSAGE_ADDR_TYPE)"x", MAX_ERROR_MESSAGE_SIZE + 1, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
 }
 
 BH_TEST(apex_idle_costs_no_cpu)
