@@ -21,6 +21,7 @@
 #define FRAME_SPSR 256
 #define ESR_SVC0 0x56000000	/* EC 0x15 (SVC64), IL 1, immediate 0 */
 #define KSTACK_SIZE 8192
+#define LIGHT_SIZE 96	/* x19..x30 */
 
 	.macro	save_x2_to_spsr
 	stp	x2, x3, [sp, #16]
@@ -99,10 +100,32 @@ apex_sync_entry:
 	cbnz	x0, apex_resume
 	b	bh_el1_vectors + 4 * 128
 
-	/* x0 = the frame of the context to run. */
+	/* apex_switch_to(struct apex_frame **save, struct apex_frame *next): a service's voluntary
+	 * switch (apex_reschedule, IRQs masked). The caller's callee-saved registers go on its
+	 * own stack as a light frame, whose address | 1 goes to *save; then next resumes. The
+	 * call returns, into the service, when the light frame is resumed. */
+	.global	apex_switch_to
+	.type	apex_switch_to, %function
+apex_switch_to:
+	sub	sp, sp, #LIGHT_SIZE
+	stp	x19, x20, [sp, #0]
+	stp	x21, x22, [sp, #16]
+	stp	x23, x24, [sp, #32]
+	stp	x25, x26, [sp, #48]
+	stp	x27, x28, [sp, #64]
+	stp	x29, x30, [sp, #80]
+	mov	x2, sp
+	orr	x2, x2, #1
+	str	x2, [x0]
+	mov	x0, x1
+	/* fall through */
+
+	/* x0 = the context to run: a full frame (an exception saved it), or a light frame
+	 * (address | 1), which returns from apex_switch_to with IRQs still masked. */
 	.global	apex_resume
 	.type	apex_resume, %function
 apex_resume:
+	tbnz	x0, #0, resume_light
 	mov	sp, x0
 	ldr	x1, [sp, #FRAME_SPSR]
 	ldp	x30, x0, [sp, #240]
@@ -125,7 +148,19 @@ apex_resume:
 	ldp	x0, x1, [sp, #0]
 	add	sp, sp, #FRAME_SIZE
 	eret
+resume_light:
+	sub	x0, x0, #1
+	mov	sp, x0
+	ldp	x19, x20, [sp, #0]
+	ldp	x21, x22, [sp, #16]
+	ldp	x23, x24, [sp, #32]
+	ldp	x25, x26, [sp, #48]
+	ldp	x27, x28, [sp, #64]
+	ldp	x29, x30, [sp, #80]
+	add	sp, sp, #LIGHT_SIZE
+	ret
 	.size	apex_resume, . - apex_resume
+	.size	apex_switch_to, . - apex_switch_to
 
 	/* The kernel's own stack: interrupt handlers and the scheduler never run on a process
 	 * stack, so a process needs room for one frame per nesting, not for the kernel. */

@@ -21,7 +21,6 @@ _Static_assert(__builtin_offsetof(struct apex_process, ctx) == 0, "ctx first");
  * of the guard (overflow comes from above; a large frame may skip the first words). */
 #define CANARY 0x5afec0de0ddba11ull
 #define GUARD_WORDS (APEX_STACK_GUARD_SIZE / 8)
-#define GUARD_CHECK_STRIDE 16  /* words */
 
 struct apex_kernel apex_k;
 
@@ -86,37 +85,62 @@ struct apex_process *apex_pick(void)
 	return highest_ready();
 }
 
-/* In an interrupt handler (a service an application's handler called) the switch waits for
- * the end of the interrupt path, which always looks. */
+/* The outgoing context cannot go on: its stack overflowed into its guard. The top guard word
+ * (the first an overflow writes) is checked at every switch, and the saved frame must lie
+ * above the guard. */
+static int stack_damaged(const struct apex_process *p, const void *frame)
+{
+	return p != &apex_k.idle && p->state != DORMANT &&
+	       ((const uint64_t *)frame < p->stack_lo || !apex_stack_intact(p));
+}
+
+/* Names the context to run after `cur`, which stopped (STOP_SELF, a fault) or whose stack is
+ * damaged: a stopped error handler with errors still queued starts again. */
+static struct apex_process *next_after_stopped(struct apex_process *cur)
+{
+	if (cur->state != DORMANT)
+		apex_process_fault_stack(cur); /* the only reason a live context comes here */
+	if (cur == &apex_k.handler)
+		apex_handler_restart_if_pending();
+	return apex_pick();
+}
+
+void apex_switch_to(struct apex_frame **save, struct apex_frame *next); /* entry.S */
+
+/* The voluntary switch of a service (IRQs masked): the caller's callee-saved registers go on
+ * its stack as a light frame (entry.S), the next context resumes, and this returns when the
+ * caller is resumed. In an interrupt handler (a service an application's handler called) the
+ * switch waits for the end of the interrupt path, which always looks. */
 void apex_reschedule(void)
 {
-	struct apex_process *next;
+	struct apex_process *cur = apex_k.cur, *next;
+	struct apex_frame *discard, **save = &cur->ctx;
 
-	if (apex_k.in_irq || (next = apex_pick()) == apex_k.cur)
+	if (apex_k.in_irq)
 		return;
-	apex_k.svc_next = next;
-	__asm__ volatile("svc #0" : : : "memory");
+	if (cur->state == DORMANT || stack_damaged(cur, __builtin_frame_address(0))) {
+		next = next_after_stopped(cur);
+		save = &discard; /* never resumed; the handler's fresh context stays */
+	} else if ((next = apex_pick()) == cur) {
+		return;
+	}
+	apex_k.counters.context_switches++;
+	apex_k.cur = next;
+	apex_switch_to(save, next->ctx);
 }
 
 /* --- Kernel entry (entry.S), IRQs masked, on the kernel stack ----------------------------- */
 
-/* Saves the outgoing context's frame and names the next (`next`, or apex_pick()'s choice when
- * 0 or when the outgoing process's stack turns out damaged). */
-static struct apex_frame *switch_from(struct apex_frame *f, struct apex_process *next)
+/* Saves the outgoing context's frame and names the next (apex_pick()'s choice, or another
+ * when the outgoing process's stack turns out damaged). */
+static struct apex_frame *switch_from(struct apex_frame *f)
 {
-	struct apex_process *cur = apex_k.cur;
+	struct apex_process *cur = apex_k.cur, *next;
 
 	cur->ctx = f;
-	if (cur != &apex_k.idle && cur->state != DORMANT &&
-	    ((uint64_t *)(void *)f < cur->stack_lo || !apex_stack_intact(cur))) {
-		apex_process_fault_stack(cur);
-		next = 0;
-	}
-	if (cur == &apex_k.handler && cur->state == DORMANT) {
-		apex_handler_restart_if_pending();
-		next = 0;
-	}
-	if (!next)
+	if (cur->state == DORMANT || stack_damaged(cur, f))
+		next = next_after_stopped(cur);
+	else
 		next = apex_pick();
 	if (next != cur) {
 		apex_k.counters.context_switches++;
@@ -125,13 +149,19 @@ static struct apex_frame *switch_from(struct apex_frame *f, struct apex_process 
 	return next->ctx;
 }
 
-/* svc_next is apex_reschedule's choice; an SVC #0 a process issued itself finds none. */
+/* An SVC #0 a process issued itself: a reschedule point. */
 struct apex_frame *apex_kernel_svc(struct apex_frame *f)
 {
-	struct apex_process *next = apex_k.svc_next;
+	return switch_from(f);
+}
 
-	apex_k.svc_next = 0;
-	return switch_from(f, next);
+struct apex_frame *apex_kernel_irq(struct apex_frame *f)
+{
+	apex_k.cur->ctx = f;
+	apex_k.in_irq = 1;
+	bh_irq_dispatch();
+	apex_k.in_irq = 0;
+	return switch_from(f);
 }
 
 /* ESR_EL1 exception classes a process can cause (Arm ARM D17.2.37). */
@@ -179,16 +209,7 @@ struct apex_frame *apex_kernel_fault(struct apex_frame *f)
 	cur->ctx = f;
 	apex_detach(cur);
 	apex_error(error_of_exception(esr), cur, f->elr, 0, 0);
-	return switch_from(f, 0);
-}
-
-struct apex_frame *apex_kernel_irq(struct apex_frame *f)
-{
-	apex_k.cur->ctx = f;
-	apex_k.in_irq = 1;
-	bh_irq_dispatch();
-	apex_k.in_irq = 0;
-	return switch_from(f, 0);
+	return switch_from(f);
 }
 
 /* --- Blocking and waking -------------------------------------------------------------------- */
@@ -329,14 +350,13 @@ void apex_stack_reset(struct apex_process *p)
 	p->ctx = f;
 }
 
+/* The guard word next to the stack: an overflow from above damages it first (unless a frame
+ * larger than the guard skips it, docs/apex.md). */
 int apex_stack_intact(const struct apex_process *p)
 {
 	const uint64_t *w = p->stack_lo - 1;
 
-	for (unsigned i = 0; i < GUARD_WORDS; i += GUARD_CHECK_STRIDE, w -= GUARD_CHECK_STRIDE)
-		if (*w != (CANARY ^ (uint64_t)(uintptr_t)w))
-			return 0;
-	return 1;
+	return *w == (CANARY ^ (uint64_t)(uintptr_t)w);
 }
 
 /* A process's entry function returned: that ends it as STOP_SELF does. */

@@ -121,7 +121,6 @@ struct apex_kernel {
 	struct apex_process handler;     /* the error handler (DORMANT until an error starts it) */
 	uint8_t has_handler;             /* CREATE_ERROR_HANDLER succeeded */
 	struct apex_process *cur;        /* the running context */
-	struct apex_process *svc_next;   /* apex_reschedule's choice, for the SVC it issues */
 	struct apex_link ready[APEX_HANDLER_PRIORITY + 1];
 	uint64_t ready_map[(MAX_PRIORITY_VALUE + 64) / 64];
 	uint64_t ready_words;            /* bit w: ready_map[w] is not 0 */

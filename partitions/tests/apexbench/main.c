@@ -1,0 +1,229 @@
+/* apexbench: libapex's benchmarks for `make bench` (bench/apex.yaml, bench/apex_periodic.yaml,
+ * under -icount shift=0: one instruction is one nanosecond).
+ *
+ * Partition id 0 (bench/apex.yaml, a fixed-priority core shared with apexpeer above it):
+ *   apex_yield_switch            TIMED_WAIT(0) between two processes of one priority: from
+ *                                one's call to the other running (average of YIELD_N)
+ *   apex_block_to_next_running   WAIT_SEMAPHORE blocks the caller, the next process runs
+ *   apex_signal_to_waiter_running SIGNAL_SEMAPHORE to the higher-priority waiter running
+ *   apex_port_to_process_running_{min,max}  apexpeer's 100-byte queuing send to the APEX
+ *                                process blocked in RECEIVE_QUEUING_MESSAGE running
+ * Partition id 2 (bench/apex_periodic.yaml, a cyclic core, other partitions in the other slot
+ * and on another core):
+ *   apex_periodic_jitter         max - min lateness of PERIODIC_WAIT releases over PER_N periods
+ *   apex_periodic_lateness_min   their smallest lateness (release point to the process running)
+ * Ends with BENCH-DONE and halts the system.
+ */
+#include "apex/apex.h"
+
+#include "../apextest/peer_protocol.h"
+
+#define US 1000ll
+#define MS 1000000ll
+#define INF INFINITE_TIME_VALUE
+#define YIELD_N 1000
+#define PINGPONG_N 1000
+#define PORT_N 20
+#define PER_N 10000
+#define PER_PERIOD (100 * US)
+#define PERIODIC_PARTITION 2
+
+static SEMAPHORE_ID_TYPE sem_pp, sem_done;
+static QUEUING_PORT_ID_TYPE cmd_out, rsp_in;
+
+static void done(void)
+{
+	RETURN_CODE_TYPE rc;
+
+	SIGNAL_SEMAPHORE(sem_done, &rc);
+}
+
+/* --- Yield ------------------------------------------------------------------------------------ */
+
+static unsigned long long yield_t0, yield_t1;
+static volatile int yielders;
+
+static void yield_body(void)
+{
+	RETURN_CODE_TYPE rc;
+	int first = yielders++ == 0;
+
+	if (first)
+		yield_t0 = bh_counter();
+	for (int i = 0; i < YIELD_N; i++)
+		TIMED_WAIT(0, &rc);
+	if (!first) {
+		yield_t1 = bh_counter();
+		done();
+	}
+}
+
+/* --- Semaphore ping-pong: sb (higher) waits, sa signals --------------------------------------- */
+
+static volatile unsigned long long pp_t_sig, pp_t_block;
+static unsigned long long pp_sum_sig, pp_sum_block;
+
+static void pp_low_body(void)
+{
+	RETURN_CODE_TYPE rc;
+
+	for (int i = 0; i < PINGPONG_N; i++) {
+		pp_sum_block += bh_counter() - pp_t_block;
+		pp_t_sig = bh_counter();
+		SIGNAL_SEMAPHORE(sem_pp, &rc);
+	}
+	done();
+}
+
+static void pp_high_body(void)
+{
+	RETURN_CODE_TYPE rc;
+
+	for (int i = 0; i < PINGPONG_N; i++) {
+		pp_t_block = bh_counter();
+		WAIT_SEMAPHORE(sem_pp, INF, &rc);
+		pp_sum_sig += bh_counter() - pp_t_sig;
+	}
+}
+
+/* --- Port: the peer's send to the blocked receiver running ------------------------------------ */
+
+static volatile int spin_stop;
+static SYSTEM_TIME_TYPE port_min = 1ll << 62, port_max;
+
+static void spin_body(void)
+{
+	while (!spin_stop)
+		;
+}
+
+static void receiver_body(void)
+{
+	RETURN_CODE_TYPE rc;
+	struct peer_answer a;
+	MESSAGE_SIZE_TYPE len;
+
+	for (unsigned seq = 0; seq < PORT_N; seq++) {
+		struct peer_cmd c = { PEER_ECHO, seq, 200 * US };
+
+		SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), INF, &rc);
+		RECEIVE_QUEUING_MESSAGE(rsp_in, INF, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+		SYSTEM_TIME_TYPE at = (SYSTEM_TIME_TYPE)bh_now_ns();
+		SYSTEM_TIME_TYPE sent = (SYSTEM_TIME_TYPE)((unsigned long long)a.sent_hi << 32 |
+							    a.sent_lo);
+		if (rc != NO_ERROR || a.seq != seq)
+			bh_printf("apexbench: answer %u: rc %d seq %u\n", seq, (int)rc, a.seq);
+		if (at - sent < port_min)
+			port_min = at - sent;
+		if (at - sent > port_max)
+			port_max = at - sent;
+	}
+	spin_stop = 1;
+	done();
+}
+
+/* --- Periodic releases --------------------------------------------------------------------------- */
+
+static SYSTEM_TIME_TYPE per_first, late_min = 1ll << 62, late_max;
+
+static void periodic_body(void)
+{
+	RETURN_CODE_TYPE rc;
+	PROCESS_STATUS_TYPE st;
+	PROCESS_ID_TYPE me;
+
+	GET_MY_ID(&me, &rc);
+	GET_PROCESS_STATUS(me, &st, &rc);
+	per_first = st.DEADLINE_TIME - st.ATTRIBUTES.TIME_CAPACITY; /* the first release point */
+	for (int k = 0; k < PER_N; k++) {
+		SYSTEM_TIME_TYPE late = (SYSTEM_TIME_TYPE)bh_now_ns() - (per_first + k * PER_PERIOD);
+
+		if (late < late_min)
+			late_min = late;
+		if (late > late_max)
+			late_max = late;
+		PERIODIC_WAIT(&rc);
+	}
+	done();
+}
+
+/* --- Driver ------------------------------------------------------------------------------------- */
+
+static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE prio,
+			    SYSTEM_TIME_TYPE period, SYSTEM_TIME_TYPE capacity)
+{
+	PROCESS_ATTRIBUTE_TYPE a = { period, capacity, entry, 4096, prio, SOFT, "" };
+	PROCESS_ID_TYPE id = 0;
+	RETURN_CODE_TYPE rc;
+
+	for (unsigned i = 0; name[i] && i < MAX_NAME_LENGTH; i++)
+		a.NAME[i] = name[i];
+	CREATE_PROCESS(&a, &id, &rc);
+	if (rc != NO_ERROR)
+		bh_printf("apexbench: CREATE_PROCESS %s: %d\n", name, (int)rc);
+	return id;
+}
+
+static PROCESS_ID_TYPE y1, y2, sa, sb, rx, spin, per;
+
+/* Starts the processes of one benchmark and waits for the end of it. */
+static void run(PROCESS_ID_TYPE a, PROCESS_ID_TYPE b)
+{
+	RETURN_CODE_TYPE rc;
+
+	START(a, &rc);
+	if (b)
+		START(b, &rc);
+	WAIT_SEMAPHORE(sem_done, INF, &rc);
+}
+
+static void report(const char *name, unsigned long long value)
+{
+	bh_printf("BENCH %s %llu cycles\n", name, value);
+}
+
+static void driver_body(void)
+{
+	if (bh_partition_id() == PERIODIC_PARTITION) {
+		run(per, 0);
+		report("apex_periodic_lateness_min", (unsigned long long)late_min);
+		report("apex_periodic_jitter", (unsigned long long)(late_max - late_min));
+	} else {
+		run(y1, y2);
+		report("apex_yield_switch", bh_ticks_to_ns(yield_t1 - yield_t0) / (2 * YIELD_N));
+		run(sb, sa);
+		report("apex_block_to_next_running", bh_ticks_to_ns(pp_sum_block) / PINGPONG_N);
+		report("apex_signal_to_waiter_running", bh_ticks_to_ns(pp_sum_sig) / PINGPONG_N);
+		run(spin, rx);
+		report("apex_port_to_process_running_min", (unsigned long long)port_min);
+		report("apex_port_to_process_running_max", (unsigned long long)port_max);
+	}
+	bh_printf("BENCH-DONE\n");
+	bh_halt_system();
+}
+
+int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
+{
+	RETURN_CODE_TYPE rc;
+
+	(void)vcpu;
+	apex_init(boot_kind, restarts);
+	CREATE_SEMAPHORE("pp", 0, 1, FIFO, &sem_pp, &rc);
+	CREATE_SEMAPHORE("done", 0, 1, FIFO, &sem_done, &rc);
+	START(make("driver", driver_body, 200, INF, INF), &rc);
+	y1 = make("y1", yield_body, 80, INF, INF);
+	y2 = make("y2", yield_body, 80, INF, INF);
+	sa = make("sa", pp_low_body, 80, INF, INF);
+	sb = make("sb", pp_high_body, 81, INF, INF);
+	if (bh_partition_id() == PERIODIC_PARTITION) {
+		apex_set_partition_period(PER_PERIOD, &rc);
+		per = make("per", periodic_body, 90, PER_PERIOD, PER_PERIOD / 2);
+	} else {
+		spin = make("spin", spin_body, 10, INF, INF);
+		rx = make("rx", receiver_body, 70, INF, INF);
+		CREATE_QUEUING_PORT("cmd_out", 32, 2, SOURCE, FIFO, &cmd_out, &rc);
+		CREATE_QUEUING_PORT("rsp_in", 100, 4, DESTINATION, FIFO, &rsp_in, &rc);
+	}
+	SET_PARTITION_MODE(NORMAL, &rc);
+	return 0;
+}
