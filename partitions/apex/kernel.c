@@ -40,29 +40,41 @@ struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
 
 /* --- Ready queues ------------------------------------------------------------------------- */
 
-void apex_ready_add(struct apex_process *p)
+#define HOT static inline __attribute__((always_inline))
+
+HOT void ready_add(struct apex_process *p)
 {
 	unsigned w = (unsigned)p->prio / 64;
 
 	apex_list_insert_before(&apex_k.ready[p->prio], &p->ready_link);
-	apex_k.ready_map[w] |= 1ull << (p->prio % 64);
+	apex_k.ready_map[w] |= 1ull << ((unsigned)p->prio % 64);
 	apex_k.ready_words |= 1ull << w;
 }
 
-void apex_ready_remove(struct apex_process *p)
+HOT void ready_remove(struct apex_process *p)
 {
 	unsigned w = (unsigned)p->prio / 64;
 
 	apex_list_remove(&p->ready_link);
 	if (apex_list_empty(&apex_k.ready[p->prio])) {
-		apex_k.ready_map[w] &= ~(1ull << (p->prio % 64));
+		apex_k.ready_map[w] &= ~(1ull << ((unsigned)p->prio % 64));
 		if (!apex_k.ready_map[w])
 			apex_k.ready_words &= ~(1ull << w);
 	}
 }
 
+void apex_ready_add(struct apex_process *p)
+{
+	ready_add(p);
+}
+
+void apex_ready_remove(struct apex_process *p)
+{
+	ready_remove(p);
+}
+
 /* Two count-leading-zeros: the highest non-empty word, then its highest priority. */
-static struct apex_process *highest_ready(void)
+HOT struct apex_process *highest_ready(void)
 {
 	if (!apex_k.ready_words)
 		return &apex_k.idle;
@@ -75,7 +87,7 @@ static struct apex_process *highest_ready(void)
 /* The context that should run now. Before NORMAL only the initialization runs; a process that
  * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile), unless the
  * error handler is ready. */
-struct apex_process *apex_pick(void)
+HOT struct apex_process *pick(void)
 {
 	if (apex_k.mode != NORMAL)
 		return &apex_k.idle;
@@ -85,13 +97,27 @@ struct apex_process *apex_pick(void)
 	return highest_ready();
 }
 
+struct apex_process *apex_pick(void)
+{
+	return pick();
+}
+
+/* The guard word next to the stack: an overflow from above damages it first (unless a frame
+ * larger than the guard skips it, docs/apex.md). */
+HOT int stack_intact(const struct apex_process *p)
+{
+	const uint64_t *w = p->stack_lo - 1;
+
+	return *w == (CANARY ^ (uint64_t)(uintptr_t)w);
+}
+
 /* The outgoing context cannot go on: its stack overflowed into its guard. The top guard word
  * (the first an overflow writes) is checked at every switch, and the saved frame must lie
  * above the guard. */
-static int stack_damaged(const struct apex_process *p, const void *frame)
+HOT int stack_damaged(const struct apex_process *p, const void *frame)
 {
 	return p != &apex_k.idle && p->state != DORMANT &&
-	       ((const uint64_t *)frame < p->stack_lo || !apex_stack_intact(p));
+	       ((const uint64_t *)frame < p->stack_lo || !stack_intact(p));
 }
 
 /* Names the context to run after `cur`, which stopped (STOP_SELF, a fault) or whose stack is
@@ -121,7 +147,7 @@ void apex_reschedule(void)
 	if (cur->state == DORMANT || stack_damaged(cur, __builtin_frame_address(0))) {
 		next = next_after_stopped(cur);
 		save = &discard; /* never resumed; the handler's fresh context stays */
-	} else if ((next = apex_pick()) == cur) {
+	} else if ((next = pick()) == cur) {
 		return;
 	}
 	apex_k.counters.context_switches++;
@@ -141,7 +167,7 @@ static struct apex_frame *switch_from(struct apex_frame *f)
 	if (cur->state == DORMANT || stack_damaged(cur, f))
 		next = next_after_stopped(cur);
 	else
-		next = apex_pick();
+		next = pick();
 	if (next != cur) {
 		apex_k.counters.context_switches++;
 		apex_k.cur = next;
@@ -257,7 +283,7 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 {
 	struct apex_process *p = apex_k.cur;
 
-	apex_ready_remove(p);
+	ready_remove(p);
 	p->state = WAITING;
 	p->block = (uint8_t)why;
 	p->wait_result = NO_ERROR;
@@ -286,7 +312,7 @@ void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result)
 	p->wait_result = result;
 	if (!p->suspended) {
 		p->state = READY;
-		apex_ready_add(p);
+		ready_add(p);
 	}
 }
 
@@ -348,15 +374,6 @@ void apex_stack_reset(struct apex_process *p)
 	f->spsr = SPSR_PROCESS_START;
 	f->pad = 0;
 	p->ctx = f;
-}
-
-/* The guard word next to the stack: an overflow from above damages it first (unless a frame
- * larger than the guard skips it, docs/apex.md). */
-int apex_stack_intact(const struct apex_process *p)
-{
-	const uint64_t *w = p->stack_lo - 1;
-
-	return *w == (CANARY ^ (uint64_t)(uintptr_t)w);
 }
 
 /* A process's entry function returned: that ends it as STOP_SELF does. */

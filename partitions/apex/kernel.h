@@ -169,10 +169,9 @@ void apex_detach(struct apex_process *p);
 int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size);
 unsigned apex_stack_free(void);
 void apex_stack_reset(struct apex_process *p);
-int apex_stack_intact(const struct apex_process *p);
 /* Blocking services are refused while preemption is locked, outside a process, in the error
  * handler and in an interrupt handler. */
-static inline int apex_may_block(void)
+static inline __attribute__((always_inline)) int apex_may_block(void)
 {
 	return apex_in_process() && apex_k.lock_level == 0 && !apex_k.in_irq &&
 	       !apex_in_handler();
@@ -184,6 +183,8 @@ struct apex_process *apex_waitq_first(const struct apex_waitq *q);
 void apex_waitq_reposition(struct apex_process *p);
 
 /* --- timer.c ---------------------------------------------------------------------------- */
+/* Longest delay a service accepts: beyond it (about 146 years) now + delay could overflow. */
+#define APEX_MAX_DELAY (1ll << 62)
 SYSTEM_TIME_TYPE apex_now(void);
 void apex_timer_arm(struct apex_timer *t, SYSTEM_TIME_TYPE at);
 void apex_timer_cancel(struct apex_timer *t);
@@ -191,7 +192,10 @@ void apex_timer_irq(unsigned intid);
 /* now + delta, or -1 if it is not a time the kernel can wait for (negative, overflow). */
 SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delta);
 /* A time-out: INFINITE_TIME_VALUE, 0 or a positive delay the clock can reach. */
-int apex_timeout_valid(SYSTEM_TIME_TYPE t);
+static inline __attribute__((always_inline)) int apex_timeout_valid(SYSTEM_TIME_TYPE t)
+{
+	return t == INFINITE_TIME_VALUE || (unsigned long long)t <= (unsigned long long)APEX_MAX_DELAY;
+}
 
 /* --- process.c ---------------------------------------------------------------------------- */
 /* Releases p for an activation at `release` (ready now, or at that time). */

@@ -5,18 +5,11 @@
  */
 #include "kernel.h"
 
-/* Longest delay a service accepts: beyond it (about 146 years) now + delay could overflow. */
-#define APEX_MAX_DELAY (1ll << 62)
 #define CNTV_CTL_ENABLE 1ul
 
 SYSTEM_TIME_TYPE apex_now(void)
 {
 	return (SYSTEM_TIME_TYPE)bh_now_ns();
-}
-
-int apex_timeout_valid(SYSTEM_TIME_TYPE t)
-{
-	return t == INFINITE_TIME_VALUE || (t >= 0 && t <= APEX_MAX_DELAY);
 }
 
 SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delta)

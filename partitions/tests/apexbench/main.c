@@ -1,22 +1,24 @@
 /* apexbench: libapex's benchmarks for `make bench` (bench/apex.yaml, bench/apex_periodic.yaml,
  * under -icount shift=0: one instruction is one nanosecond).
  *
- * Partition id 0 (bench/apex.yaml, a fixed-priority core shared with apexpeer above it):
+ * Without a cyclic plan (bench/apex.yaml, a fixed-priority core shared with apexpeer above it):
  *   apex_yield_switch            TIMED_WAIT(0) between two processes of one priority: from
  *                                one's call to the other running (average of YIELD_N)
  *   apex_block_to_next_running   WAIT_SEMAPHORE blocks the caller, the next process runs
  *   apex_signal_to_waiter_running SIGNAL_SEMAPHORE to the higher-priority waiter running
  *   apex_port_to_process_running_{min,max}  apexpeer's 100-byte queuing send to the APEX
  *                                process blocked in RECEIVE_QUEUING_MESSAGE running
- * Partition id 2 (bench/apex_periodic.yaml, a cyclic core, other partitions in the other slot
+ * With one (bench/apex_periodic.yaml, a cyclic core, other partitions in the other slot
  * and on another core):
- *   apex_periodic_jitter         max - min lateness of PERIODIC_WAIT releases over PER_N periods
+ *   apex_periodic_jitter         max - min lateness of PERIODIC_WAIT releases over PER_N periods,
+ *                                timed to the instruction (stamps)
  *   apex_periodic_lateness_min   their smallest lateness (release point to the process running)
  * Ends with BENCH-DONE and halts the system.
  */
 #include "apex/apex.h"
 
 #include "../apextest/peer_protocol.h"
+#include "../../bench/common/stamp.h"
 
 #define US 1000ll
 #define MS 1000000ll
@@ -26,9 +28,16 @@
 #define PORT_N 20
 #define PER_N 10000
 #define PER_PERIOD (100 * US)
-#define PERIODIC_PARTITION 2
+#define PER_SLOT_OFFSET (20 * US)
 
 static SEMAPHORE_ID_TYPE sem_pp, sem_done;
+
+static int periodic_system(void)
+{
+	unsigned long long frame_start;
+
+	return bh_plan_frame_start(&frame_start) >= 0;
+}
 static QUEUING_PORT_ID_TYPE cmd_out, rsp_in;
 
 static void done(void)
@@ -124,27 +133,54 @@ static void receiver_body(void)
 
 /* --- Periodic releases --------------------------------------------------------------------------- */
 
-static SYSTEM_TIME_TYPE per_first, late_min = 1ll << 62, late_max;
+/* Two periodic processes: one released at each partition period start (= the start of the
+ * partition's slot, where the hypervisor switches the core to it), one DELAYED_START'ed 20 us
+ * into the slot (the partition already runs, idle). */
+struct periodic_stats {
+	SYSTEM_TIME_TYPE first;          /* the first release point (GET_PROCESS_STATUS) */
+	SYSTEM_TIME_TYPE late_min, late_max;
+};
+static struct periodic_stats per_at_start = { 0, 1ll << 62, 0 }, per_in_slot = { 0, 1ll << 62, 0 };
 
-static void periodic_body(void)
+/* Each activation stamps its start to the instruction (partitions/bench/common/stamp.h) and
+ * compares it with its release point: the first plus k periods. The first release is
+ * START's; the PER_N after it are PERIODIC_WAIT's, which are measured. */
+static void periodic_run(struct periodic_stats *ps)
 {
 	RETURN_CODE_TYPE rc;
-	PROCESS_STATUS_TYPE st;
-	PROCESS_ID_TYPE me;
+	struct bench_reads r;
 
-	GET_MY_ID(&me, &rc);
-	GET_PROCESS_STATUS(me, &st, &rc);
-	per_first = st.DEADLINE_TIME - st.ATTRIBUTES.TIME_CAPACITY; /* the first release point */
-	for (int k = 0; k < PER_N; k++) {
-		SYSTEM_TIME_TYPE late = (SYSTEM_TIME_TYPE)bh_now_ns() - (per_first + k * PER_PERIOD);
+	for (int k = 0; k <= PER_N; k++) {
+		BENCH_READ16(r);
+		SYSTEM_TIME_TYPE late = (SYSTEM_TIME_TYPE)bench_stamp_decode(&r) -
+					(ps->first + k * PER_PERIOD);
 
-		if (late < late_min)
-			late_min = late;
-		if (late > late_max)
-			late_max = late;
+		if (k > 0 && late < ps->late_min)
+			ps->late_min = late;
+		if (k > 0 && late > ps->late_max)
+			ps->late_max = late;
 		PERIODIC_WAIT(&rc);
 	}
-	done();
+}
+
+static void periodic_at_start_body(void)
+{
+	periodic_run(&per_at_start);
+}
+
+static void periodic_in_slot_body(void)
+{
+	periodic_run(&per_in_slot);
+	done(); /* released last in each period, it ends last */
+}
+
+static SYSTEM_TIME_TYPE first_release(PROCESS_ID_TYPE id)
+{
+	PROCESS_STATUS_TYPE st;
+	RETURN_CODE_TYPE rc;
+
+	GET_PROCESS_STATUS(id, &st, &rc);
+	return st.DEADLINE_TIME - st.ATTRIBUTES.TIME_CAPACITY;
 }
 
 /* --- Driver ------------------------------------------------------------------------------------- */
@@ -164,7 +200,7 @@ static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE
 	return id;
 }
 
-static PROCESS_ID_TYPE y1, y2, sa, sb, rx, spin, per;
+static PROCESS_ID_TYPE y1, y2, sa, sb, rx, spin, per, per2;
 
 /* Starts the processes of one benchmark and waits for the end of it. */
 static void run(PROCESS_ID_TYPE a, PROCESS_ID_TYPE b)
@@ -184,10 +220,21 @@ static void report(const char *name, unsigned long long value)
 
 static void driver_body(void)
 {
-	if (bh_partition_id() == PERIODIC_PARTITION) {
-		run(per, 0);
-		report("apex_periodic_lateness_min", (unsigned long long)late_min);
-		report("apex_periodic_jitter", (unsigned long long)(late_max - late_min));
+	if (periodic_system()) {
+		RETURN_CODE_TYPE rc;
+
+		START(per, &rc);
+		DELAYED_START(per2, PER_SLOT_OFFSET, &rc);
+		per_at_start.first = first_release(per);
+		per_in_slot.first = first_release(per2);
+		WAIT_SEMAPHORE(sem_done, INF, &rc);
+		report("apex_periodic_lateness_min", (unsigned long long)per_in_slot.late_min);
+		report("apex_periodic_jitter",
+		       (unsigned long long)(per_in_slot.late_max - per_in_slot.late_min));
+		report("apex_periodic_lateness_min_at_slot_start",
+		       (unsigned long long)per_at_start.late_min);
+		report("apex_periodic_jitter_at_slot_start",
+		       (unsigned long long)(per_at_start.late_max - per_at_start.late_min));
 	} else {
 		run(y1, y2);
 		report("apex_yield_switch", bh_ticks_to_ns(yield_t1 - yield_t0) / (2 * YIELD_N));
@@ -215,9 +262,10 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	y2 = make("y2", yield_body, 80, INF, INF);
 	sa = make("sa", pp_low_body, 80, INF, INF);
 	sb = make("sb", pp_high_body, 81, INF, INF);
-	if (bh_partition_id() == PERIODIC_PARTITION) {
+	if (periodic_system()) {
 		apex_set_partition_period(PER_PERIOD, &rc);
-		per = make("per", periodic_body, 90, PER_PERIOD, PER_PERIOD / 2);
+		per = make("per", periodic_at_start_body, 90, PER_PERIOD, PER_PERIOD / 2);
+		per2 = make("per2", periodic_in_slot_body, 91, PER_PERIOD, PER_PERIOD / 2);
 	} else {
 		spin = make("spin", spin_body, 10, INF, INF);
 		rx = make("rx", receiver_body, 70, INF, INF);
