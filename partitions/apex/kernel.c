@@ -73,6 +73,25 @@ void apex_ready_remove(struct apex_process *p)
 	ready_remove(p);
 }
 
+/* The idle context runs on the partition's own stack (crt0's, in the bss), which has no
+ * guard: it is given the first word of the vector table, code that lies below every stack
+ * and never changes, so that the switch paths check every context the same way. */
+extern const uint64_t apex_vectors[];
+
+void apex_idle_guard(struct apex_process *idle)
+{
+	idle->stack_lo = (uint64_t *)&apex_vectors[1];
+	idle->guard_top = apex_vectors[0];
+}
+
+/* Moves p, ready, behind the other ready processes of its priority (a yield, a release that
+ * came already): its priority's queue stays non-empty, the bitmap as it is. */
+void apex_ready_rotate(struct apex_process *p)
+{
+	apex_list_remove(&p->ready_link);
+	apex_list_insert_before(&apex_k.ready[p->prio], &p->ready_link);
+}
+
 /* Two count-leading-zeros: the highest non-empty word, then its highest priority. */
 HOT struct apex_process *highest_ready(void)
 {
@@ -106,9 +125,7 @@ struct apex_process *apex_pick(void)
  * larger than the guard skips it, docs/apex.md). */
 HOT int stack_intact(const struct apex_process *p)
 {
-	const uint64_t *w = p->stack_lo - 1;
-
-	return *w == (CANARY ^ (uint64_t)(uintptr_t)w);
+	return p->stack_lo[-1] == p->guard_top;
 }
 
 /* The outgoing context cannot go on: its stack overflowed into its guard. The top guard word
@@ -116,7 +133,7 @@ HOT int stack_intact(const struct apex_process *p)
  * above the guard. */
 HOT int stack_damaged(const struct apex_process *p, const void *frame)
 {
-	return p != &apex_k.idle && p->state != DORMANT &&
+	return p->state != DORMANT &&
 	       ((const uint64_t *)frame < p->stack_lo || !stack_intact(p));
 }
 
@@ -365,6 +382,7 @@ void apex_stack_reset(struct apex_process *p)
 
 	for (unsigned i = 0; i < GUARD_WORDS; i++)
 		guard[i] = CANARY ^ (uint64_t)(uintptr_t)&guard[i];
+	p->guard_top = guard[GUARD_WORDS - 1];
 
 	struct apex_frame *f = (struct apex_frame *)(void *)((char *)p->stack_hi - APEX_FRAME_SIZE);
 	for (unsigned i = 0; i < 31; i++)

@@ -108,6 +108,7 @@ struct apex_process {
 	struct apex_port_request req;
 	uint64_t *stack_lo;        /* lowest usable byte; the guard lies below it */
 	uint64_t *stack_hi;        /* one past the highest */
+	uint64_t guard_top;        /* what stack_lo[-1], the guard's top word, must hold */
 	struct apex_process_counters counters;
 };
 
@@ -158,6 +159,8 @@ struct apex_process *apex_pick(void);
 void apex_reschedule(void);         /* switch if apex_pick() names another context */
 void apex_ready_add(struct apex_process *p);   /* tail of its priority's FIFO */
 void apex_ready_remove(struct apex_process *p);
+void apex_ready_rotate(struct apex_process *p); /* to the tail of its priority's FIFO */
+void apex_idle_guard(struct apex_process *idle);
 /* Ends the current block with `result`; the process becomes ready unless suspended. */
 void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result);
 /* Blocks the current process (`why`, on `q` for APEX_BLOCK_RESOURCE, until `until` unless

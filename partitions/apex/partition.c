@@ -8,7 +8,7 @@
  */
 #include "kernel.h"
 
-extern const char apex_vectors[];
+extern const unsigned long long apex_vectors[];
 
 static PARTITION_ID_TYPE partition_id;
 
@@ -68,6 +68,7 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	init_context(&apex_k.idle);
 	init_context(&apex_k.handler);
 	apex_k.idle.state = READY;
+	apex_idle_guard(&apex_k.idle);
 	apex_k.cur = &apex_k.idle;
 	apex_k.mode = boot_kind == BH_BOOT_WARM_RESTART ? WARM_START : COLD_START;
 	apex_k.start_condition = boot_kind == BH_BOOT_COLD ? NORMAL_START : PARTITION_RESTART;

@@ -113,10 +113,7 @@ void TIMED_WAIT(SYSTEM_TIME_TYPE DELAY_TIME, RETURN_CODE_TYPE *RETURN_CODE)
 		rc = INVALID_PARAM; /* INFINITE_TIME_VALUE included */
 	} else if (DELAY_TIME == 0) {
 		/* A yield: behind the other ready processes of the same priority. */
-		struct apex_process *p = apex_current();
-
-		apex_ready_remove(p);
-		apex_ready_add(p);
+		apex_ready_rotate(apex_current());
 		apex_reschedule();
 	} else {
 		rc = apex_block_current(APEX_BLOCK_TIME, 0, apex_now() + DELAY_TIME);
@@ -143,8 +140,7 @@ void PERIODIC_WAIT(RETURN_CODE_TYPE *RETURN_CODE)
 		if (next > apex_now()) {
 			rc = apex_block_current(APEX_BLOCK_TIME, 0, next);
 		} else {
-			apex_ready_remove(p); /* released already: a new activation, at the tail */
-			apex_ready_add(p);
+			apex_ready_rotate(p); /* released already: a new activation, at the tail */
 			apex_reschedule();
 		}
 	}
