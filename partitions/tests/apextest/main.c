@@ -557,12 +557,11 @@ BH_TEST(apex_lock_preemption)
 	BH_EXPECT_EQ(ps.LOCK_LEVEL, 0);
 }
 
-BH_TEST(apex_suspend_and_resume)
+/* SUSPEND_SELF without time-out ends with RESUME; with one, at its time-out. */
+static void suspend_self_until_resume_or_timeout(void)
 {
 	RETURN_CODE_TYPE rc;
-	SEMAPHORE_STATUS_TYPE sst;
 
-	/* SUSPEND_SELF without time-out ends with RESUME; with one, at its time-out. */
 	log_reset();
 	START(ss, &rc);
 	sleep_ns(1 * MS);
@@ -577,8 +576,13 @@ BH_TEST(apex_suspend_and_resume)
 	BH_EXPECT_EQ(ss_rc[0], NO_ERROR);
 	BH_EXPECT_EQ(ss_rc[1], TIMED_OUT);
 	BH_EXPECT(ss_t1 - ss_t0 >= 2 * MS && ss_t1 - ss_t0 <= 2 * MS + WAKE_LATE_MAX_NS);
+}
 
-	/* A suspended ready process does not run until resumed. */
+/* A suspended ready process does not run until resumed. */
+static void suspended_ready_process_waits_for_resume(void)
+{
+	RETURN_CODE_TYPE rc;
+
 	stop_spin = 0;
 	spins = 0;
 	START(spin, &rc);
@@ -596,8 +600,14 @@ BH_TEST(apex_suspend_and_resume)
 	BH_EXPECT_EQ(rc, NO_ACTION);
 	stop_spin = 1;
 	BH_EXPECT(wait_dormant(spin));
+}
 
-	/* Suspended while it waits on a semaphore: it gets the unit but stays waiting. */
+/* Suspended while it waits on a semaphore, a process gets the unit but stays waiting. */
+static void suspended_waiter_keeps_what_it_gets(void)
+{
+	RETURN_CODE_TYPE rc;
+	SEMAPHORE_STATUS_TYPE sst;
+
 	log_reset();
 	wait_kind = ON_SEMAPHORE;
 	waiter_sem = sem_zero;
@@ -615,8 +625,13 @@ BH_TEST(apex_suspend_and_resume)
 	RESUME(sw, &rc);
 	sleep_ns(1 * MS);
 	EXPECT_LOG("w");
+}
 
-	/* Errors. */
+/* The refusals of SUSPEND, RESUME and SUSPEND_SELF. */
+static void suspend_and_resume_errors(void)
+{
+	RETURN_CODE_TYPE rc;
+
 	SUSPEND(driver, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
 	SUSPEND(0, &rc);
@@ -641,7 +656,16 @@ BH_TEST(apex_suspend_and_resume)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 }
 
-BH_TEST(apex_start_stop_and_delayed_start)
+BH_TEST(apex_suspend_and_resume)
+{
+	suspend_self_until_resume_or_timeout();
+	suspended_ready_process_waits_for_resume();
+	suspended_waiter_keeps_what_it_gets();
+	suspend_and_resume_errors();
+}
+
+/* DELAYED_START releases a process later; STOP before that, or while it waits, ends it. */
+static void delayed_start_and_stop(void)
 {
 	RETURN_CODE_TYPE rc;
 	PROCESS_STATUS_TYPE st;
@@ -682,6 +706,12 @@ BH_TEST(apex_start_stop_and_delayed_start)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	GET_SEMAPHORE_STATUS(sem_zero, &sst, &rc);
 	BH_EXPECT_EQ(sst.WAITING_PROCESSES, 0);
+}
+
+/* The refusals of START, DELAYED_START and STOP. */
+static void start_and_stop_errors(void)
+{
+	RETURN_CODE_TYPE rc;
 
 	START(0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -703,6 +733,12 @@ BH_TEST(apex_start_stop_and_delayed_start)
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
 	STOP(ds, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
+}
+
+BH_TEST(apex_start_stop_and_delayed_start)
+{
+	delayed_start_and_stop();
+	start_and_stop_errors();
 }
 
 BH_TEST(apex_periodic_releases_on_plan)
@@ -775,11 +811,11 @@ BH_TEST(apex_timed_wait_accuracy)
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
 }
 
-BH_TEST(apex_semaphores)
+/* A semaphore of 2: taken twice, then NOT_AVAILABLE, TIMED_OUT; signalled back to its maximum. */
+static void semaphore_counts_and_timeouts(void)
 {
 	RETURN_CODE_TYPE rc;
 	SEMAPHORE_STATUS_TYPE st;
-	SEMAPHORE_ID_TYPE id;
 
 	/* sem_two: 2 of 2. */
 	WAIT_SEMAPHORE(sem_two, 0, &rc);
@@ -809,9 +845,14 @@ BH_TEST(apex_semaphores)
 	waited = now() - t0;
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
+}
 
-	/* Three waiters come in the order 20, 40, 30: one signal wakes one of them, by priority
-	 * or first come. */
+/* Three waiters come in the order 20, 40, 30: one signal wakes one of them, by priority or first come. */
+static void semaphore_waiters_by_discipline(void)
+{
+	RETURN_CODE_TYPE rc;
+	SEMAPHORE_STATUS_TYPE st;
+
 	static const struct {
 		SEMAPHORE_ID_TYPE *sem;
 		const char *want;
@@ -834,6 +875,14 @@ BH_TEST(apex_semaphores)
 		}
 		EXPECT_LOG(disc[d].want);
 	}
+}
+
+/* The refusals of the semaphore services. */
+static void semaphore_bad_parameters(void)
+{
+	RETURN_CODE_TYPE rc;
+	SEMAPHORE_STATUS_TYPE st;
+	SEMAPHORE_ID_TYPE id;
 
 	WAIT_SEMAPHORE(0, 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -850,6 +899,13 @@ BH_TEST(apex_semaphores)
 	BH_EXPECT_EQ(rc, INVALID_CONFIG);
 	CREATE_SEMAPHORE("late", 0, 1, FIFO, &id, &rc);
 	BH_EXPECT_EQ(rc, INVALID_MODE);
+}
+
+BH_TEST(apex_semaphores)
+{
+	semaphore_counts_and_timeouts();
+	semaphore_waiters_by_discipline();
+	semaphore_bad_parameters();
 }
 
 BH_TEST(apex_events)
@@ -907,15 +963,14 @@ BH_TEST(apex_events)
 	BH_EXPECT_EQ(rc, INVALID_MODE);
 }
 
-BH_TEST(apex_buffers)
+/* A FIFO buffer of two messages: full, empty, time-outs, a sender waiting for room. */
+static void buffer_fifo_full_and_empty(void)
 {
 	RETURN_CODE_TYPE rc;
 	BUFFER_STATUS_TYPE st;
-	BUFFER_ID_TYPE id;
 	APEX_BYTE m1[8] = "one", m2[8] = "two", m3[8] = "x", in[16];
 	MESSAGE_SIZE_TYPE len = -1;
 
-	/* FIFO of two messages. */
 	SEND_BUFFER(buf_fifo, m1, 4, 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	SEND_BUFFER(buf_fifo, m2, 4, INF, &rc);
@@ -957,6 +1012,13 @@ BH_TEST(apex_buffers)
 	waited = now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
+}
+
+/* Receivers waiting on a PRIORITY buffer get the messages by priority. */
+static void buffer_receivers_served_by_priority(void)
+{
+	RETURN_CODE_TYPE rc;
+	BUFFER_STATUS_TYPE st;
 
 	/* Receivers come in the order 20, 40, 30 and are served by priority; each message goes
 	 * straight to the receiver (here 'a' to 4, 'b' to 3, 'c' to 2). */
@@ -980,6 +1042,16 @@ BH_TEST(apex_buffers)
 	EXPECT_LOG("4a3b2c");
 	GET_BUFFER_STATUS(buf_prio, &st, &rc);
 	BH_EXPECT_EQ(st.NB_MESSAGE, 0);
+}
+
+/* Every INVALID_PARAM, INVALID_CONFIG and INVALID_MODE of the buffer services. */
+static void buffer_bad_parameters(void)
+{
+	RETURN_CODE_TYPE rc;
+	BUFFER_STATUS_TYPE st;
+	BUFFER_ID_TYPE id;
+	APEX_BYTE m1[8] = "one", in[16];
+	MESSAGE_SIZE_TYPE len = -1;
 
 	SEND_BUFFER(buf_fifo, m1, 0, 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -1001,11 +1073,18 @@ BH_TEST(apex_buffers)
 	BH_EXPECT_EQ(rc, INVALID_MODE);
 }
 
-BH_TEST(apex_blackboards)
+BH_TEST(apex_buffers)
+{
+	buffer_fifo_full_and_empty();
+	buffer_receivers_served_by_priority();
+	buffer_bad_parameters();
+}
+
+/* Readers wait for a display, which gives each of them the message; it stays until cleared. */
+static void blackboard_display_read_clear(void)
 {
 	RETURN_CODE_TYPE rc;
 	BLACKBOARD_STATUS_TYPE st;
-	BLACKBOARD_ID_TYPE id;
 	APEX_BYTE m[16] = "mode 3", in[16];
 	MESSAGE_SIZE_TYPE len = -1;
 
@@ -1042,6 +1121,16 @@ BH_TEST(apex_blackboards)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	READ_BLACKBOARD(board, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
+}
+
+/* The refusals of the blackboard services. */
+static void blackboard_bad_parameters(void)
+{
+	RETURN_CODE_TYPE rc;
+	BLACKBOARD_STATUS_TYPE st;
+	BLACKBOARD_ID_TYPE id;
+	APEX_BYTE m[16] = "mode 3", in[16];
+	MESSAGE_SIZE_TYPE len = -1;
 
 	DISPLAY_BLACKBOARD(board, m, 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -1063,6 +1152,12 @@ BH_TEST(apex_blackboards)
 	BH_EXPECT_EQ(rc, INVALID_CONFIG);
 	CREATE_BLACKBOARD("late", 8, &id, &rc);
 	BH_EXPECT_EQ(rc, INVALID_MODE);
+}
+
+BH_TEST(apex_blackboards)
+{
+	blackboard_display_read_clear();
+	blackboard_bad_parameters();
 }
 
 /* An application's own interrupt handler may call the services that do not block: the
@@ -1195,11 +1290,11 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 	BH_EXPECT(wait_dormant(spin));
 }
 
-BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
+/* A send to the full to_peer queue waits until the peer makes room. */
+static void queuing_send_waits_for_room(void)
 {
 	RETURN_CODE_TYPE rc;
 	QUEUING_PORT_STATUS_TYPE st;
-	QUEUING_PORT_ID_TYPE id;
 	LOCK_LEVEL_TYPE lv;
 	struct peer_answer a;
 	MESSAGE_SIZE_TYPE len;
@@ -1236,6 +1331,17 @@ BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 10 * MS, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(a.seq, 3);
+}
+
+/* Every INVALID_PARAM, INVALID_CONFIG and INVALID_MODE of the queuing services. */
+static void queuing_bad_parameters(void)
+{
+	RETURN_CODE_TYPE rc;
+	QUEUING_PORT_STATUS_TYPE st;
+	QUEUING_PORT_ID_TYPE id;
+	struct peer_answer a;
+	MESSAGE_SIZE_TYPE len;
+	struct peer_cmd echo = { PEER_ECHO, 3, 0 };
 
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&echo, 0, 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -1263,11 +1369,18 @@ BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
 	BH_EXPECT_EQ(rc, NO_ACTION);
 	CREATE_QUEUING_PORT("nowhere", 100, 4, DESTINATION, FIFO, &id, &rc);
 	BH_EXPECT_EQ(rc, INVALID_MODE);
+}
 
-	/* Message addresses outside the partition's memory: nothing sent, nothing lost. */
+/* Message addresses outside the partition's memory: nothing sent, nothing lost. */
+static void queuing_bad_message_addresses(void)
+{
+	RETURN_CODE_TYPE rc;
+	struct peer_answer a;
+	MESSAGE_SIZE_TYPE len;
+	struct peer_cmd echo = { PEER_ECHO, 4, 0 };
+
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)BAD_ADDRESS, sizeof(echo), 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
-	echo.seq = 4;
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&echo, sizeof(echo), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	sleep_ns(1 * MS); /* the peer answers */
@@ -1276,6 +1389,13 @@ BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR); /* the answer stayed queued */
 	BH_EXPECT_EQ(a.seq, 4);
+}
+
+BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
+{
+	queuing_send_waits_for_room();
+	queuing_bad_parameters();
+	queuing_bad_message_addresses();
 }
 
 BH_TEST(apex_deadline_miss_detected)
@@ -1495,16 +1615,8 @@ static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE
 	return id;
 }
 
-/* Initialization-only checks: what the modes allow, and every CREATE_* error. */
-static void init_checks(void)
-{
-	RETURN_CODE_TYPE rc;
-	PARTITION_STATUS_TYPE ps;
-	PROCESS_ID_TYPE id;
-	LOCK_LEVEL_TYPE lv;
-	int ok = 1;
-	char detail[128] = "";
-
+/* In the checks run outside a BH_TEST (initialization, restarts): the first failed condition
+ * goes to `detail`, and the check's verdict to bh_test_report. */
 #define CHECK(cond)                                                                      \
 	do {                                                                             \
 		if (ok && !(cond)) {                                                     \
@@ -1512,6 +1624,16 @@ static void init_checks(void)
 			bh_snprintf(detail, sizeof(detail), "line %d: %s", __LINE__, #cond); \
 		}                                                                        \
 	} while (0)
+
+/* What COLD_START allows and refuses. */
+static void init_mode_rules(void)
+{
+	RETURN_CODE_TYPE rc;
+	PARTITION_STATUS_TYPE ps;
+	PROCESS_ID_TYPE id;
+	LOCK_LEVEL_TYPE lv;
+	int ok = 1;
+	char detail[128] = "";
 
 	GET_PARTITION_STATUS(&ps, &rc);
 	CHECK(rc == NO_ERROR && ps.OPERATING_MODE == COLD_START);
@@ -1540,9 +1662,15 @@ static void init_checks(void)
 	apex_set_partition_period(PARTITION_PERIOD, &rc);
 	CHECK(rc == NO_ERROR);
 	bh_test_report("apex_init_mode_rules", ok, detail);
+}
 
-	/* CREATE_PROCESS: each attribute out of range. */
-	ok = 1;
+/* CREATE_PROCESS: each attribute out of range. */
+static void create_process_checks(void)
+{
+	RETURN_CODE_TYPE rc;
+	PROCESS_ID_TYPE id;
+	int ok = 1;
+	char detail[128] = "";
 	PROCESS_ATTRIBUTE_TYPE good = { INF, INF, rec_once, 4096, 5, SOFT, "probe" }, a;
 	static const struct {
 		int field;
@@ -1592,90 +1720,131 @@ static void init_checks(void)
 	bh_test_report("apex_create_process_checks", ok, detail);
 }
 
-static void init_resource_checks(void)
+/* Initialization-only checks: what the modes allow, and every CREATE_PROCESS error. */
+static void init_checks(void)
+{
+	init_mode_rules();
+	create_process_checks();
+}
+
+/* One verdict built by several functions: the first failed condition is kept. */
+struct verdict {
+	int ok;
+	char detail[128];
+};
+
+#define VCHECK(v, cond)                                                                  \
+	do {                                                                             \
+		if ((v)->ok && !(cond)) {                                                \
+			(v)->ok = 0;                                                     \
+			bh_snprintf((v)->detail, sizeof((v)->detail), "line %d: %s", __LINE__, \
+				    #cond);                                              \
+		}                                                                        \
+	} while (0)
+
+/* The resources exist already (NO_ACTION with their ids); every bad parameter and a pool that
+ * cannot hold the object. */
+static void recreate_and_bad_create_checks(struct verdict *v)
 {
 	RETURN_CODE_TYPE rc;
 	SEMAPHORE_ID_TYPE sid;
 	EVENT_ID_TYPE eid;
-	APEX_INTEGER pid;
-	APEX_BYTE buf[16];
-	MESSAGE_SIZE_TYPE len = -1;
-	VALIDITY_TYPE v = VALID;
-	int ok = 1;
-	char detail[128] = "";
+	BUFFER_ID_TYPE bid;
+	BLACKBOARD_ID_TYPE bbid;
 
 	CREATE_SEMAPHORE("sem_zero", 0, 1, FIFO, &sid, &rc);
-	CHECK(rc == NO_ACTION && sid == sem_zero);
+	VCHECK(v, rc == NO_ACTION && sid == sem_zero);
 	CREATE_SEMAPHORE("bad", 2, 1, FIFO, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_SEMAPHORE("bad", 0, 0, FIFO, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_SEMAPHORE("bad", -1, 1, FIFO, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_SEMAPHORE("bad", 0, MAX_SEMAPHORE_VALUE + 1, FIFO, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_SEMAPHORE("bad", 0, 1, (QUEUING_DISCIPLINE_TYPE)7, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_EVENT("ev_test", &eid, &rc);
-	CHECK(rc == NO_ACTION && eid == ev_test);
+	VCHECK(v, rc == NO_ACTION && eid == ev_test);
 	CREATE_EVENT("", &eid, &rc);
-	CHECK(rc == INVALID_PARAM);
-	BUFFER_ID_TYPE bid;
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("buf_fifo", 8, 2, FIFO, &bid, &rc);
-	CHECK(rc == NO_ACTION && bid == buf_fifo);
+	VCHECK(v, rc == NO_ACTION && bid == buf_fifo);
 	CREATE_BUFFER("bad", 0, 2, FIFO, &bid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("bad", 8, 0, FIFO, &bid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("bad", 8, MAX_NUMBER_OF_MESSAGES + 1, FIFO, &bid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("bad", 8, 2, (QUEUING_DISCIPLINE_TYPE)3, &bid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("huge", 4096, MAX_NUMBER_OF_MESSAGES, FIFO, &bid, &rc); /* pool */
-	CHECK(rc == INVALID_CONFIG);
-	BLACKBOARD_ID_TYPE bbid;
+	VCHECK(v, rc == INVALID_CONFIG);
 	CREATE_BLACKBOARD("board", 16, &bbid, &rc);
-	CHECK(rc == NO_ACTION && bbid == board);
+	VCHECK(v, rc == NO_ACTION && bbid == board);
 	CREATE_BLACKBOARD("bad", 0, &bbid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BLACKBOARD("huge", APEX_MESSAGE_POOL_SIZE, &bbid, &rc);
-	CHECK(rc == INVALID_CONFIG);
+	VCHECK(v, rc == INVALID_CONFIG);
+}
 
-	PROCESS_ATTRIBUTE_TYPE dup = { INF, INF, rec_once, 4096, 5, SOFT, "pa" };
-	PROCESS_ID_TYPE pid0 = 0;
-	CREATE_PROCESS(&dup, &pid0, &rc);
-	CHECK(rc == NO_ACTION && pid0 == pa);
+/* The initialization is no process: whatever would wait is refused. */
+static void initialization_cannot_wait_checks(struct verdict *v)
+{
+	RETURN_CODE_TYPE rc;
+	APEX_BYTE buf[16], m[8] = "m", big[100];
+	MESSAGE_SIZE_TYPE len = -1;
 
-	/* The initialization is no process: whatever would wait is refused. */
-	APEX_BYTE m[8] = "m";
 	SEND_BUFFER(buf_fifo, m, 1, 0, &rc);
 	SEND_BUFFER(buf_fifo, m, 1, 0, &rc);
 	SEND_BUFFER(buf_fifo, m, 1, 1 * MS, &rc); /* full */
-	CHECK(rc == INVALID_MODE);
+	VCHECK(v, rc == INVALID_MODE);
 	RECEIVE_BUFFER(buf_fifo, 0, buf, &len, &rc);
 	RECEIVE_BUFFER(buf_fifo, 0, buf, &len, &rc);
 	RECEIVE_BUFFER(buf_fifo, 1 * MS, buf, &len, &rc); /* empty */
-	CHECK(rc == INVALID_MODE && len == 0);
+	VCHECK(v, rc == INVALID_MODE && len == 0);
 	READ_BLACKBOARD(board, 1 * MS, buf, &len, &rc);
-	CHECK(rc == INVALID_MODE);
+	VCHECK(v, rc == INVALID_MODE);
 	WAIT_EVENT(ev_test, 1 * MS, &rc);
-	CHECK(rc == INVALID_MODE);
+	VCHECK(v, rc == INVALID_MODE);
 	WAIT_SEMAPHORE(sem_zero, INF, &rc);
-	CHECK(rc == INVALID_MODE);
-	APEX_BYTE big[100];
+	VCHECK(v, rc == INVALID_MODE);
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 1 * MS, big, &len, &rc);
-	CHECK(rc == INVALID_MODE);
+	VCHECK(v, rc == INVALID_MODE);
+}
 
-	/* Ports: only as the system description has them. */
-	READ_SAMPLING_MESSAGE(s_in, buf, &len, &v, &rc); /* never written */
-	CHECK(rc == NO_ACTION && len == 0 && v == INVALID);
+/* Ports: only as the system description has them. */
+static void opened_port_checks(struct verdict *v)
+{
+	RETURN_CODE_TYPE rc;
+	APEX_INTEGER pid;
+	APEX_BYTE buf[16];
+	MESSAGE_SIZE_TYPE len = -1;
+	VALIDITY_TYPE valid = VALID;
+
+	READ_SAMPLING_MESSAGE(s_in, buf, &len, &valid, &rc); /* never written */
+	VCHECK(v, rc == NO_ACTION && len == 0 && valid == INVALID);
 	CREATE_SAMPLING_PORT("s_out", 8, SOURCE, 2 * MS, &pid, &rc);
-	CHECK(rc == NO_ACTION);
+	VCHECK(v, rc == NO_ACTION);
 	CREATE_SAMPLING_PORT("nowhere", 16, SOURCE, 2 * MS, &pid, &rc);
-	CHECK(rc == INVALID_CONFIG);
+	VCHECK(v, rc == INVALID_CONFIG);
 	CREATE_QUEUING_PORT("cmd_in", 32, 2, DESTINATION, FIFO, &pid, &rc); /* the peer's */
-	CHECK(rc == INVALID_CONFIG);
-	bh_test_report("apex_init_resource_checks", ok, detail);
+	VCHECK(v, rc == INVALID_CONFIG);
+}
+
+static void init_resource_checks(void)
+{
+	struct verdict v = { 1, "" };
+	PROCESS_ATTRIBUTE_TYPE dup = { INF, INF, rec_once, 4096, 5, SOFT, "pa" };
+	PROCESS_ID_TYPE pid0 = 0;
+	RETURN_CODE_TYPE rc;
+
+	recreate_and_bad_create_checks(&v);
+	CREATE_PROCESS(&dup, &pid0, &rc);
+	VCHECK(&v, rc == NO_ACTION && pid0 == pa);
+	initialization_cannot_wait_checks(&v);
+	opened_port_checks(&v);
+	bh_test_report("apex_init_resource_checks", v.ok, v.detail);
 }
 
 static void init_port_create_checks(void)
