@@ -17,6 +17,7 @@
  */
 #include "apex/apex.h"
 
+#include "../apextest/apexutil.h"
 #include "../apextest/peer_protocol.h"
 #include "../../bench/common/stamp.h"
 
@@ -188,16 +189,7 @@ static SYSTEM_TIME_TYPE first_release(PROCESS_ID_TYPE id)
 static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE prio,
 			    SYSTEM_TIME_TYPE period, SYSTEM_TIME_TYPE capacity)
 {
-	PROCESS_ATTRIBUTE_TYPE a = { period, capacity, entry, 4096, prio, SOFT, "" };
-	PROCESS_ID_TYPE id = 0;
-	RETURN_CODE_TYPE rc;
-
-	for (unsigned i = 0; name[i] && i < MAX_NAME_LENGTH; i++)
-		a.NAME[i] = name[i];
-	CREATE_PROCESS(&a, &id, &rc);
-	if (rc != NO_ERROR)
-		bh_printf("apexbench: CREATE_PROCESS %s: %d\n", name, (int)rc);
-	return id;
+	return apexutil_make(name, entry, prio, period, capacity, 4096, SOFT);
 }
 
 static PROCESS_ID_TYPE y1, y2, sa, sb, rx, spin, per, per2;

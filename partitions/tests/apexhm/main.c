@@ -10,6 +10,7 @@
 #include "bhtest.h"
 
 #include "apex/apex.h"
+#include "../apextest/apexutil.h"
 
 #define US 1000ll
 #define MS 1000000ll
@@ -59,40 +60,6 @@ static void log_reset(void)
 	trail[0] = 0;
 }
 
-static int streq(const char *a, const char *b)
-{
-	while (*a && *a == *b) {
-		a++;
-		b++;
-	}
-	return *a == *b;
-}
-
-static PROCESS_STATE_TYPE state_of(PROCESS_ID_TYPE id)
-{
-	PROCESS_STATUS_TYPE st;
-	RETURN_CODE_TYPE rc;
-
-	GET_PROCESS_STATUS(id, &st, &rc);
-	return rc == NO_ERROR ? st.PROCESS_STATE : (PROCESS_STATE_TYPE)-1;
-}
-
-static void sleep_ns(SYSTEM_TIME_TYPE d)
-{
-	RETURN_CODE_TYPE rc;
-
-	TIMED_WAIT(d, &rc);
-}
-
-static SYSTEM_TIME_TYPE now(void)
-{
-	SYSTEM_TIME_TYPE t;
-	RETURN_CODE_TYPE rc;
-
-	GET_TIME(&t, &rc);
-	return t;
-}
-
 static void record(const ERROR_STATUS_TYPE *e)
 {
 	struct seen *s = &seen[nseen % MAX_SEEN];
@@ -103,7 +70,7 @@ static void record(const ERROR_STATUS_TYPE *e)
 	s->length = e->LENGTH;
 	for (int i = 0; i < (int)sizeof(s->msg); i++)
 		s->msg[i] = i < e->LENGTH ? (char)e->MESSAGE[i] : 0;
-	s->state = state_of(e->FAILED_PROCESS_ID);
+	s->state = apexutil_state_of(e->FAILED_PROCESS_ID);
 	nseen++;
 }
 
@@ -183,9 +150,9 @@ static void raiser_body(void)
 
 static void late_body(void)
 {
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 
-	while (now() - t0 < 2 * MS) /* capacity 1 ms */
+	while (apexutil_now() - t0 < 2 * MS) /* capacity 1 ms */
 		;
 	note('l'); /* a missed deadline does not stop the process */
 }
@@ -286,7 +253,7 @@ static void expect_fault(PROCESS_ID_TYPE id, ERROR_CODE_TYPE code, int exact_add
 	survived = 0;
 	fault_pc = 0;
 	START(id, &rc);
-	sleep_ns(2 * MS);
+	apexutil_sleep(2 * MS);
 	BH_EXPECT_EQ(nseen, n0 + 1);
 	const struct seen *s = last_seen();
 	BH_EXPECT_EQ(s->code, code);
@@ -295,7 +262,7 @@ static void expect_fault(PROCESS_ID_TYPE id, ERROR_CODE_TYPE code, int exact_add
 	if (exact_address)
 		BH_EXPECT_EQ(s->address, fault_pc);
 	BH_EXPECT_EQ(survived, 0);
-	BH_EXPECT_EQ(state_of(id), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(id), DORMANT);
 }
 
 /* --- Tests (the driver, priority 100) ---------------------------------------------------------- */
@@ -329,14 +296,14 @@ BH_TEST(apex_hm_application_error_reaches_handler)
 	/* The handler runs inside RAISE_APPLICATION_ERROR, before it returns. */
 	log_reset();
 	START(raiser, &rc);
-	sleep_ns(1 * MS);
-	BH_EXPECT(streq(trail, "aHb"));
+	apexutil_sleep(1 * MS);
+	BH_EXPECT(apexutil_streq(trail, "aHb"));
 	BH_EXPECT_EQ(nseen, n0 + 1);
 	const struct seen *s = last_seen();
 	BH_EXPECT_EQ(s->code, APPLICATION_ERROR);
 	BH_EXPECT_EQ(s->pid, raiser);
 	BH_EXPECT_EQ(s->length, 4);
-	BH_EXPECT(streq(s->msg, "boom"));
+	BH_EXPECT(apexutil_streq(s->msg, "boom"));
 	BH_EXPECT(s->address != 0);
 	BH_EXPECT_EQ(raise_rc[0], NO_ERROR);
 	BH_EXPECT_EQ(raise_rc[1], INVALID_PARAM);
@@ -352,8 +319,8 @@ BH_TEST(apex_hm_deadline_miss_reaches_handler)
 
 	log_reset();
 	START(late, &rc);
-	sleep_ns(3 * MS);
-	BH_EXPECT(streq(trail, "Hl")); /* the handler ran at the miss; the process went on */
+	apexutil_sleep(3 * MS);
+	BH_EXPECT(apexutil_streq(trail, "Hl")); /* the handler ran at the miss; the process went on */
 	BH_EXPECT_EQ(nseen, n0 + 1);
 	BH_EXPECT_EQ(last_seen()->code, DEADLINE_MISSED);
 	BH_EXPECT_EQ(last_seen()->pid, late);
@@ -397,8 +364,8 @@ BH_TEST(apex_hm_handler_preempts_a_preemption_lock)
 
 	log_reset();
 	START(locker, &rc);
-	sleep_ns(1 * MS);
-	BH_EXPECT(streq(trail, "kHu"));
+	apexutil_sleep(1 * MS);
+	BH_EXPECT(apexutil_streq(trail, "kHu"));
 	BH_EXPECT_EQ(locker_level, 0);
 	BH_EXPECT_EQ(last_seen()->pid, locker);
 }
@@ -410,7 +377,7 @@ BH_TEST(apex_hm_handler_service_rules)
 
 	mode = CHECK_RULES;
 	START(raiser, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	mode = DRAIN;
 	BH_EXPECT_EQ(rule_rc[0], INVALID_MODE);  /* GET_MY_ID */
 	BH_EXPECT_EQ(rule_rc[1], NO_ACTION);     /* LOCK_PREEMPTION */
@@ -436,21 +403,21 @@ BH_TEST(apex_hm_errors_of_the_handler_go_to_health_monitor)
 	log_reset();
 	mode = RAISE_OWN;
 	START(raiser, &rc);
-	sleep_ns(1 * MS);
-	BH_EXPECT(streq(trail, "aHrb"));
+	apexutil_sleep(1 * MS);
+	BH_EXPECT(apexutil_streq(trail, "aHrb"));
 	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 1);
 	/* Its own illegal instruction: partition_error, the handler stopped there; the next
 	 * error starts it afresh. */
 	log_reset();
 	mode = FAULT_OWN;
 	START(raiser, &rc);
-	sleep_ns(1 * MS);
-	BH_EXPECT(streq(trail, "aHb"));
+	apexutil_sleep(1 * MS);
+	BH_EXPECT(apexutil_streq(trail, "aHb"));
 	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 2);
 	log_reset();
 	START(raiser, &rc);
-	sleep_ns(1 * MS);
-	BH_EXPECT(streq(trail, "aHb"));
+	apexutil_sleep(1 * MS);
+	BH_EXPECT(apexutil_streq(trail, "aHb"));
 	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 2);
 }
 
@@ -459,23 +426,14 @@ BH_TEST(apex_hm_errors_of_the_handler_go_to_health_monitor)
 static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE prio,
 			    SYSTEM_TIME_TYPE capacity, STACK_SIZE_TYPE stack)
 {
-	PROCESS_ATTRIBUTE_TYPE a = { INF, capacity, entry, stack, prio, SOFT, "" };
-	PROCESS_ID_TYPE id = 0;
-	RETURN_CODE_TYPE rc;
-
-	for (unsigned i = 0; name[i] && i < MAX_NAME_LENGTH; i++)
-		a.NAME[i] = name[i];
-	CREATE_PROCESS(&a, &id, &rc);
-	if (rc != NO_ERROR)
-		bh_printf("apexhm: CREATE_PROCESS %s: %d\n", name, (int)rc);
-	return id;
+	return apexutil_make(name, entry, prio, INF, capacity, stack, SOFT);
 }
 
 static void driver_body(void)
 {
 	RETURN_CODE_TYPE rc;
 
-	sleep_ns(FILLER_CAPACITY + 1 * MS); /* the fillers' deadlines pass first */
+	apexutil_sleep(FILLER_CAPACITY + 1 * MS); /* the fillers' deadlines pass first */
 	bh_test_run_all();
 	bh_test_summary();
 	SET_PARTITION_MODE(IDLE, &rc);
@@ -512,14 +470,6 @@ static void init_hm_checks(void)
 	ERROR_STATUS_TYPE e;
 	int ok = 1;
 	char detail[96] = "";
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (ok && !(cond)) {                                                     \
-			ok = 0;                                                          \
-			bh_snprintf(detail, sizeof(detail), "line %d: %s", __LINE__, #cond); \
-		}                                                                        \
-	} while (0)
 
 	CREATE_ERROR_HANDLER(0, 4096, &rc);
 	CHECK(rc == INVALID_PARAM);

@@ -15,6 +15,7 @@
 #include "bhtest.h"
 
 #include "apex/apex.h"
+#include "apexutil.h"
 #include "peer_protocol.h"
 
 #define US 1000ll
@@ -53,18 +54,10 @@ static void log_reset(void)
 	logbuf[0] = 0;
 }
 
-static int streq(const char *a, const char *b)
-{
-	while (*a && *a == *b) {
-		a++;
-		b++;
-	}
-	return *a == *b;
-}
 
 #define EXPECT_LOG(want)                                                                 \
 	do {                                                                             \
-		if (!streq(logbuf, want)) {                                              \
+		if (!apexutil_streq(logbuf, want)) {                                              \
 			char what_[96];                                                  \
 			bh_snprintf(what_, sizeof(what_), "log '%s', expected '%s'", logbuf, \
 				    want);                                               \
@@ -72,14 +65,6 @@ static int streq(const char *a, const char *b)
 		}                                                                        \
 	} while (0)
 
-static SYSTEM_TIME_TYPE now(void)
-{
-	SYSTEM_TIME_TYPE t;
-	RETURN_CODE_TYPE rc;
-
-	GET_TIME(&t, &rc);
-	return t;
-}
 
 static char my_tag(void)
 {
@@ -92,33 +77,19 @@ static char my_tag(void)
 
 static void busy_ns(SYSTEM_TIME_TYPE d)
 {
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 
-	while (now() - t0 < d)
+	while (apexutil_now() - t0 < d)
 		;
 }
 
-static void sleep_ns(SYSTEM_TIME_TYPE d)
-{
-	RETURN_CODE_TYPE rc;
 
-	TIMED_WAIT(d, &rc);
-}
-
-static PROCESS_STATE_TYPE state_of(PROCESS_ID_TYPE id)
-{
-	PROCESS_STATUS_TYPE st;
-	RETURN_CODE_TYPE rc;
-
-	GET_PROCESS_STATUS(id, &st, &rc);
-	return rc == NO_ERROR ? st.PROCESS_STATE : (PROCESS_STATE_TYPE)-1;
-}
 
 static int wait_dormant(PROCESS_ID_TYPE id)
 {
-	for (int i = 0; i < 200 && state_of(id) != DORMANT; i++)
-		sleep_ns(100 * US);
-	return state_of(id) == DORMANT;
+	for (int i = 0; i < 200 && apexutil_state_of(id) != DORMANT; i++)
+		apexutil_sleep(100 * US);
+	return apexutil_state_of(id) == DORMANT;
 }
 
 /* --- Resources created during initialization ------------------------------------------------ */
@@ -246,9 +217,9 @@ static void suspend_self_body(void)
 	note('s');
 	SUSPEND_SELF(INF, &ss_rc[0]);
 	note('r');
-	ss_t0 = now();
+	ss_t0 = apexutil_now();
 	SUSPEND_SELF(2 * MS, &ss_rc[1]);
-	ss_t1 = now();
+	ss_t1 = apexutil_now();
 	note('t');
 }
 
@@ -256,7 +227,7 @@ static SYSTEM_TIME_TYPE ds_ran_at;
 
 static void delayed_body(void)
 {
-	ds_ran_at = now();
+	ds_ran_at = apexutil_now();
 }
 
 static volatile SYSTEM_TIME_TYPE per_act[PER_N];
@@ -268,7 +239,7 @@ static void periodic_body(void)
 	RETURN_CODE_TYPE rc;
 
 	for (;;) {
-		SYSTEM_TIME_TYPE t = now();
+		SYSTEM_TIME_TYPE t = apexutil_now();
 
 		if (per_n < PER_N)
 			per_act[per_n] = t;
@@ -315,7 +286,7 @@ static unsigned long rx_spins;
 static void receiver_body(void)
 {
 	RECEIVE_QUEUING_MESSAGE(rsp_in, INF, (MESSAGE_ADDR_TYPE)&rx_msg, &rx_len, &rx_rc);
-	rx_at = now();
+	rx_at = apexutil_now();
 	rx_spins = spins;
 }
 
@@ -410,7 +381,7 @@ static SYSTEM_TIME_TYPE early_ran_at;
 
 static void early_body(void)
 {
-	early_ran_at = now();
+	early_ran_at = apexutil_now();
 }
 
 /* This partition's health-monitor events of one kind (BH_HC_HM_STATUS: never rate-limited). */
@@ -429,18 +400,18 @@ static unsigned long long hm_count(unsigned event)
 BH_TEST(apex_started_during_init_released_at_normal)
 {
 	/* early: DELAYED_START(1 ms) during initialization, priority above the driver. */
-	SYSTEM_TIME_TYPE t = now();
+	SYSTEM_TIME_TYPE t = apexutil_now();
 
-	sleep_ns(2 * MS);
+	apexutil_sleep(2 * MS);
 	BH_EXPECT(early_ran_at >= init_end + 1 * MS);
 	BH_EXPECT(early_ran_at <= t + 1 * MS + WAKE_LATE_MAX_NS);
-	BH_EXPECT_EQ(state_of(early), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(early), DORMANT);
 
 	/* held (105, above the driver) was suspended during initialization: NORMAL did not make
 	 * it ready; RESUME does, and it runs at once. */
 	RETURN_CODE_TYPE rc;
 	log_reset();
-	BH_EXPECT_EQ(state_of(held), WAITING);
+	BH_EXPECT_EQ(apexutil_state_of(held), WAITING);
 	RESUME(held, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	EXPECT_LOG("h");
@@ -456,25 +427,25 @@ BH_TEST(apex_priority_order_and_preemption)
 	START(pb, &rc);
 	START(pc, &rc);
 	BH_EXPECT_EQ(logbuf[0], 0);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("cba");
 
 	/* A START inside a process preempts it at once for a higher priority. */
 	log_reset();
 	START(pl, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("LHl");
 
 	/* The timer preempts a process that never gives up the CPU. */
 	stop_spin = 0;
 	spins = 0;
 	START(spin, &rc);
-	SYSTEM_TIME_TYPE t0 = now();
-	sleep_ns(2 * MS);
-	SYSTEM_TIME_TYPE late = now() - (t0 + 2 * MS);
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
+	apexutil_sleep(2 * MS);
+	SYSTEM_TIME_TYPE late = apexutil_now() - (t0 + 2 * MS);
 	BH_EXPECT(spins > 0);
 	BH_EXPECT(late >= 0 && late <= WAKE_LATE_MAX_NS);
-	BH_EXPECT_EQ(state_of(spin), READY);
+	BH_EXPECT_EQ(apexutil_state_of(spin), READY);
 	stop_spin = 1;
 	BH_EXPECT(wait_dormant(spin));
 }
@@ -488,7 +459,7 @@ BH_TEST(apex_fifo_among_equal_priorities)
 	START(fa, &rc);
 	START(fb, &rc);
 	START(fc, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("abcabc");
 }
 
@@ -516,7 +487,7 @@ BH_TEST(apex_set_priority)
 	GET_PROCESS_STATUS(pb, &st, &rc);
 	BH_EXPECT_EQ(st.CURRENT_PRIORITY, 10);
 	BH_EXPECT_EQ(st.ATTRIBUTES.BASE_PRIORITY, 20);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("ba");
 
 	SET_PRIORITY(99, 10, &rc);
@@ -564,14 +535,14 @@ static void suspend_self_until_resume_or_timeout(void)
 
 	log_reset();
 	START(ss, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("s");
-	BH_EXPECT_EQ(state_of(ss), WAITING);
+	BH_EXPECT_EQ(apexutil_state_of(ss), WAITING);
 	RESUME(ss, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("sr");
-	sleep_ns(3 * MS);
+	apexutil_sleep(3 * MS);
 	EXPECT_LOG("srt");
 	BH_EXPECT_EQ(ss_rc[0], NO_ERROR);
 	BH_EXPECT_EQ(ss_rc[1], TIMED_OUT);
@@ -588,13 +559,13 @@ static void suspended_ready_process_waits_for_resume(void)
 	START(spin, &rc);
 	SUSPEND(spin, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	BH_EXPECT_EQ(state_of(spin), WAITING);
+	BH_EXPECT_EQ(apexutil_state_of(spin), WAITING);
 	SUSPEND(spin, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	BH_EXPECT_EQ(spins, 0);
 	RESUME(spin, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	BH_EXPECT(spins > 0);
 	RESUME(spin, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
@@ -612,18 +583,18 @@ static void suspended_waiter_keeps_what_it_gets(void)
 	wait_kind = ON_SEMAPHORE;
 	waiter_sem = sem_zero;
 	START(sw, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	SUSPEND(sw, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	SIGNAL_SEMAPHORE(sem_zero, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("");
-	BH_EXPECT_EQ(state_of(sw), WAITING);
+	BH_EXPECT_EQ(apexutil_state_of(sw), WAITING);
 	GET_SEMAPHORE_STATUS(sem_zero, &sst, &rc);
 	BH_EXPECT_EQ(sst.CURRENT_VALUE, 0);
 	BH_EXPECT_EQ(sst.WAITING_PROCESSES, 0);
 	RESUME(sw, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("w");
 }
 
@@ -673,7 +644,7 @@ static void delayed_start_and_stop(void)
 
 	/* Released 3 ms after the call; its deadline 10 ms (its capacity) after that. */
 	ds_ran_at = 0;
-	SYSTEM_TIME_TYPE t = now();
+	SYSTEM_TIME_TYPE t = apexutil_now();
 	DELAYED_START(ds, 3 * MS, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	GET_PROCESS_STATUS(ds, &st, &rc);
@@ -683,23 +654,23 @@ static void delayed_start_and_stop(void)
 	BH_EXPECT_EQ(rc, NO_ACTION);
 	START(ds, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
-	sleep_ns(4 * MS);
+	apexutil_sleep(4 * MS);
 	BH_EXPECT(ds_ran_at >= t + 3 * MS && ds_ran_at <= t + 3 * MS + WAKE_LATE_MAX_NS);
-	BH_EXPECT_EQ(state_of(ds), DORMANT); /* its entry returned */
+	BH_EXPECT_EQ(apexutil_state_of(ds), DORMANT); /* its entry returned */
 
 	/* Stopped before its delay ran out, it never runs. */
 	ds_ran_at = 0;
 	DELAYED_START(ds, 1 * MS, &rc);
 	STOP(ds, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(2 * MS);
+	apexutil_sleep(2 * MS);
 	BH_EXPECT_EQ(ds_ran_at, 0);
 
 	/* Stopped while it waits on a semaphore, it leaves the queue. */
 	wait_kind = ON_SEMAPHORE;
 	waiter_sem = sem_zero;
 	START(sw, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	GET_SEMAPHORE_STATUS(sem_zero, &sst, &rc);
 	BH_EXPECT_EQ(sst.WAITING_PROCESSES, 1);
 	STOP(sw, &rc);
@@ -749,7 +720,7 @@ BH_TEST(apex_periodic_releases_on_plan)
 
 	/* First release: the next partition period start (grid: 1 ms from time 0 here, no cyclic
 	 * plan). Then every 2 ms from there, whatever the process's own timing. */
-	SYSTEM_TIME_TYPE t = now();
+	SYSTEM_TIME_TYPE t = apexutil_now();
 	START(per, &rc);
 	GET_PROCESS_STATUS(per, &st, &rc);
 	SYSTEM_TIME_TYPE r0 = st.DEADLINE_TIME - 1 * MS;
@@ -793,10 +764,10 @@ BH_TEST(apex_timed_wait_accuracy)
 	SYSTEM_TIME_TYPE worst = 0;
 
 	for (unsigned i = 0; i < sizeof(delays) / sizeof(delays[0]); i++) {
-		SYSTEM_TIME_TYPE t0 = now();
+		SYSTEM_TIME_TYPE t0 = apexutil_now();
 
 		TIMED_WAIT(delays[i], &rc);
-		SYSTEM_TIME_TYPE late = now() - (t0 + delays[i]);
+		SYSTEM_TIME_TYPE late = apexutil_now() - (t0 + delays[i]);
 
 		BH_EXPECT_EQ(rc, NO_ERROR);
 		BH_EXPECT(late >= 0);
@@ -824,9 +795,9 @@ static void semaphore_counts_and_timeouts(void)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	WAIT_SEMAPHORE(sem_two, 0, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	WAIT_SEMAPHORE(sem_two, 1 * MS, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 	SIGNAL_SEMAPHORE(sem_two, &rc);
@@ -839,10 +810,10 @@ static void semaphore_counts_and_timeouts(void)
 	BH_EXPECT_EQ(st.MAXIMUM_VALUE, 2);
 
 	/* Blocked without time-out until another process signals, 1 ms later. */
-	t0 = now();
+	t0 = apexutil_now();
 	START(sg, &rc);
 	WAIT_SEMAPHORE(sem_sig, INF, &rc);
-	waited = now() - t0;
+	waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 }
@@ -862,16 +833,16 @@ static void semaphore_waiters_by_discipline(void)
 		wait_kind = ON_SEMAPHORE;
 		waiter_sem = *disc[d].sem;
 		START(w20, &rc);
-		sleep_ns(100 * US);
+		apexutil_sleep(100 * US);
 		START(w40, &rc);
-		sleep_ns(100 * US);
+		apexutil_sleep(100 * US);
 		START(w30, &rc);
-		sleep_ns(100 * US);
+		apexutil_sleep(100 * US);
 		GET_SEMAPHORE_STATUS(waiter_sem, &st, &rc);
 		BH_EXPECT_EQ(st.WAITING_PROCESSES, 3);
 		for (int i = 0; i < 3; i++) {
 			SIGNAL_SEMAPHORE(waiter_sem, &rc);
-			sleep_ns(100 * US);
+			apexutil_sleep(100 * US);
 		}
 		EXPECT_LOG(disc[d].want);
 	}
@@ -916,9 +887,9 @@ BH_TEST(apex_events)
 
 	WAIT_EVENT(ev_test, 0, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	WAIT_EVENT(ev_test, 1 * MS, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 
@@ -927,13 +898,13 @@ BH_TEST(apex_events)
 	wait_kind = ON_EVENT;
 	START(w40, &rc);
 	START(w30, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	GET_EVENT_STATUS(ev_test, &st, &rc);
 	BH_EXPECT_EQ(st.EVENT_STATE, DOWN);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 2);
 	SET_EVENT(ev_test, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("43");
 	GET_EVENT_STATUS(ev_test, &st, &rc);
 	BH_EXPECT_EQ(st.EVENT_STATE, UP);
@@ -977,9 +948,9 @@ static void buffer_fifo_full_and_empty(void)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	SEND_BUFFER(buf_fifo, m3, 2, 0, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	SEND_BUFFER(buf_fifo, m3, 2, 1 * MS, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 	GET_BUFFER_STATUS(buf_fifo, &st, &rc);
@@ -989,27 +960,27 @@ static void buffer_fifo_full_and_empty(void)
 	/* bs blocks sending to the full buffer; a receive makes room and takes its message in. */
 	log_reset();
 	START(bs, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	GET_BUFFER_STATUS(buf_fifo, &st, &rc);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 1);
 	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(len, 4);
-	BH_EXPECT(streq((const char *)in, "one"));
-	sleep_ns(1 * MS);
+	BH_EXPECT(apexutil_streq((const char *)in, "one"));
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("S");
 	BH_EXPECT_EQ(bs_rc, NO_ERROR);
 	RECEIVE_BUFFER(buf_fifo, INF, in, &len, &rc);
-	BH_EXPECT(streq((const char *)in, "two"));
+	BH_EXPECT(apexutil_streq((const char *)in, "two"));
 	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT(len == 2 && in[0] == 'S');
 	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
 	BH_EXPECT_EQ(len, 0);
-	t0 = now();
+	t0 = apexutil_now();
 	RECEIVE_BUFFER(buf_fifo, 1 * MS, in, &len, &rc);
-	waited = now() - t0;
+	waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 }
@@ -1025,11 +996,11 @@ static void buffer_receivers_served_by_priority(void)
 	log_reset();
 	wait_kind = ON_BUFFER;
 	START(w20, &rc);
-	sleep_ns(100 * US);
+	apexutil_sleep(100 * US);
 	START(w40, &rc);
-	sleep_ns(100 * US);
+	apexutil_sleep(100 * US);
 	START(w30, &rc);
-	sleep_ns(100 * US);
+	apexutil_sleep(100 * US);
 	GET_BUFFER_STATUS(buf_prio, &st, &rc);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 3);
 	for (char c = 'a'; c <= 'c'; c++) {
@@ -1038,7 +1009,7 @@ static void buffer_receivers_served_by_priority(void)
 		SEND_BUFFER(buf_prio, m, 1, 0, &rc);
 		BH_EXPECT_EQ(rc, NO_ERROR);
 	}
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("4a3b2c");
 	GET_BUFFER_STATUS(buf_prio, &st, &rc);
 	BH_EXPECT_EQ(st.NB_MESSAGE, 0);
@@ -1091,9 +1062,9 @@ static void blackboard_display_read_clear(void)
 	READ_BLACKBOARD(board, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
 	BH_EXPECT_EQ(len, 0);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	READ_BLACKBOARD(board, 1 * MS, in, &len, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 	/* Two readers wait; one display gives both the message. */
@@ -1101,20 +1072,20 @@ static void blackboard_display_read_clear(void)
 	wait_kind = ON_BLACKBOARD;
 	START(w40, &rc);
 	START(w30, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	GET_BLACKBOARD_STATUS(board, &st, &rc);
 	BH_EXPECT_EQ(st.EMPTY_INDICATOR, EMPTY);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 2);
 	BH_EXPECT_EQ(st.MAX_MESSAGE_SIZE, 16);
 	DISPLAY_BLACKBOARD(board, m, 7, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("4m3m");
 	/* It stays until cleared; a read takes a copy. */
 	READ_BLACKBOARD(board, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(len, 7);
-	BH_EXPECT(streq((const char *)in, "mode 3"));
+	BH_EXPECT(apexutil_streq((const char *)in, "mode 3"));
 	GET_BLACKBOARD_STATUS(board, &st, &rc);
 	BH_EXPECT_EQ(st.EMPTY_INDICATOR, OCCUPIED);
 	CLEAR_BLACKBOARD(board, &rc);
@@ -1177,10 +1148,10 @@ BH_TEST(apex_services_from_an_interrupt_handler)
 
 	RESET_EVENT(ev_test, &rc);
 	BH_EXPECT_EQ(bh_irq_set_handler(BH_VIRQ_TIMER, on_bh_timer), BH_OK);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	BH_EXPECT_EQ(bh_set_timer(BH_CLOCK_HW, (unsigned long long)(t0 + 1 * MS), 0), BH_OK);
 	WAIT_EVENT(ev_test, 5 * MS, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(irq_set_rc, NO_ERROR);
 	BH_EXPECT_EQ(irq_wait_rc, INVALID_MODE);
@@ -1203,9 +1174,9 @@ BH_TEST(apex_sampling_ports)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(len, 12);
 	BH_EXPECT_EQ(v, VALID);
-	BH_EXPECT(streq((const char *)in, "attitude 42"));
+	BH_EXPECT(apexutil_streq((const char *)in, "attitude 42"));
 	/* Older than its 2 ms refresh period: still read, no longer valid. */
-	sleep_ns(3 * MS);
+	apexutil_sleep(3 * MS);
 	READ_SAMPLING_MESSAGE(s_in, in, &len, &v, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(v, INVALID);
@@ -1255,9 +1226,9 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
 	BH_EXPECT_EQ(len, 0);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 1 * MS, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 
@@ -1268,15 +1239,15 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 	rx_rc = NOT_AVAILABLE;
 	START(spin, &rc);
 	START(rx, &rc);
-	sleep_ns(500 * US);
-	BH_EXPECT_EQ(state_of(rx), WAITING);
+	apexutil_sleep(500 * US);
+	BH_EXPECT_EQ(apexutil_state_of(rx), WAITING);
 	GET_QUEUING_PORT_STATUS(rsp_in, &st, &rc);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 1);
 	unsigned long spins_before = spins;
 	struct peer_cmd c = { PEER_ECHO, 7, 2 * MS };
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(4 * MS);
+	apexutil_sleep(4 * MS);
 	BH_EXPECT_EQ(rx_rc, NO_ERROR);
 	BH_EXPECT_EQ(rx_len, 100);
 	BH_EXPECT_EQ(rx_msg.seq, 7);
@@ -1285,7 +1256,7 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 						    rx_msg.sent_lo);
 	bh_printf("BHSTAT port_send_to_process_running_ns %lld\n", rx_at - sent);
 	BH_EXPECT(rx_at > sent && rx_at - sent <= WAKE_LATE_MAX_NS);
-	BH_EXPECT_EQ(state_of(rx), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(rx), DORMANT);
 	stop_spin = 1;
 	BH_EXPECT(wait_dormant(spin));
 }
@@ -1302,10 +1273,10 @@ static void queuing_send_waits_for_room(void)
 	/* The peer takes a 5 ms job; two more fill the 2-message queue behind it. */
 	struct peer_cmd slow = { PEER_SLOW, 1, 5 * MS }, quick = { PEER_SLOW, 2, 0 };
 	struct peer_cmd echo = { PEER_ECHO, 3, 0 };
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&slow, sizeof(slow), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(200 * US); /* the peer took it */
+	apexutil_sleep(200 * US); /* the peer took it */
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&quick, sizeof(quick), 0, &rc);
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&quick, sizeof(quick), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
@@ -1325,7 +1296,7 @@ static void queuing_send_waits_for_room(void)
 	UNLOCK_PREEMPTION(&lv, &rc);
 	/* Blocked until the peer, back from its 5 ms job, makes room. */
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&echo, sizeof(echo), INF, &rc);
-	SYSTEM_TIME_TYPE sent = now();
+	SYSTEM_TIME_TYPE sent = apexutil_now();
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT(sent >= t0 + 5 * MS && sent <= t0 + 5 * MS + 300 * US);
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 10 * MS, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
@@ -1383,7 +1354,7 @@ static void queuing_bad_message_addresses(void)
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&echo, sizeof(echo), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(1 * MS); /* the peer answers */
+	apexutil_sleep(1 * MS); /* the peer answers */
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)BAD_ADDRESS, &len, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
@@ -1406,22 +1377,22 @@ BH_TEST(apex_deadline_miss_detected)
 
 	apex_get_counters(&all0);
 	/* dm: capacity 1 ms, works 2 ms. */
-	SYSTEM_TIME_TYPE t = now();
+	SYSTEM_TIME_TYPE t = apexutil_now();
 	START(dm, &rc);
-	sleep_ns(3 * MS);
+	apexutil_sleep(3 * MS);
 	apex_get_process_counters(dm, &c, &rc);
 	BH_EXPECT_EQ(c.deadline_misses, 1);
 	BH_EXPECT(c.last_missed_deadline >= t + 1 * MS &&
 		  c.last_missed_deadline <= t + 1 * MS + 10 * US);
 	/* pm: periodic, capacity 500 us, overruns its first activation only. */
 	START(pm, &rc);
-	sleep_ns(6 * MS);
+	apexutil_sleep(6 * MS);
 	apex_get_process_counters(pm, &c, &rc);
 	BH_EXPECT_EQ(c.deadline_misses, 1);
-	BH_EXPECT_EQ(state_of(pm), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(pm), DORMANT);
 	/* dr: capacity 1 ms, works 1.4 ms but REPLENISHes half way. */
 	START(dr, &rc);
-	sleep_ns(3 * MS);
+	apexutil_sleep(3 * MS);
 	apex_get_process_counters(dr, &c, &rc);
 	BH_EXPECT_EQ(dr_rc, NO_ERROR);
 	BH_EXPECT_EQ(c.deadline_misses, 0);
@@ -1445,8 +1416,8 @@ BH_TEST(apex_stack_overflow_detected)
 	struct apex_process_counters c;
 
 	START(so, &rc);
-	sleep_ns(2 * MS);
-	BH_EXPECT_EQ(state_of(so), DORMANT);
+	apexutil_sleep(2 * MS);
+	BH_EXPECT_EQ(apexutil_state_of(so), DORMANT);
 	BH_EXPECT_EQ(so_survived, 0);
 	apex_get_process_counters(so, &c, &rc);
 	BH_EXPECT_EQ(c.stack_overflows, 1);
@@ -1471,8 +1442,8 @@ BH_TEST(apex_errors_without_handler_go_to_health_monitor)
 	so_illegal = 1;
 	so_survived = 0;
 	START(so, &rc);
-	sleep_ns(2 * MS);
-	BH_EXPECT_EQ(state_of(so), DORMANT);
+	apexutil_sleep(2 * MS);
+	BH_EXPECT_EQ(apexutil_state_of(so), DORMANT);
 	BH_EXPECT_EQ(so_survived, 0);
 	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 2);
 	apex_get_counters(&c1);
@@ -1497,7 +1468,7 @@ BH_TEST(apex_idle_costs_no_cpu)
 	 * has the core; the execution clock of this vCPU hardly moves. */
 	apex_get_counters(&c0);
 	bh_get_exec_time(&e0);
-	sleep_ns(10 * MS);
+	apexutil_sleep(10 * MS);
 	bh_get_exec_time(&e1);
 	apex_get_counters(&c1);
 	bh_printf("BHSTAT exec_ns_during_10ms_idle %llu\n", e1 - e0);
@@ -1524,7 +1495,7 @@ BH_TEST(apex_ids_and_status)
 	BH_EXPECT_EQ(st.PROCESS_STATE, RUNNING);
 	BH_EXPECT_EQ(st.CURRENT_PRIORITY, 100);
 	BH_EXPECT_EQ(st.DEADLINE_TIME, INF);
-	BH_EXPECT(streq(st.ATTRIBUTES.NAME, "driver"));
+	BH_EXPECT(apexutil_streq(st.ATTRIBUTES.NAME, "driver"));
 	GET_PROCESS_STATUS(per, &st, &rc);
 	BH_EXPECT_EQ(st.ATTRIBUTES.PERIOD, PER_PERIOD);
 	BH_EXPECT_EQ(st.ATTRIBUTES.TIME_CAPACITY, 1 * MS);
@@ -1566,9 +1537,9 @@ BH_TEST(apex_switch_costs)
 	apex_get_counters(&c0);
 	START(y1, &rc);
 	START(y2, &rc);
-	sleep_ns(5 * MS); /* one wake-up of the driver, not a poll inside the measurement */
-	BH_EXPECT_EQ(state_of(y1), DORMANT);
-	BH_EXPECT_EQ(state_of(y2), DORMANT);
+	apexutil_sleep(5 * MS); /* one wake-up of the driver, not a poll inside the measurement */
+	BH_EXPECT_EQ(apexutil_state_of(y1), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(y2), DORMANT);
 	apex_get_counters(&c1);
 	unsigned long long yield_ns = bh_ticks_to_ns(yield_t1 - yield_t0) / (2 * PINGPONG_N);
 	BH_EXPECT(c1.context_switches - c0.context_switches >= 2 * PINGPONG_N);
@@ -1576,9 +1547,9 @@ BH_TEST(apex_switch_costs)
 	/* sa (80) signals, sb (81) waits: each signal runs sb at once, each wait returns to sa. */
 	START(sb, &rc);
 	START(sa, &rc);
-	sleep_ns(5 * MS);
-	BH_EXPECT_EQ(state_of(sa), DORMANT);
-	BH_EXPECT_EQ(state_of(sb), DORMANT);
+	apexutil_sleep(5 * MS);
+	BH_EXPECT_EQ(apexutil_state_of(sa), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(sb), DORMANT);
 	unsigned long long sig_ns = bh_ticks_to_ns(pp_sum_sig) / PINGPONG_N;
 	unsigned long long block_ns = bh_ticks_to_ns(pp_sum_block) / PINGPONG_N;
 	bh_printf("BHSTAT yield_switch_ns %llu\n", yield_ns);
@@ -1595,35 +1566,12 @@ static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE
 			    SYSTEM_TIME_TYPE period, SYSTEM_TIME_TYPE capacity,
 			    STACK_SIZE_TYPE stack, char tag)
 {
-	PROCESS_ATTRIBUTE_TYPE a = { 0 };
-	PROCESS_ID_TYPE id = 0;
-	RETURN_CODE_TYPE rc;
+	PROCESS_ID_TYPE id = apexutil_make(name, entry, prio, period, capacity, stack, HARD);
 
-	a.PERIOD = period;
-	a.TIME_CAPACITY = capacity;
-	a.ENTRY_POINT = entry;
-	a.STACK_SIZE = stack;
-	a.BASE_PRIORITY = prio;
-	a.DEADLINE = HARD;
-	for (unsigned i = 0; name[i] && i < MAX_NAME_LENGTH; i++)
-		a.NAME[i] = name[i];
-	CREATE_PROCESS(&a, &id, &rc);
-	if (rc != NO_ERROR)
-		bh_printf("apextest: CREATE_PROCESS %s: %d\n", name, (int)rc);
-	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT(id != 0);
 	tag_of[id] = tag;
 	return id;
 }
-
-/* In the checks run outside a BH_TEST (initialization, restarts): the first failed condition
- * goes to `detail`, and the check's verdict to bh_test_report. */
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (ok && !(cond)) {                                                     \
-			ok = 0;                                                          \
-			bh_snprintf(detail, sizeof(detail), "line %d: %s", __LINE__, #cond); \
-		}                                                                        \
-	} while (0)
 
 /* What COLD_START allows and refuses. */
 static void init_mode_rules(void)
@@ -2072,8 +2020,8 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	SUSPEND(held, &rc); /* started and suspended during initialization */
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	DELAYED_START(early, 1 * MS, &rc);
-	BH_EXPECT_EQ(state_of(early), WAITING);
-	init_end = now();
+	BH_EXPECT_EQ(apexutil_state_of(early), WAITING);
+	init_end = apexutil_now();
 	SET_PARTITION_MODE(NORMAL, &rc);
 	bh_printf("apextest: SET_PARTITION_MODE(NORMAL) returned %d\n", (int)rc);
 	return 0;
