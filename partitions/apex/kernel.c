@@ -106,10 +106,10 @@ HOT struct apex_process *highest_ready(void)
 /* The context that should run now. Before NORMAL only the initialization runs; a process that
  * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile), unless the
  * error handler is ready. */
+/* Before NORMAL no process is in a ready queue (those started wait for NORMAL), so the
+ * initialization, the idle context, is the choice then too. */
 HOT struct apex_process *pick(void)
 {
-	if (apex_k.mode != NORMAL)
-		return &apex_k.idle;
 	if (apex_k.lock_level > 0 && apex_k.lock_owner->state == READY &&
 	    apex_k.handler.state != READY)
 		return apex_k.lock_owner;

@@ -96,6 +96,7 @@ struct apex_process {
 	uint8_t state;            /* DORMANT, READY (RUNNING when current), WAITING */
 	uint8_t block;            /* enum apex_block */
 	uint8_t suspended;        /* SUSPEND by another process */
+	uint8_t may_block;        /* a process (not the idle context, not the error handler) */
 	PRIORITY_TYPE prio;       /* current priority */
 	struct apex_link ready_link;
 	struct apex_link wait_link;
@@ -176,8 +177,7 @@ void apex_stack_reset(struct apex_process *p);
  * handler and in an interrupt handler. */
 static inline __attribute__((always_inline)) int apex_may_block(void)
 {
-	return apex_in_process() && apex_k.lock_level == 0 && !apex_k.in_irq &&
-	       !apex_in_handler();
+	return apex_k.cur->may_block && apex_k.lock_level == 0 && !apex_k.in_irq;
 }
 
 /* --- waitq ------------------------------------------------------------------------------ */

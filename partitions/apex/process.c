@@ -134,6 +134,7 @@ void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS
 		p->id = (PROCESS_ID_TYPE)++apex_k.nprocs;
 		p->prio = p->attr.BASE_PRIORITY;
 		p->state = DORMANT;
+		p->may_block = 1;
 		apex_list_init(&p->ready_link);
 		apex_list_init(&p->wait_link);
 		apex_list_init(&p->wake.link);
