@@ -172,6 +172,24 @@ void apex_reschedule(void)
 	apex_switch_to(save, next->ctx);
 }
 
+/* apex_reschedule for a process that just left the ready queues to wait (never in an
+ * interrupt handler, never with preemption locked): another context runs. */
+HOT void switch_away(struct apex_process *cur)
+{
+	struct apex_process *next;
+	struct apex_frame *discard, **save = &cur->ctx;
+
+	if (stack_damaged(cur, __builtin_frame_address(0))) {
+		next = next_after_stopped(cur);
+		save = &discard;
+	} else {
+		next = highest_ready();
+	}
+	apex_k.counters.context_switches++;
+	apex_k.cur = next;
+	apex_switch_to(save, next->ctx);
+}
+
 /* --- Kernel entry (entry.S), IRQs masked, on the kernel stack ----------------------------- */
 
 /* Saves the outgoing context's frame and names the next (apex_pick()'s choice, or another
@@ -311,7 +329,7 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 	}
 	if (until != INFINITE_TIME_VALUE)
 		apex_timer_arm(&p->wake, until);
-	apex_reschedule();
+	switch_away(p);
 	return p->wait_result;
 }
 
