@@ -155,7 +155,7 @@ void CREATE_ERROR_HANDLER(SYSTEM_ADDRESS_TYPE ENTRY_POINT, STACK_SIZE_TYPE STACK
 		h->attr.PERIOD = INFINITE_TIME_VALUE;
 		h->attr.TIME_CAPACITY = INFINITE_TIME_VALUE;
 		apex_name_copy(h->attr.NAME, "error_handler");
-		h->prio = APEX_HANDLER_PRIORITY;
+		apex_set_priority(h, APEX_HANDLER_PRIORITY);
 		apex_k.has_handler = 1;
 	}
 	apex_leave(flags);

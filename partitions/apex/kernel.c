@@ -44,23 +44,32 @@ struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
 
 HOT void ready_add(struct apex_process *p)
 {
-	unsigned w = (unsigned)p->prio / 64;
-
-	apex_list_insert_before(&apex_k.ready[p->prio], &p->ready_link);
-	apex_k.ready_map[w] |= 1ull << ((unsigned)p->prio % 64);
-	apex_k.ready_words |= 1ull << w;
+	apex_list_insert_before(p->ready_head, &p->ready_link);
+	*p->ready_word |= p->ready_bit;
+	apex_k.ready_words |= p->ready_word_bit;
 }
 
+/* p alone in its FIFO (both neighbours the head) empties it. */
 HOT void ready_remove(struct apex_process *p)
 {
-	unsigned w = (unsigned)p->prio / 64;
+	int alone = p->ready_link.next == p->ready_link.prev;
 
 	apex_list_remove(&p->ready_link);
-	if (apex_list_empty(&apex_k.ready[p->prio])) {
-		apex_k.ready_map[w] &= ~(1ull << ((unsigned)p->prio % 64));
-		if (!apex_k.ready_map[w])
-			apex_k.ready_words &= ~(1ull << w);
-	}
+	if (alone && !(*p->ready_word &= ~p->ready_bit))
+		apex_k.ready_words &= ~p->ready_word_bit;
+}
+
+/* The current priority and where its FIFO and bitmap bits are, so that the ready-queue
+ * operations compute no address. */
+void apex_set_priority(struct apex_process *p, PRIORITY_TYPE prio)
+{
+	unsigned w = (unsigned)prio / 64;
+
+	p->prio = prio;
+	p->ready_head = &apex_k.ready[prio];
+	p->ready_word = &apex_k.ready_map[w];
+	p->ready_bit = 1ull << ((unsigned)prio % 64);
+	p->ready_word_bit = 1ull << w;
 }
 
 void apex_ready_add(struct apex_process *p)
@@ -89,7 +98,7 @@ void apex_idle_guard(struct apex_process *idle)
 void apex_ready_rotate(struct apex_process *p)
 {
 	apex_list_remove(&p->ready_link);
-	apex_list_insert_before(&apex_k.ready[p->prio], &p->ready_link);
+	apex_list_insert_before(p->ready_head, &p->ready_link);
 }
 
 /* Two count-leading-zeros: the highest non-empty word, then its highest priority. */

@@ -97,7 +97,10 @@ struct apex_process {
 	uint8_t block;            /* enum apex_block */
 	uint8_t suspended;        /* SUSPEND by another process */
 	uint8_t may_block;        /* a process (not the idle context, not the error handler) */
-	PRIORITY_TYPE prio;       /* current priority */
+	PRIORITY_TYPE prio;       /* current priority (apex_set_priority) */
+	struct apex_link *ready_head;    /* its priority's FIFO */
+	uint64_t *ready_word;            /* the ready_map word of its priority */
+	uint64_t ready_bit, ready_word_bit; /* its bit there, that word's in ready_words */
 	struct apex_link ready_link;
 	struct apex_link wait_link;
 	struct apex_waitq *waitq; /* the queue it waits on (APEX_BLOCK_RESOURCE) */
@@ -161,6 +164,7 @@ void apex_reschedule(void);         /* switch if apex_pick() names another conte
 void apex_ready_add(struct apex_process *p);   /* tail of its priority's FIFO */
 void apex_ready_remove(struct apex_process *p);
 void apex_ready_rotate(struct apex_process *p); /* to the tail of its priority's FIFO */
+void apex_set_priority(struct apex_process *p, PRIORITY_TYPE prio);
 void apex_idle_guard(struct apex_process *idle);
 /* Ends the current block with `result`; the process becomes ready unless suspended. */
 void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result);

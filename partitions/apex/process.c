@@ -132,7 +132,7 @@ void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS
 		p->attr = *ATTRIBUTES;
 		apex_name_copy(p->attr.NAME, ATTRIBUTES->NAME);
 		p->id = (PROCESS_ID_TYPE)++apex_k.nprocs;
-		p->prio = p->attr.BASE_PRIORITY;
+		apex_set_priority(p, p->attr.BASE_PRIORITY);
 		p->state = DORMANT;
 		p->may_block = 1;
 		apex_list_init(&p->ready_link);
@@ -153,7 +153,7 @@ void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS
 static void start_process(struct apex_process *p, SYSTEM_TIME_TYPE delay)
 {
 	apex_stack_reset(p);
-	p->prio = p->attr.BASE_PRIORITY;
+	apex_set_priority(p, p->attr.BASE_PRIORITY);
 	p->suspended = 0;
 	p->wait_result = NO_ERROR;
 	if (apex_k.mode != NORMAL) {
@@ -326,7 +326,7 @@ void SET_PRIORITY(PROCESS_ID_TYPE PROCESS_ID, PRIORITY_TYPE PRIORITY,
 		/* The newest of its new priority, running or not. */
 		if (p->state == READY)
 			apex_ready_remove(p);
-		p->prio = PRIORITY;
+		apex_set_priority(p, PRIORITY);
 		if (p->state == READY)
 			apex_ready_add(p);
 		apex_waitq_reposition(p);
