@@ -40,7 +40,7 @@ struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
 
 /* --- Ready queues ------------------------------------------------------------------------- */
 
-#define HOT static inline __attribute__((always_inline))
+#define HOT APEX_INLINE
 
 HOT void ready_add(struct apex_process *p)
 {
@@ -332,7 +332,10 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 	p->block = (uint8_t)why;
 	p->wait_result = NO_ERROR;
 	if (q) {
-		waitq_insert(q, p);
+		if (q->discipline == FIFO)
+			apex_list_insert_before(&q->waiters, &p->wait_link);
+		else
+			waitq_insert(q, p);
 		q->count++;
 		p->waitq = q;
 	}

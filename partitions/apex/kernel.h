@@ -25,22 +25,25 @@ struct apex_frame {
 #define APEX_FRAME_ELR  248
 #define APEX_FRAME_SPSR 256
 
+/* Inlined whatever the optimisation level: the short helpers of the switch paths. */
+#define APEX_INLINE static inline __attribute__((always_inline))
+
 /* Intrusive doubly linked list: a circular list with a sentinel head. */
 struct apex_link {
 	struct apex_link *next, *prev;
 };
 
-static inline void apex_list_init(struct apex_link *h)
+APEX_INLINE void apex_list_init(struct apex_link *h)
 {
 	h->next = h->prev = h;
 }
 
-static inline int apex_list_empty(const struct apex_link *h)
+APEX_INLINE int apex_list_empty(const struct apex_link *h)
 {
 	return h->next == h;
 }
 
-static inline void apex_list_insert_before(struct apex_link *pos, struct apex_link *n)
+APEX_INLINE void apex_list_insert_before(struct apex_link *pos, struct apex_link *n)
 {
 	n->next = pos;
 	n->prev = pos->prev;
@@ -48,7 +51,7 @@ static inline void apex_list_insert_before(struct apex_link *pos, struct apex_li
 	pos->prev = n;
 }
 
-static inline void apex_list_remove(struct apex_link *n)
+APEX_INLINE void apex_list_remove(struct apex_link *n)
 {
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
@@ -179,7 +182,7 @@ unsigned apex_stack_free(void);
 void apex_stack_reset(struct apex_process *p);
 /* Blocking services are refused while preemption is locked, outside a process, in the error
  * handler and in an interrupt handler. */
-static inline __attribute__((always_inline)) int apex_may_block(void)
+APEX_INLINE int apex_may_block(void)
 {
 	return apex_k.cur->may_block && apex_k.lock_level == 0 && !apex_k.in_irq;
 }
@@ -199,7 +202,7 @@ void apex_timer_irq(unsigned intid);
 /* now + delta, or -1 if it is not a time the kernel can wait for (negative, overflow). */
 SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delta);
 /* A time-out: INFINITE_TIME_VALUE, 0 or a positive delay the clock can reach. */
-static inline __attribute__((always_inline)) int apex_timeout_valid(SYSTEM_TIME_TYPE t)
+APEX_INLINE int apex_timeout_valid(SYSTEM_TIME_TYPE t)
 {
 	return t == INFINITE_TIME_VALUE || (unsigned long long)t <= (unsigned long long)APEX_MAX_DELAY;
 }
