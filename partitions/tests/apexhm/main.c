@@ -421,6 +421,30 @@ BH_TEST(apex_hm_errors_of_the_handler_go_to_health_monitor)
 	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 2);
 }
 
+/* RAISE_APPLICATION_ERROR from an interrupt handler is the partition's, not the interrupted
+ * process's: Bulkhead's health monitor gets it, the error handler does not run. */
+static RETURN_CODE_TYPE irq_raise_rc = NOT_AVAILABLE;
+
+static void on_bh_timer(unsigned intid)
+{
+	(void)intid;
+	RAISE_APPLICATION_ERROR(APPLICATION_ERROR, (MESSAGE_ADDR_TYPE)"irq", 3, &irq_raise_rc);
+}
+
+BH_TEST(apex_hm_error_raised_in_an_interrupt_handler_is_partition_level)
+{
+	unsigned long long pe0 = hm_count(HM_PARTITION_ERROR);
+	unsigned n0 = nseen, a0 = activations;
+
+	BH_EXPECT_EQ(bh_irq_set_handler(BH_VIRQ_TIMER, on_bh_timer), BH_OK);
+	BH_EXPECT_EQ(bh_set_timer(BH_CLOCK_HW, bh_now_ns() + 500 * US, 0), BH_OK);
+	apexutil_sleep(1 * MS);
+	BH_EXPECT_EQ(irq_raise_rc, NO_ERROR);
+	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 1);
+	BH_EXPECT_EQ(nseen, n0);
+	BH_EXPECT_EQ(activations, a0);
+}
+
 /* --- Initialization ------------------------------------------------------------------------------ */
 
 static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE prio,
