@@ -236,6 +236,7 @@ def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
         "ports": lambda: run_bulkhead(ROOT / "bench" / "ports.yaml"),
         "apex": lambda: run_bulkhead(ROOT / "bench" / "apex.yaml"),
         "apex_periodic": lambda: run_bulkhead(ROOT / "bench" / "apex_periodic.yaml"),
+        "apex_port_idle": lambda: run_bulkhead(ROOT / "bench" / "apex_port_idle.yaml"),
     }
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         futures = {name: pool.submit(job) for name, job in jobs.items()}
@@ -284,7 +285,8 @@ def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
         results[f"cpu_{kernel}_loss_percent"] = {"value": percent((p - b) / b), "unit": "percent"}
 
     results |= figures(done["ports"])
-    results |= figures(done["apex"]) | figures(done["apex_periodic"]) | apex_code_size()
+    results |= figures(done["apex"]) | figures(done["apex_port_idle"]) | figures(done["apex_periodic"])
+    results |= apex_code_size()
     results |= footprint()
     return results, losses
 
@@ -352,6 +354,8 @@ METHODS |= {
     "apex_signal_to_waiter_running": "`SIGNAL_SEMAPHORE` to the higher-priority waiter running (back from its `WAIT_SEMAPHORE`); average of 1000 (goal <= 250)",
     "apex_port_to_process_running_min": "apexpeer's 100-byte `bh_queuing_send` (stamped just before) to the APEX process blocked in `RECEIVE_QUEUING_MESSAGE` running, a lower-priority APEX process running meanwhile; same core, peer above; min of 20 (goal <= 900; M5150: 3114)",
     "apex_port_to_process_running_max": "the same, max of 20",
+    "apex_port_to_idle_process_running_min": "bench/apex_port_idle.yaml: apexpeer, below the APEX partition on its core, sends 100 bytes (stamped just before its call) to the APEX process blocked in `RECEIVE_QUEUING_MESSAGE` while its partition idles (waiting in `BH_HC_QUEUING_RECEIVE_WAIT` with the process's buffer), to that process running; min of 20 (goal <= 900; M5150: 3114)",
+    "apex_port_to_idle_process_running_max": "the same, max of 20",
     "apex_periodic_jitter": "bench/apex_periodic.yaml: a periodic process (100 us) released 20 us into its partition's 50 us slot of a cyclic core shared with a spinning partition: max - min of (process running - release point), timed to the instruction, over 10 000 `PERIODIC_WAIT` releases (goal 0)",
     "apex_periodic_lateness_min": "the same, smallest release point to process running",
     "apex_periodic_jitter_at_slot_start": "the same for a process released at each partition period start, where the hypervisor switches the core to the partition",

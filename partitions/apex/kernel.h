@@ -228,6 +228,7 @@ void apex_hm_irq(unsigned intid);
 
 /* --- port.c ------------------------------------------------------------------------------- */
 void apex_port_irq(unsigned intid);
+int apex_port_idle_wait(void);
 void apex_ports_reset(void);
 
 /* --- sem.c / event.c / buffer.c --------------------------------------------------------- */

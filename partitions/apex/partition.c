@@ -109,15 +109,18 @@ void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN
 /* --- Modes ------------------------------------------------------------------------------------ */
 
 /* Never returns: with IRQs unmasked, every interrupt may hand the CPU to a process; with none
- * ready the vCPU waits in BH_HC_IDLE (IRQs masked over the check, so no wake-up is lost:
- * BH_HC_IDLE returns at once when an interrupt is pending). */
+ * ready the vCPU waits, IRQs masked over the check so that no wake-up is lost (both waits
+ * return at once when an interrupt is pending): in BH_HC_QUEUING_RECEIVE_WAIT for a process
+ * waiting on a queuing port, whose message may then make it ready, else in BH_HC_IDLE. */
 _Noreturn static void idle_loop(void)
 {
 	for (;;) {
 		bh_irq_disable();
 		if (apex_pick() == &apex_k.idle) {
 			apex_k.counters.idle_waits++;
-			bh_idle();
+			if (!apex_port_idle_wait())
+				bh_idle();
+			apex_reschedule(); /* the process a message made ready */
 		}
 		bh_irq_enable();
 		__asm__ volatile("isb" : : : "memory");

@@ -275,6 +275,31 @@ void apex_port_irq(unsigned intid)
 			port_serve(&ports[i]);
 }
 
+/* The idle loop's wait (IRQs masked, no process ready). With a process waiting on a queuing
+ * destination port, the vCPU waits in BH_HC_QUEUING_RECEIVE_WAIT with that process's buffer:
+ * a message then goes from the sender straight into it, with no BH_VIRQ_PORT and no second
+ * call. Any interrupt (a timer, another port) ends the wait, and one already pending makes it
+ * return at once, so nothing is lost. Returns 0 when no process waits on such a port (the
+ * idle loop then waits in BH_HC_IDLE). */
+int apex_port_idle_wait(void)
+{
+	for (unsigned i = 0; i < nports; i++) {
+		struct apex_port *p = &ports[i];
+		struct apex_process *w = apex_waitq_first(&p->q);
+		long r;
+
+		if (!w || p->kind != PORT_QUEUING || p->direction != DESTINATION)
+			continue;
+		r = bh_queuing_receive_wait(p->desc, w->req.buf, (unsigned)p->max_size, 0);
+		if (r != BH_NOT_AVAILABLE) {
+			*w->req.length_out = r > 0 ? (MESSAGE_SIZE_TYPE)r : 0;
+			apex_unblock(w, r >= 0 ? NO_ERROR : INVALID_PARAM);
+		}
+		return 1;
+	}
+	return 0;
+}
+
 static SYSTEM_TIME_TYPE until(SYSTEM_TIME_TYPE timeout)
 {
 	return timeout == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE : apex_now() + timeout;

@@ -8,6 +8,9 @@
  *   apex_signal_to_waiter_running SIGNAL_SEMAPHORE to the higher-priority waiter running
  *   apex_port_to_process_running_{min,max}  apexpeer's 100-byte queuing send to the APEX
  *                                process blocked in RECEIVE_QUEUING_MESSAGE running
+ * Partition id 1 (bench/apex_port_idle.yaml, the same core with apexpeer below this partition):
+ *   apex_port_to_idle_process_running_{min,max}  the peer's 100-byte send to the APEX process
+ *                                blocked in RECEIVE_QUEUING_MESSAGE, the partition idle
  * With one (bench/apex_periodic.yaml, a cyclic core, other partitions in the other slot
  * and on another core):
  *   apex_periodic_jitter         max - min lateness of PERIODIC_WAIT releases over PER_N periods,
@@ -30,6 +33,7 @@
 #define PER_N 10000
 #define PER_PERIOD (100 * US)
 #define PER_SLOT_OFFSET (20 * US)
+#define IDLE_PORT_PARTITION 1 /* bench/apex_port_idle.yaml */
 
 static SEMAPHORE_ID_TYPE sem_pp, sem_done;
 
@@ -212,7 +216,13 @@ static void report(const char *name, unsigned long long value)
 
 static void driver_body(void)
 {
-	if (periodic_system()) {
+	if (bh_partition_id() == IDLE_PORT_PARTITION) {
+		/* The peer is below this partition: it runs, and sends, only while this one idles
+		 * (the receiver blocked, nothing else ready). */
+		run(rx, 0);
+		report("apex_port_to_idle_process_running_min", (unsigned long long)port_min);
+		report("apex_port_to_idle_process_running_max", (unsigned long long)port_max);
+	} else if (periodic_system()) {
 		RETURN_CODE_TYPE rc;
 
 		START(per, &rc);
