@@ -55,11 +55,6 @@ static unsigned char *pool_take(unsigned bytes)
 	return p;
 }
 
-static SYSTEM_TIME_TYPE until(SYSTEM_TIME_TYPE timeout)
-{
-	return timeout == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE : apex_now() + timeout;
-}
-
 /* --- Buffers --------------------------------------------------------------------------------- */
 
 static struct apex_buffer *buffer_by_id(BUFFER_ID_TYPE id)
@@ -174,11 +169,8 @@ void SEND_BUFFER(BUFFER_ID_TYPE BUFFER_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSA
 		put(b, MESSAGE_ADDR, LENGTH);
 	} else if (TIME_OUT == 0) {
 		rc = NOT_AVAILABLE;
-	} else if (!apex_may_block()) {
-		rc = INVALID_MODE;
 	} else {
-		apex_current()->req = (struct apex_port_request){ MESSAGE_ADDR, LENGTH, 0 };
-		rc = apex_block_current(APEX_BLOCK_RESOURCE, &b->q, until(TIME_OUT));
+		rc = apex_wait_request(&b->q, TIME_OUT, MESSAGE_ADDR, LENGTH, 0);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -206,11 +198,8 @@ void RECEIVE_BUFFER(BUFFER_ID_TYPE BUFFER_ID, SYSTEM_TIME_TYPE TIME_OUT,
 		}
 	} else if (TIME_OUT == 0) {
 		rc = NOT_AVAILABLE;
-	} else if (!apex_may_block()) {
-		rc = INVALID_MODE;
 	} else {
-		apex_current()->req = (struct apex_port_request){ MESSAGE_ADDR, 0, LENGTH };
-		rc = apex_block_current(APEX_BLOCK_RESOURCE, &b->q, until(TIME_OUT));
+		rc = apex_wait_request(&b->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -327,11 +316,8 @@ void READ_BLACKBOARD(BLACKBOARD_ID_TYPE BLACKBOARD_ID, SYSTEM_TIME_TYPE TIME_OUT
 		*LENGTH = bb->length;
 	} else if (TIME_OUT == 0) {
 		rc = NOT_AVAILABLE;
-	} else if (!apex_may_block()) {
-		rc = INVALID_MODE;
 	} else {
-		apex_current()->req = (struct apex_port_request){ MESSAGE_ADDR, 0, LENGTH };
-		rc = apex_block_current(APEX_BLOCK_RESOURCE, &bb->q, until(TIME_OUT));
+		rc = apex_wait_request(&bb->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;

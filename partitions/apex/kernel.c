@@ -345,6 +345,18 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 	return p->wait_result;
 }
 
+RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_out,
+				   MESSAGE_ADDR_TYPE buf, MESSAGE_SIZE_TYPE length,
+				   MESSAGE_SIZE_TYPE *length_out)
+{
+	if (!apex_may_block())
+		return INVALID_MODE;
+	apex_k.cur->req = (struct apex_port_request){ buf, length, length_out };
+	return apex_block_current(APEX_BLOCK_RESOURCE, q,
+				  time_out == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE
+								  : apex_now() + time_out);
+}
+
 void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result)
 {
 	if (p->block == APEX_BLOCK_NONE)

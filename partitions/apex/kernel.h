@@ -175,6 +175,12 @@ void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result);
  * INFINITE_TIME_VALUE), gives up the CPU and returns how the block ended. */
 RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 				    SYSTEM_TIME_TYPE until);
+/* A message service's wait on q (a buffer, blackboard or port) for at most time_out (not 0):
+ * INVALID_MODE when the caller cannot wait, else apex_block_current's result. Whoever ends it
+ * completes the request (buf, length to send, or where the received length goes). */
+RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_out,
+				   MESSAGE_ADDR_TYPE buf, MESSAGE_SIZE_TYPE length,
+				   MESSAGE_SIZE_TYPE *length_out);
 /* Takes p out of every queue and timer: what STOP and a fault do. */
 void apex_detach(struct apex_process *p);
 int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size);

@@ -300,11 +300,6 @@ int apex_port_idle_wait(void)
 	return 0;
 }
 
-static SYSTEM_TIME_TYPE until(SYSTEM_TIME_TYPE timeout)
-{
-	return timeout == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE : apex_now() + timeout;
-}
-
 void SEND_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
 			  MESSAGE_SIZE_TYPE LENGTH, SYSTEM_TIME_TYPE TIME_OUT,
 			  RETURN_CODE_TYPE *RETURN_CODE)
@@ -327,18 +322,10 @@ void SEND_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, MESSAGE_ADDR_TYP
 			rc = r == BH_OK ? NO_ERROR : r == BH_NOT_AVAILABLE ? NOT_AVAILABLE
 									  : INVALID_PARAM;
 		}
-		if (rc == NOT_AVAILABLE && TIME_OUT != 0) {
-			if (!apex_may_block()) {
-				rc = INVALID_MODE;
-			} else {
-				struct apex_process *cur = apex_current();
-
-				cur->req = (struct apex_port_request){ MESSAGE_ADDR, LENGTH, 0 };
-				rc = apex_block_current(APEX_BLOCK_RESOURCE, &p->q, until(TIME_OUT));
-			}
-		} else {
+		if (rc == NOT_AVAILABLE && TIME_OUT != 0)
+			rc = apex_wait_request(&p->q, TIME_OUT, MESSAGE_ADDR, LENGTH, 0);
+		else
 			apex_reschedule(); /* port_serve may have readied a waiter */
-		}
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -369,18 +356,10 @@ void RECEIVE_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, SYSTEM_TIME_T
 				rc = INVALID_PARAM;
 			}
 		}
-		if (rc == NOT_AVAILABLE && TIME_OUT != 0) {
-			if (!apex_may_block()) {
-				rc = INVALID_MODE;
-			} else {
-				struct apex_process *cur = apex_current();
-
-				cur->req = (struct apex_port_request){ MESSAGE_ADDR, 0, LENGTH };
-				rc = apex_block_current(APEX_BLOCK_RESOURCE, &p->q, until(TIME_OUT));
-			}
-		} else {
+		if (rc == NOT_AVAILABLE && TIME_OUT != 0)
+			rc = apex_wait_request(&p->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
+		else
 			apex_reschedule();
-		}
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
