@@ -3,7 +3,7 @@
  *
  * Without a cyclic plan (bench/apex.yaml, a fixed-priority core shared with apexpeer above it):
  *   apex_yield_switch            TIMED_WAIT(0) between two processes of one priority: from
- *                                one's call to the other running (average of YIELD_N)
+ *                                one's call to the other running (average of 2 x PINGPONG_N)
  *   apex_block_to_next_running   WAIT_SEMAPHORE blocks the caller, the next process runs
  *   apex_signal_to_waiter_running SIGNAL_SEMAPHORE to the higher-priority waiter running
  *   apex_port_to_process_running_{min,max}  apexpeer's 100-byte queuing send to the APEX
@@ -27,7 +27,6 @@
 #define US 1000ll
 #define MS 1000000ll
 #define INF INFINITE_TIME_VALUE
-#define YIELD_N 1000
 #define PINGPONG_N 1000
 #define PORT_N 20
 #define PER_N 10000
@@ -35,7 +34,7 @@
 #define PER_SLOT_OFFSET (20 * US)
 #define IDLE_PORT_PARTITION 1 /* bench/apex_port_idle.yaml */
 
-static SEMAPHORE_ID_TYPE sem_pp, sem_done;
+static SEMAPHORE_ID_TYPE sem_done;
 
 static int periodic_system(void)
 {
@@ -52,52 +51,26 @@ static void done(void)
 	SIGNAL_SEMAPHORE(sem_done, &rc);
 }
 
-/* --- Yield ------------------------------------------------------------------------------------ */
+/* --- Yield, semaphore ping-pong (sb above sa waits, sa signals): apexutil.h ----------------- */
 
-static unsigned long long yield_t0, yield_t1;
-static volatile int yielders;
+static struct apexutil_costs costs = { .n = PINGPONG_N };
 
 static void yield_body(void)
 {
-	RETURN_CODE_TYPE rc;
-	int first = yielders++ == 0;
-
-	if (first)
-		yield_t0 = bh_counter();
-	for (int i = 0; i < YIELD_N; i++)
-		TIMED_WAIT(0, &rc);
-	if (!first) {
-		yield_t1 = bh_counter();
-		done();
-	}
+	apexutil_yielder(&costs);
+	if (costs.yielders == 2 && costs.yield_t1)
+		done(); /* the second yielder ends last */
 }
-
-/* --- Semaphore ping-pong: sb (higher) waits, sa signals --------------------------------------- */
-
-static volatile unsigned long long pp_t_sig, pp_t_block;
-static unsigned long long pp_sum_sig, pp_sum_block;
 
 static void pp_low_body(void)
 {
-	RETURN_CODE_TYPE rc;
-
-	for (int i = 0; i < PINGPONG_N; i++) {
-		pp_sum_block += bh_counter() - pp_t_block;
-		pp_t_sig = bh_counter();
-		SIGNAL_SEMAPHORE(sem_pp, &rc);
-	}
+	apexutil_signaller(&costs);
 	done();
 }
 
 static void pp_high_body(void)
 {
-	RETURN_CODE_TYPE rc;
-
-	for (int i = 0; i < PINGPONG_N; i++) {
-		pp_t_block = bh_counter();
-		WAIT_SEMAPHORE(sem_pp, INF, &rc);
-		pp_sum_sig += bh_counter() - pp_t_sig;
-	}
+	apexutil_waiter(&costs);
 }
 
 /* --- Port: the peer's send to the blocked receiver running ------------------------------------ */
@@ -239,10 +212,10 @@ static void driver_body(void)
 		       (unsigned long long)(per_at_start.late_max - per_at_start.late_min));
 	} else {
 		run(y1, y2);
-		report("apex_yield_switch", bh_ticks_to_ns(yield_t1 - yield_t0) / (2 * YIELD_N));
+		report("apex_yield_switch", bh_ticks_to_ns(costs.yield_t1 - costs.yield_t0) / (2 * PINGPONG_N));
 		run(sb, sa);
-		report("apex_block_to_next_running", bh_ticks_to_ns(pp_sum_block) / PINGPONG_N);
-		report("apex_signal_to_waiter_running", bh_ticks_to_ns(pp_sum_sig) / PINGPONG_N);
+		report("apex_block_to_next_running", bh_ticks_to_ns(costs.sum_block) / PINGPONG_N);
+		report("apex_signal_to_waiter_running", bh_ticks_to_ns(costs.sum_sig) / PINGPONG_N);
 		run(spin, rx);
 		report("apex_port_to_process_running_min", (unsigned long long)port_min);
 		report("apex_port_to_process_running_max", (unsigned long long)port_max);
@@ -257,7 +230,7 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 
 	(void)vcpu;
 	apex_init(boot_kind, restarts);
-	CREATE_SEMAPHORE("pp", 0, 1, FIFO, &sem_pp, &rc);
+	CREATE_SEMAPHORE("pp", 0, 1, FIFO, &costs.sem, &rc);
 	CREATE_SEMAPHORE("done", 0, 1, FIFO, &sem_done, &rc);
 	START(make("driver", driver_body, 200, INF, INF), &rc);
 	y1 = make("y1", yield_body, 80, INF, INF);

@@ -57,6 +57,53 @@ static inline PROCESS_ID_TYPE apexutil_make(const char *name, void (*entry)(void
 	return rc == NO_ERROR ? id : 0;
 }
 
+/* The switch-cost measurements apextest and apexbench share: two processes of one priority
+ * yield to each other `n` times each; a waiter above a signaller takes `n` units of `sem`.
+ * Times are counter ticks (bh_counter), summed over the runs. */
+struct apexutil_costs {
+	SEMAPHORE_ID_TYPE sem;
+	int n;
+	volatile int yielders;                 /* set to 0 before the yielders start */
+	unsigned long long yield_t0, yield_t1; /* the first yielder's start, the second's end */
+	volatile unsigned long long t_sig, t_block;
+	unsigned long long sum_sig, sum_block; /* signal -> waiter running, block -> next running */
+};
+
+static inline void apexutil_yielder(struct apexutil_costs *c)
+{
+	RETURN_CODE_TYPE rc;
+	int first = c->yielders++ == 0;
+
+	if (first)
+		c->yield_t0 = bh_counter();
+	for (int i = 0; i < c->n; i++)
+		TIMED_WAIT(0, &rc);
+	if (!first)
+		c->yield_t1 = bh_counter();
+}
+
+static inline void apexutil_signaller(struct apexutil_costs *c)
+{
+	RETURN_CODE_TYPE rc;
+
+	for (int i = 0; i < c->n; i++) {
+		c->sum_block += bh_counter() - c->t_block;
+		c->t_sig = bh_counter();
+		SIGNAL_SEMAPHORE(c->sem, &rc);
+	}
+}
+
+static inline void apexutil_waiter(struct apexutil_costs *c)
+{
+	RETURN_CODE_TYPE rc;
+
+	for (int i = 0; i < c->n; i++) {
+		c->t_block = bh_counter();
+		WAIT_SEMAPHORE(c->sem, INFINITE_TIME_VALUE, &rc);
+		c->sum_sig += bh_counter() - c->t_sig;
+	}
+}
+
 /* In checks run outside a BH_TEST (initialization, restarts), with locals `int ok = 1` and
  * `char detail[...]`: the first failed condition goes to detail, for bh_test_report. */
 #define CHECK(cond)                                                                      \

@@ -96,7 +96,7 @@ static int wait_dormant(PROCESS_ID_TYPE id)
 
 static PROCESS_ID_TYPE driver, pa, pb, pc, pl, ph, spin, fa, fb, fc, lk, ss, sw, ds, per, sg;
 static PROCESS_ID_TYPE w20, w40, w30, rx, dm, pm, dr, so, y1, y2, sa, sb, early, bs, held;
-static SEMAPHORE_ID_TYPE sem_zero, sem_two, sem_prio, sem_fifo, sem_sig, sem_pp;
+static SEMAPHORE_ID_TYPE sem_zero, sem_two, sem_prio, sem_fifo, sem_sig;
 static EVENT_ID_TYPE ev_test, ev_per_done;
 static BUFFER_ID_TYPE buf_fifo, buf_prio;
 static BLACKBOARD_ID_TYPE board;
@@ -337,44 +337,21 @@ static void overflow_body(void)
 	so_survived = 1;
 }
 
-static unsigned long long yield_t0, yield_t1;
+static struct apexutil_costs costs = { .n = PINGPONG_N };
 
 static void yield_body(void)
 {
-	RETURN_CODE_TYPE rc;
-	int first = my_tag() == '1';
-
-	if (first)
-		yield_t0 = bh_counter();
-	for (int i = 0; i < PINGPONG_N; i++)
-		TIMED_WAIT(0, &rc);
-	if (!first)
-		yield_t1 = bh_counter();
+	apexutil_yielder(&costs);
 }
-
-static volatile unsigned long long pp_t_sig, pp_t_block;
-static unsigned long long pp_sum_sig, pp_sum_block;
 
 static void pp_low_body(void)
 {
-	RETURN_CODE_TYPE rc;
-
-	for (int i = 0; i < PINGPONG_N; i++) {
-		pp_sum_block += bh_counter() - pp_t_block;
-		pp_t_sig = bh_counter();
-		SIGNAL_SEMAPHORE(sem_pp, &rc);
-	}
+	apexutil_signaller(&costs);
 }
 
 static void pp_high_body(void)
 {
-	RETURN_CODE_TYPE rc;
-
-	for (int i = 0; i < PINGPONG_N; i++) {
-		pp_t_block = bh_counter();
-		WAIT_SEMAPHORE(sem_pp, INF, &rc);
-		pp_sum_sig += bh_counter() - pp_t_sig;
-	}
+	apexutil_waiter(&costs);
 }
 
 static SYSTEM_TIME_TYPE early_ran_at;
@@ -1541,7 +1518,7 @@ BH_TEST(apex_switch_costs)
 	BH_EXPECT_EQ(apexutil_state_of(y1), DORMANT);
 	BH_EXPECT_EQ(apexutil_state_of(y2), DORMANT);
 	apex_get_counters(&c1);
-	unsigned long long yield_ns = bh_ticks_to_ns(yield_t1 - yield_t0) / (2 * PINGPONG_N);
+	unsigned long long yield_ns = bh_ticks_to_ns(costs.yield_t1 - costs.yield_t0) / (2 * PINGPONG_N);
 	BH_EXPECT(c1.context_switches - c0.context_switches >= 2 * PINGPONG_N);
 
 	/* sa (80) signals, sb (81) waits: each signal runs sb at once, each wait returns to sa. */
@@ -1550,8 +1527,8 @@ BH_TEST(apex_switch_costs)
 	apexutil_sleep(5 * MS);
 	BH_EXPECT_EQ(apexutil_state_of(sa), DORMANT);
 	BH_EXPECT_EQ(apexutil_state_of(sb), DORMANT);
-	unsigned long long sig_ns = bh_ticks_to_ns(pp_sum_sig) / PINGPONG_N;
-	unsigned long long block_ns = bh_ticks_to_ns(pp_sum_block) / PINGPONG_N;
+	unsigned long long sig_ns = bh_ticks_to_ns(costs.sum_sig) / PINGPONG_N;
+	unsigned long long block_ns = bh_ticks_to_ns(costs.sum_block) / PINGPONG_N;
 	bh_printf("BHSTAT yield_switch_ns %llu\n", yield_ns);
 	bh_printf("BHSTAT block_to_next_running_ns %llu\n", block_ns);
 	bh_printf("BHSTAT signal_to_waiter_running_ns %llu\n", sig_ns);
@@ -1869,7 +1846,7 @@ static void create_everything(void)
 	CREATE_SEMAPHORE("sem_prio", 0, 3, PRIORITY, &sem_prio, &rc);
 	CREATE_SEMAPHORE("sem_fifo", 0, 3, FIFO, &sem_fifo, &rc);
 	CREATE_SEMAPHORE("sem_sig", 0, 1, FIFO, &sem_sig, &rc);
-	CREATE_SEMAPHORE("sem_pp", 0, 1, FIFO, &sem_pp, &rc);
+	CREATE_SEMAPHORE("sem_pp", 0, 1, FIFO, &costs.sem, &rc);
 	CREATE_EVENT("ev_test", &ev_test, &rc);
 	CREATE_EVENT("ev_per_done", &ev_per_done, &rc);
 	CREATE_BUFFER("buf_fifo", 8, 2, FIFO, &buf_fifo, &rc);
