@@ -95,13 +95,15 @@ apex_vectors:
 	bl	apex_kernel_irq
 	b	apex_resume
 
-	/* x0 = the context to run: a full frame (an exception saved it), or a light frame
-	 * (address | 1), which returns from apex_switch_to with IRQs still masked. */
+	/* x0 = the context to run: a full frame (address | 1: an exception saved it), or a light
+	 * frame, which returns from apex_switch_to with IRQs still masked. */
 	to_libbhpart 6
 	.global	apex_resume
 	.type	apex_resume, %function
 apex_resume:
-	tbnz	x0, #0, resume_light
+	tbz	x0, #0, resume_light
+resume_full:
+	sub	x0, x0, #1
 	mov	sp, x0
 	ldr	x1, [sp, #FRAME_SPSR]
 	ldp	x30, x0, [sp, #240]
@@ -128,8 +130,8 @@ apex_resume:
 
 	/* apex_switch_to(struct apex_frame **save, struct apex_frame *next): a service's voluntary
 	 * switch (apex_reschedule, IRQs masked). The caller's callee-saved registers go on its
-	 * own stack as a light frame, whose address | 1 goes to *save; then next resumes. The
-	 * call returns, into the service, when the light frame is resumed. */
+	 * own stack as a light frame, whose address goes to *save; then next resumes. The call
+	 * returns, into the service, when the light frame is resumed. */
 	to_libbhpart 7
 	.global	apex_switch_to
 	.type	apex_switch_to, %function
@@ -142,12 +144,10 @@ apex_switch_to:
 	stp	x27, x28, [sp, #64]
 	stp	x29, x30, [sp, #80]
 	mov	x2, sp
-	orr	x2, x2, #1
 	str	x2, [x0]
 	mov	x0, x1
-	tbz	x0, #0, apex_resume
+	tbnz	x0, #0, resume_full
 resume_light:
-	sub	x0, x0, #1
 	mov	sp, x0
 	ldp	x19, x20, [sp, #0]
 	ldp	x21, x22, [sp, #16]

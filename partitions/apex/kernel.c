@@ -207,7 +207,7 @@ static struct apex_frame *switch_from(struct apex_frame *f)
 {
 	struct apex_process *cur = apex_k.cur, *next;
 
-	cur->ctx = f;
+	cur->ctx = apex_full_frame(f);
 	if (cur->state == DORMANT || stack_damaged(cur, f))
 		next = next_after_stopped(cur);
 	else
@@ -227,7 +227,7 @@ struct apex_frame *apex_kernel_svc(struct apex_frame *f)
 
 struct apex_frame *apex_kernel_irq(struct apex_frame *f)
 {
-	apex_k.cur->ctx = f;
+	apex_k.cur->ctx = apex_full_frame(f);
 	apex_k.in_irq = 1;
 	bh_irq_dispatch();
 	apex_k.in_irq = 0;
@@ -276,7 +276,7 @@ struct apex_frame *apex_kernel_fault(struct apex_frame *f)
 	    ((char *)f >= apex_kstack && (char *)f < apex_kstack_top))
 		return 0;
 	__asm__ volatile("mrs %0, esr_el1" : "=r"(esr));
-	cur->ctx = f;
+	cur->ctx = apex_full_frame(f);
 	apex_detach(cur);
 	apex_error(error_of_exception(esr), cur, f->elr, 0, 0);
 	return switch_from(f);
@@ -433,7 +433,7 @@ void apex_stack_reset(struct apex_process *p)
 	f->elr = (uint64_t)(uintptr_t)p->attr.ENTRY_POINT;
 	f->spsr = SPSR_PROCESS_START;
 	f->pad = 0;
-	p->ctx = f;
+	p->ctx = apex_full_frame(f);
 }
 
 /* A process's entry function returned: that ends it as STOP_SELF does. */

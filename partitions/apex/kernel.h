@@ -25,6 +25,14 @@ struct apex_frame {
 #define APEX_FRAME_ELR  248
 #define APEX_FRAME_SPSR 256
 
+/* A context's saved state (apex_process.ctx) is a full frame, tagged with bit 0 (an exception
+ * saved it: resumed by exception return), or an untagged light frame (a service's switch:
+ * x19..x30, resumed by returning from apex_switch_to). */
+static inline struct apex_frame *apex_full_frame(struct apex_frame *f)
+{
+	return (struct apex_frame *)(void *)((uintptr_t)f | 1);
+}
+
 /* Inlined whatever the optimisation level: the short helpers of the switch paths. */
 #define APEX_INLINE static inline __attribute__((always_inline))
 
