@@ -140,10 +140,14 @@ HOT int stack_intact(const struct apex_process *p)
 /* The outgoing context cannot go on: its stack overflowed into its guard. The top guard word
  * (the first an overflow writes) is checked at every switch, and the saved frame must lie
  * above the guard. */
+HOT int stack_broken(const struct apex_process *p, const void *frame)
+{
+	return (const uint64_t *)frame < p->stack_lo || !stack_intact(p);
+}
+
 HOT int stack_damaged(const struct apex_process *p, const void *frame)
 {
-	return p->state != DORMANT &&
-	       ((const uint64_t *)frame < p->stack_lo || !stack_intact(p));
+	return p->state != DORMANT && stack_broken(p, frame);
 }
 
 /* Names the context to run after `cur`, which stopped (STOP_SELF, a fault) or whose stack is
@@ -159,6 +163,11 @@ static struct apex_process *next_after_stopped(struct apex_process *cur)
 
 void apex_switch_to(struct apex_frame **save, struct apex_frame *next); /* entry.S */
 
+/* Where a context that is never resumed (stopped, or its stack damaged) is saved: static, so
+ * that apex_reschedule's call of apex_switch_to can be its last (a tail call: the resumed
+ * context returns straight into the service). */
+static struct apex_frame *discarded;
+
 /* The voluntary switch of a service (IRQs masked): the caller's callee-saved registers go on
  * its stack as a light frame (entry.S), the next context resumes, and this returns when the
  * caller is resumed. In an interrupt handler (a service an application's handler called) the
@@ -166,13 +175,18 @@ void apex_switch_to(struct apex_frame **save, struct apex_frame *next); /* entry
 void apex_reschedule(void)
 {
 	struct apex_process *cur = apex_k.cur, *next;
-	struct apex_frame *discard, **save = &cur->ctx;
+	struct apex_frame **save = &cur->ctx;
 
 	if (apex_k.in_irq)
 		return;
 	if (cur->state == DORMANT || stack_damaged(cur, __builtin_frame_address(0))) {
+		/* The error handler stopped: it may start again at once, with a fresh first frame
+		 * at the top of the stack this code runs on. An SVC moves to the kernel stack
+		 * first, and does not come back here (switch_from). */
+		if (cur == &apex_k.handler && cur->state == DORMANT)
+			__asm__ volatile("svc #0" : : : "memory");
 		next = next_after_stopped(cur);
-		save = &discard; /* never resumed; the handler's fresh context stays */
+		save = &discarded; /* never resumed; the handler's fresh context stays */
 	} else if ((next = pick()) == cur) {
 		return;
 	}
@@ -186,11 +200,11 @@ void apex_reschedule(void)
 HOT void switch_away(struct apex_process *cur)
 {
 	struct apex_process *next;
-	struct apex_frame *discard, **save = &cur->ctx;
+	struct apex_frame **save = &cur->ctx;
 
-	if (stack_damaged(cur, __builtin_frame_address(0))) {
+	if (stack_broken(cur, __builtin_frame_address(0))) {
 		next = next_after_stopped(cur);
-		save = &discard;
+		save = &discarded;
 	} else {
 		next = highest_ready();
 	}
