@@ -11,6 +11,7 @@ Systems, each booted in its own QEMU (several at a time, one per host CPU):
   bench/irqlat.yaml        timer_irq_latency_partition (+ build/bare/irqlat.elf without Bulkhead)
   bench/cpu.yaml           cpu_<kernel>_partition_ns  (+ build/bare/cpu.elf without Bulkhead)
   bench/ports.yaml         port_*, sampling_latency_*: ports (partitions/bench/ports)
+  bench/apex*.yaml         apex_*: the APEX library kernel (partitions/tests/apexbench)
   build/bench/perfloss_<d>ms.yaml  perf_loss_<d>ms, generated here, with a patched copy of the
                            counting partition (build/bench/perfloss_<d>ms.elf)
   bench/linux*.yaml        linux_*, vmtrap_*: Linux guests bare vs in a partition (bench/linux.py)
@@ -214,6 +215,13 @@ def footprint() -> dict[str, dict]:
     }
 
 
+def apex_code_size() -> dict[str, dict]:
+    """Code (text and read-only data) of libapex.a, the APEX library kernel (issue: <= 24 KiB)."""
+    out = subprocess.run(["aarch64-linux-gnu-size", "-t", str(BUILD / "partitions/lib/libapex.a")],
+                         capture_output=True, text=True, check=True).stdout
+    return {"apex_code_size": {"value": int(out.strip().splitlines()[-1].split()[0]), "unit": "bytes"}}
+
+
 def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
     jobs: dict[str, Callable[[], object]] = {
         f"perf_loss_{d}ms": (lambda d=d: perf_loss(d))
@@ -227,6 +235,9 @@ def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
         "cpu": lambda: run_bulkhead(ROOT / "bench" / "cpu.yaml"),
         "cpu_bare": lambda: run_bare(BUILD / "bare" / "cpu.elf"),
         "ports": lambda: run_bulkhead(ROOT / "bench" / "ports.yaml"),
+        "apex": lambda: run_bulkhead(ROOT / "bench" / "apex.yaml"),
+        "apex_periodic": lambda: run_bulkhead(ROOT / "bench" / "apex_periodic.yaml"),
+        "apex_port_idle": lambda: run_bulkhead(ROOT / "bench" / "apex_port_idle.yaml"),
     }
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         futures = {name: pool.submit(job) for name, job in jobs.items()}
@@ -275,6 +286,8 @@ def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
         results[f"cpu_{kernel}_loss_percent"] = {"value": percent((p - b) / b), "unit": "percent"}
 
     results |= figures(done["ports"])
+    results |= figures(done["apex"]) | figures(done["apex_port_idle"]) | figures(done["apex_periodic"])
+    results |= apex_code_size()
     results |= footprint()
     return results, losses
 
@@ -336,6 +349,20 @@ for _n in PORT_SIZES:
 METHODS["port_send_queued_100B"] = (
     "`bh_queuing_send` of 100 bytes when the reader was notified already and has not received since: no "
     "interrupt, the checked copy alone")
+METHODS |= {
+    "apex_yield_switch": "libapex (bench/apex.yaml): `TIMED_WAIT(0)` between two processes of one priority, from one's call to the other running; average of 2000 switches (goal <= 150)",
+    "apex_block_to_next_running": "`WAIT_SEMAPHORE` blocks the higher-priority process, from its call to the next process running (its code after `SIGNAL_SEMAPHORE` returned); average of 1000",
+    "apex_signal_to_waiter_running": "`SIGNAL_SEMAPHORE` to the higher-priority waiter running (back from its `WAIT_SEMAPHORE`); average of 1000 (goal <= 250)",
+    "apex_port_to_process_running_min": "apexpeer's 100-byte `bh_queuing_send` (stamped just before) to the APEX process blocked in `RECEIVE_QUEUING_MESSAGE` running, a lower-priority APEX process running meanwhile; same core, peer above; min of 20 (goal <= 900; M5150: 3114)",
+    "apex_port_to_process_running_max": "the same, max of 20",
+    "apex_port_to_idle_process_running_min": "bench/apex_port_idle.yaml: apexpeer, below the APEX partition on its core, sends 100 bytes (stamped just before its call) to the APEX process blocked in `RECEIVE_QUEUING_MESSAGE` while its partition idles (waiting in `BH_HC_QUEUING_RECEIVE_WAIT` with the process's buffer), to that process running; min of 20 (goal <= 900; M5150: 3114)",
+    "apex_port_to_idle_process_running_max": "the same, max of 20",
+    "apex_periodic_jitter": "bench/apex_periodic.yaml: a periodic process (100 us) released 20 us into its partition's 50 us slot of a cyclic core shared with a spinning partition: max - min of (process running - release point), timed to the instruction, over 10 000 `PERIODIC_WAIT` releases (goal 0)",
+    "apex_periodic_lateness_min": "the same, smallest release point to process running",
+    "apex_periodic_jitter_at_slot_start": "the same for a process released at each partition period start, where the hypervisor switches the core to the partition",
+    "apex_periodic_lateness_min_at_slot_start": "the same, smallest",
+    "apex_code_size": "`size -t` of libapex.a: text and read-only data of the APEX library kernel (goal <= 24 KiB = 24576)",
+}
 for _k, _what in (("nqueens", "N-queens solutions for N = 9, 20 times"),
                   ("arraysum", "sum of a 64 KiB array of 32-bit words, 64 times"),
                   ("matmul", "32 x 32 int matrix product, 20 times")):

@@ -55,11 +55,6 @@ static unsigned char *pool_take(unsigned bytes)
 	return p;
 }
 
-static SYSTEM_TIME_TYPE until(SYSTEM_TIME_TYPE timeout)
-{
-	return timeout == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE : apex_now() + timeout;
-}
-
 /* --- Buffers --------------------------------------------------------------------------------- */
 
 static struct apex_buffer *buffer_by_id(BUFFER_ID_TYPE id)
@@ -101,42 +96,54 @@ static MESSAGE_SIZE_TYPE take(struct apex_buffer *b, void *msg)
 	return length;
 }
 
+/* What CREATE_BUFFER and CREATE_BLACKBOARD share, in the order of their checks: the table,
+ * the name, the parameters, the mode, then the storage from the message pool. */
+static RETURN_CODE_TYPE create_checks(unsigned count, unsigned max, int existing, int params_ok,
+				      unsigned bytes, unsigned char **storage, APEX_INTEGER *id)
+{
+	if (count == max)
+		return INVALID_CONFIG;
+	if (existing) {
+		*id = existing;
+		return NO_ACTION;
+	}
+	if (!params_ok)
+		return INVALID_PARAM;
+	if (apex_k.mode == NORMAL)
+		return INVALID_MODE;
+	*storage = pool_take(bytes);
+	return *storage ? NO_ERROR : INVALID_CONFIG; /* the message pool is used up */
+}
+
+static int discipline_valid(QUEUING_DISCIPLINE_TYPE d)
+{
+	return d == FIFO || d == PRIORITY;
+}
+
 void CREATE_BUFFER(const char *BUFFER_NAME, MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE,
 		   MESSAGE_RANGE_TYPE MAX_NB_MESSAGE, QUEUING_DISCIPLINE_TYPE QUEUING_DISCIPLINE,
 		   BUFFER_ID_TYPE *BUFFER_ID, RETURN_CODE_TYPE *RETURN_CODE)
 {
 	unsigned long flags = apex_enter();
-	RETURN_CODE_TYPE rc = NO_ERROR;
-	int existing;
+	unsigned char *slots = 0;
+	int params_ok = apex_name_valid(BUFFER_NAME) && MAX_MESSAGE_SIZE > 0 &&
+			MAX_MESSAGE_SIZE <= APEX_MESSAGE_POOL_SIZE && MAX_NB_MESSAGE > 0 &&
+			MAX_NB_MESSAGE <= MAX_NUMBER_OF_MESSAGES &&
+			discipline_valid(QUEUING_DISCIPLINE);
+	RETURN_CODE_TYPE rc = create_checks(
+		nbuffers, APEX_MAX_BUFFERS, buffer_by_name(BUFFER_NAME), params_ok,
+		SLOT_SIZE(MAX_MESSAGE_SIZE) * (unsigned)MAX_NB_MESSAGE, &slots, BUFFER_ID);
 
-	if (nbuffers == APEX_MAX_BUFFERS) {
-		rc = INVALID_CONFIG;
-	} else if ((existing = buffer_by_name(BUFFER_NAME)) != 0) {
-		rc = NO_ACTION;
-		*BUFFER_ID = existing;
-	} else if (!apex_name_valid(BUFFER_NAME) || MAX_MESSAGE_SIZE <= 0 ||
-		   MAX_MESSAGE_SIZE > APEX_MESSAGE_POOL_SIZE || MAX_NB_MESSAGE <= 0 ||
-		   MAX_NB_MESSAGE > MAX_NUMBER_OF_MESSAGES ||
-		   (QUEUING_DISCIPLINE != FIFO && QUEUING_DISCIPLINE != PRIORITY)) {
-		rc = INVALID_PARAM;
-	} else if (apex_k.mode == NORMAL) {
-		rc = INVALID_MODE;
-	} else {
-		unsigned char *slots = pool_take(SLOT_SIZE(MAX_MESSAGE_SIZE) * (unsigned)MAX_NB_MESSAGE);
+	if (rc == NO_ERROR) {
+		struct apex_buffer *b = &buffers[nbuffers++];
 
-		if (!slots) {
-			rc = INVALID_CONFIG; /* the message pool is used up */
-		} else {
-			struct apex_buffer *b = &buffers[nbuffers++];
-
-			*b = (struct apex_buffer){ 0 };
-			apex_name_copy(b->name, BUFFER_NAME);
-			b->max_size = MAX_MESSAGE_SIZE;
-			b->max_nb = MAX_NB_MESSAGE;
-			b->slots = slots;
-			apex_waitq_init(&b->q, QUEUING_DISCIPLINE);
-			*BUFFER_ID = (BUFFER_ID_TYPE)nbuffers;
-		}
+		*b = (struct apex_buffer){ 0 };
+		apex_name_copy(b->name, BUFFER_NAME);
+		b->max_size = MAX_MESSAGE_SIZE;
+		b->max_nb = MAX_NB_MESSAGE;
+		b->slots = slots;
+		apex_waitq_init(&b->q, QUEUING_DISCIPLINE);
+		*BUFFER_ID = (BUFFER_ID_TYPE)nbuffers;
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -162,11 +169,8 @@ void SEND_BUFFER(BUFFER_ID_TYPE BUFFER_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSA
 		put(b, MESSAGE_ADDR, LENGTH);
 	} else if (TIME_OUT == 0) {
 		rc = NOT_AVAILABLE;
-	} else if (!apex_may_block()) {
-		rc = INVALID_MODE;
 	} else {
-		apex_current()->req = (struct apex_port_request){ MESSAGE_ADDR, LENGTH, 0 };
-		rc = apex_block_current(APEX_BLOCK_RESOURCE, &b->q, until(TIME_OUT));
+		rc = apex_wait_request(&b->q, TIME_OUT, MESSAGE_ADDR, LENGTH, 0);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -194,11 +198,8 @@ void RECEIVE_BUFFER(BUFFER_ID_TYPE BUFFER_ID, SYSTEM_TIME_TYPE TIME_OUT,
 		}
 	} else if (TIME_OUT == 0) {
 		rc = NOT_AVAILABLE;
-	} else if (!apex_may_block()) {
-		rc = INVALID_MODE;
 	} else {
-		apex_current()->req = (struct apex_port_request){ MESSAGE_ADDR, 0, LENGTH };
-		rc = apex_block_current(APEX_BLOCK_RESOURCE, &b->q, until(TIME_OUT));
+		rc = apex_wait_request(&b->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -252,35 +253,23 @@ void CREATE_BLACKBOARD(const char *BLACKBOARD_NAME, MESSAGE_SIZE_TYPE MAX_MESSAG
 		       BLACKBOARD_ID_TYPE *BLACKBOARD_ID, RETURN_CODE_TYPE *RETURN_CODE)
 {
 	unsigned long flags = apex_enter();
-	RETURN_CODE_TYPE rc = NO_ERROR;
-	int existing;
+	unsigned char *msg = 0;
+	int params_ok = apex_name_valid(BLACKBOARD_NAME) && MAX_MESSAGE_SIZE > 0 &&
+			MAX_MESSAGE_SIZE <= APEX_MESSAGE_POOL_SIZE;
+	RETURN_CODE_TYPE rc = create_checks(nboards, APEX_MAX_BLACKBOARDS,
+					    board_by_name(BLACKBOARD_NAME), params_ok,
+					    SLOT_SIZE(MAX_MESSAGE_SIZE), &msg, BLACKBOARD_ID);
 
-	if (nboards == APEX_MAX_BLACKBOARDS) {
-		rc = INVALID_CONFIG;
-	} else if ((existing = board_by_name(BLACKBOARD_NAME)) != 0) {
-		rc = NO_ACTION;
-		*BLACKBOARD_ID = existing;
-	} else if (!apex_name_valid(BLACKBOARD_NAME) || MAX_MESSAGE_SIZE <= 0 ||
-		   MAX_MESSAGE_SIZE > APEX_MESSAGE_POOL_SIZE) {
-		rc = INVALID_PARAM;
-	} else if (apex_k.mode == NORMAL) {
-		rc = INVALID_MODE;
-	} else {
-		unsigned char *msg = pool_take(SLOT_SIZE(MAX_MESSAGE_SIZE));
+	if (rc == NO_ERROR) {
+		struct apex_blackboard *bb = &boards[nboards++];
 
-		if (!msg) {
-			rc = INVALID_CONFIG;
-		} else {
-			struct apex_blackboard *bb = &boards[nboards++];
-
-			*bb = (struct apex_blackboard){ 0 };
-			apex_name_copy(bb->name, BLACKBOARD_NAME);
-			bb->max_size = MAX_MESSAGE_SIZE;
-			bb->state = EMPTY;
-			bb->msg = msg;
-			apex_waitq_init(&bb->q, FIFO);
-			*BLACKBOARD_ID = (BLACKBOARD_ID_TYPE)nboards;
-		}
+		*bb = (struct apex_blackboard){ 0 };
+		apex_name_copy(bb->name, BLACKBOARD_NAME);
+		bb->max_size = MAX_MESSAGE_SIZE;
+		bb->state = EMPTY;
+		bb->msg = msg;
+		apex_waitq_init(&bb->q, FIFO);
+		*BLACKBOARD_ID = (BLACKBOARD_ID_TYPE)nboards;
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -327,11 +316,8 @@ void READ_BLACKBOARD(BLACKBOARD_ID_TYPE BLACKBOARD_ID, SYSTEM_TIME_TYPE TIME_OUT
 		*LENGTH = bb->length;
 	} else if (TIME_OUT == 0) {
 		rc = NOT_AVAILABLE;
-	} else if (!apex_may_block()) {
-		rc = INVALID_MODE;
 	} else {
-		apex_current()->req = (struct apex_port_request){ MESSAGE_ADDR, 0, LENGTH };
-		rc = apex_block_current(APEX_BLOCK_RESOURCE, &bb->q, until(TIME_OUT));
+		rc = apex_wait_request(&bb->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;

@@ -6,19 +6,22 @@
  * interrupted. The C side then runs on the kernel stack with IRQs masked and returns the frame
  * to resume, perhaps another context's: a context switch is resuming a different frame.
  *
- *   IRQ  -> apex_kernel_irq(frame): dispatch the interrupts, then maybe preempt.
- *   SVC  -> apex_kernel_svc(frame): a service gave up the CPU (apex_reschedule).
+ *   IRQ     -> apex_kernel_irq(frame): dispatch the interrupts, then maybe preempt.
+ *   SVC #0  -> apex_kernel_svc(frame): a service gave up the CPU (apex_reschedule).
+ *   other synchronous exceptions -> apex_kernel_fault(frame): in a process, that process's
+ *              error for the error handler; elsewhere libbhpart's (bh_el1_vectors), which
+ *              reports it and stops the partition.
  *
- * Every other exception is not the kernel's: it goes, registers untouched, to the same
- * vector of libbhpart's table (bh_el1_vectors), which reports it and stops the partition.
+ * The other vectors (FIQ, SError, EL1t, lower ELs) are not the kernel's: they go, registers
+ * untouched, to the same vector of libbhpart's table.
  * Only general-purpose registers are saved (partitions use no FP/SIMD: -mgeneral-regs-only).
  */
 #define FRAME_SIZE 272	/* struct apex_frame; kernel.c checks these against it */
 #define FRAME_ELR  248
 #define FRAME_SPSR 256
-#define ESR_EC_SHIFT 26
-#define EC_SVC64 0x15
+#define ESR_SVC0 0x56000000	/* EC 0x15 (SVC64), IL 1, immediate 0 */
 #define KSTACK_SIZE 8192
+#define LIGHT_SIZE 96	/* x19..x30 */
 
 	.macro	save_x2_to_spsr
 	stp	x2, x3, [sp, #16]
@@ -49,27 +52,42 @@
 	mov	sp, x1
 	.endm
 
-	.macro	vector_entry index
-	.balign	128
-	.if	\index == 4
-	b	apex_sync_entry
-	.elseif	\index == 5
-	b	apex_irq_entry
-	.else
+	/* Vector slot `index` (128 bytes, 32 instructions): the slot's end is checked, so code
+	 * placed in it cannot spill into the next. The kernel's entry and resume code lives in
+	 * the slots (the table is 2 KiB whatever it holds): 4 and 5 are the kernel's entries,
+	 * the others start with their branch to libbhpart's vector and use the rest. */
+	.macro	slot index
+	.org	apex_vectors + \index * 128
+	.endm
+	.macro	to_libbhpart index
+	slot	\index
 	b	bh_el1_vectors + \index * 128
-	.endif
 	.endm
 
 	.section .text.apex_vectors, "ax", %progbits
 	.balign	2048
 	.global	apex_vectors
 apex_vectors:
-	.irp	i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-	vector_entry \i
-	.endr
+	to_libbhpart 0
+	to_libbhpart 1
+	to_libbhpart 2
+	to_libbhpart 3
 
-	.text
-apex_irq_entry:
+	/* Synchronous, EL1h: SVC #0 is a reschedule point, anything else a fault (slot 8). */
+	slot	4
+	sub	sp, sp, #FRAME_SIZE
+	stp	x0, x1, [sp, #0]
+	mrs	x0, esr_el1
+	mov	w1, #ESR_SVC0
+	cmp	w0, w1
+	b.ne	sync_fault
+	save_x2_to_spsr
+	to_kernel_stack
+	bl	apex_kernel_svc
+	b	apex_resume
+
+	/* IRQ, EL1h. */
+	slot	5
 	sub	sp, sp, #FRAME_SIZE
 	stp	x0, x1, [sp, #0]
 	save_x2_to_spsr
@@ -77,26 +95,15 @@ apex_irq_entry:
 	bl	apex_kernel_irq
 	b	apex_resume
 
-apex_sync_entry:
-	sub	sp, sp, #FRAME_SIZE
-	stp	x0, x1, [sp, #0]
-	mrs	x0, esr_el1
-	lsr	x0, x0, #ESR_EC_SHIFT
-	cmp	x0, #EC_SVC64
-	b.ne	1f
-	save_x2_to_spsr
-	to_kernel_stack
-	bl	apex_kernel_svc
-	b	apex_resume
-	/* Not an SVC: undo and hand it on exactly as it came. */
-1:	ldp	x0, x1, [sp, #0]
-	add	sp, sp, #FRAME_SIZE
-	b	bh_el1_vectors + 4 * 128
-
-	/* x0 = the frame of the context to run. */
+	/* x0 = the context to run: a full frame (address | 1: an exception saved it), or a light
+	 * frame, which returns from apex_switch_to with IRQs still masked. */
+	to_libbhpart 6
 	.global	apex_resume
 	.type	apex_resume, %function
 apex_resume:
+	tbz	x0, #0, resume_light
+resume_full:
+	sub	x0, x0, #1
 	mov	sp, x0
 	ldr	x1, [sp, #FRAME_SPSR]
 	ldp	x30, x0, [sp, #240]
@@ -121,6 +128,53 @@ apex_resume:
 	eret
 	.size	apex_resume, . - apex_resume
 
+	/* apex_switch_to(struct apex_frame **save, struct apex_frame *next): a service's voluntary
+	 * switch (apex_reschedule, IRQs masked). The caller's callee-saved registers go on its
+	 * own stack as a light frame, whose address goes to *save; then next resumes. The call
+	 * returns, into the service, when the light frame is resumed. */
+	to_libbhpart 7
+	.global	apex_switch_to
+	.type	apex_switch_to, %function
+apex_switch_to:
+	sub	sp, sp, #LIGHT_SIZE
+	stp	x19, x20, [sp, #0]
+	stp	x21, x22, [sp, #16]
+	stp	x23, x24, [sp, #32]
+	stp	x25, x26, [sp, #48]
+	stp	x27, x28, [sp, #64]
+	stp	x29, x30, [sp, #80]
+	mov	x2, sp
+	str	x2, [x0]
+	mov	x0, x1
+	tbnz	x0, #0, resume_full
+resume_light:
+	mov	sp, x0
+	ldp	x19, x20, [sp, #0]
+	ldp	x21, x22, [sp, #16]
+	ldp	x23, x24, [sp, #32]
+	ldp	x25, x26, [sp, #48]
+	ldp	x27, x28, [sp, #64]
+	ldp	x29, x30, [sp, #80]
+	add	sp, sp, #LIGHT_SIZE
+	ret
+	.size	apex_switch_to, . - apex_switch_to
+
+	/* A synchronous exception other than SVC #0 (from slot 4): a process's error
+	 * (apex_kernel_fault returns the frame to run next), or, anywhere else, libbhpart's to
+	 * report (it reads ESR, ELR and FAR itself and abandons the context). */
+	to_libbhpart 8
+sync_fault:
+	save_x2_to_spsr
+	to_kernel_stack
+	bl	apex_kernel_fault
+	cbnz	x0, apex_resume
+	b	bh_el1_vectors + 4 * 128
+
+	.irp	i, 9, 10, 11, 12, 13, 14, 15
+	to_libbhpart \i
+	.endr
+	slot	16
+
 	/* The kernel's own stack: interrupt handlers and the scheduler never run on a process
 	 * stack, so a process needs room for one frame per nesting, not for the kernel. */
 	.section .bss.apex_kstack, "aw", %nobits
@@ -128,6 +182,7 @@ apex_resume:
 	.global	apex_kstack
 apex_kstack:
 	.space	KSTACK_SIZE
+	.global	apex_kstack_top
 apex_kstack_top:
 
 	.section .note.GNU-stack, "", %progbits

@@ -21,7 +21,6 @@ _Static_assert(__builtin_offsetof(struct apex_process, ctx) == 0, "ctx first");
  * of the guard (overflow comes from above; a large frame may skip the first words). */
 #define CANARY 0x5afec0de0ddba11ull
 #define GUARD_WORDS (APEX_STACK_GUARD_SIZE / 8)
-#define GUARD_CHECK_STRIDE 16  /* words */
 
 struct apex_kernel apex_k;
 
@@ -41,29 +40,69 @@ struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
 
 /* --- Ready queues ------------------------------------------------------------------------- */
 
+#define HOT APEX_INLINE
+
+HOT void ready_add(struct apex_process *p)
+{
+	apex_list_insert_before(p->ready_head, &p->ready_link);
+	*p->ready_word |= p->ready_bit;
+	apex_k.ready_words |= p->ready_word_bit;
+}
+
+/* p alone in its FIFO (both neighbours the head) empties it. */
+HOT void ready_remove(struct apex_process *p)
+{
+	int alone = p->ready_link.next == p->ready_link.prev;
+
+	apex_list_remove(&p->ready_link);
+	if (alone && !(*p->ready_word &= ~p->ready_bit))
+		apex_k.ready_words &= ~p->ready_word_bit;
+}
+
+/* The current priority and where its FIFO and bitmap bits are, so that the ready-queue
+ * operations compute no address. */
+void apex_set_priority(struct apex_process *p, PRIORITY_TYPE prio)
+{
+	unsigned w = (unsigned)prio / 64;
+
+	p->prio = prio;
+	p->ready_head = &apex_k.ready[prio];
+	p->ready_word = &apex_k.ready_map[w];
+	p->ready_bit = 1ull << ((unsigned)prio % 64);
+	p->ready_word_bit = 1ull << w;
+}
+
 void apex_ready_add(struct apex_process *p)
 {
-	unsigned w = (unsigned)p->prio / 64;
-
-	apex_list_insert_before(&apex_k.ready[p->prio], &p->ready_link);
-	apex_k.ready_map[w] |= 1ull << (p->prio % 64);
-	apex_k.ready_words |= 1ull << w;
+	ready_add(p);
 }
 
 void apex_ready_remove(struct apex_process *p)
 {
-	unsigned w = (unsigned)p->prio / 64;
+	ready_remove(p);
+}
 
+/* The idle context runs on the partition's own stack (crt0's, in the bss), which has no
+ * guard: it is given the first word of the vector table, code that lies below every stack
+ * and never changes, so that the switch paths check every context the same way. */
+extern const uint64_t apex_vectors[];
+
+void apex_idle_guard(struct apex_process *idle)
+{
+	idle->stack_lo = (uint64_t *)&apex_vectors[1];
+	idle->guard_top = apex_vectors[0];
+}
+
+/* Moves p, ready, behind the other ready processes of its priority (a yield, a release that
+ * came already): its priority's queue stays non-empty, the bitmap as it is. */
+void apex_ready_rotate(struct apex_process *p)
+{
 	apex_list_remove(&p->ready_link);
-	if (apex_list_empty(&apex_k.ready[p->prio])) {
-		apex_k.ready_map[w] &= ~(1ull << (p->prio % 64));
-		if (!apex_k.ready_map[w])
-			apex_k.ready_words &= ~(1ull << w);
-	}
+	apex_list_insert_before(p->ready_head, &p->ready_link);
 }
 
 /* Two count-leading-zeros: the highest non-empty word, then its highest priority. */
-static struct apex_process *highest_ready(void)
+HOT struct apex_process *highest_ready(void)
 {
 	if (!apex_k.ready_words)
 		return &apex_k.idle;
@@ -74,46 +113,119 @@ static struct apex_process *highest_ready(void)
 }
 
 /* The context that should run now. Before NORMAL only the initialization runs; a process that
- * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile). */
-struct apex_process *apex_pick(void)
+ * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile), unless the
+ * error handler is ready. */
+/* Before NORMAL no process is in a ready queue (those started wait for NORMAL), so the
+ * initialization, the idle context, is the choice then too. */
+HOT struct apex_process *pick(void)
 {
-	struct apex_process *cur = apex_k.cur;
-
-	if (apex_k.mode != NORMAL)
-		return &apex_k.idle;
-	if (apex_k.lock_level > 0 && cur != &apex_k.idle && cur->state == READY)
-		return cur;
+	if (apex_k.lock_level > 0 && apex_k.lock_owner->state == READY &&
+	    apex_k.handler.state != READY)
+		return apex_k.lock_owner;
 	return highest_ready();
 }
 
-/* In an interrupt handler (a service an application's handler called) the switch waits for
- * the end of the interrupt path, which always looks. */
+struct apex_process *apex_pick(void)
+{
+	return pick();
+}
+
+/* The guard word next to the stack: an overflow from above damages it first (unless a frame
+ * larger than the guard skips it, docs/apex.md). */
+HOT int stack_intact(const struct apex_process *p)
+{
+	return p->stack_lo[-1] == p->guard_top;
+}
+
+/* The outgoing context cannot go on: its stack overflowed into its guard. The top guard word
+ * (the first an overflow writes) is checked at every switch, and the saved frame must lie
+ * above the guard. */
+HOT int stack_broken(const struct apex_process *p, const void *frame)
+{
+	return (const uint64_t *)frame < p->stack_lo || !stack_intact(p);
+}
+
+HOT int stack_damaged(const struct apex_process *p, const void *frame)
+{
+	return p->state != DORMANT && stack_broken(p, frame);
+}
+
+/* Names the context to run after `cur`, which stopped (STOP_SELF, a fault) or whose stack is
+ * damaged: a stopped error handler with errors still queued starts again. */
+static struct apex_process *next_after_stopped(struct apex_process *cur)
+{
+	if (cur->state != DORMANT)
+		apex_process_fault_stack(cur); /* the only reason a live context comes here */
+	if (cur == &apex_k.handler)
+		apex_handler_restart_if_pending();
+	return apex_pick();
+}
+
+void apex_switch_to(struct apex_frame **save, struct apex_frame *next); /* entry.S */
+
+/* Where a context that is never resumed (stopped, or its stack damaged) is saved: static, so
+ * that apex_reschedule's call of apex_switch_to can be its last (a tail call: the resumed
+ * context returns straight into the service). */
+static struct apex_frame *discarded;
+
+/* The voluntary switch of a service (IRQs masked): the caller's callee-saved registers go on
+ * its stack as a light frame (entry.S), the next context resumes, and this returns when the
+ * caller is resumed. In an interrupt handler (a service an application's handler called) the
+ * switch waits for the end of the interrupt path, which always looks. */
 void apex_reschedule(void)
 {
-	struct apex_process *next;
+	struct apex_process *cur = apex_k.cur, *next;
+	struct apex_frame **save = &cur->ctx;
 
-	if (apex_k.in_irq || (next = apex_pick()) == apex_k.cur)
+	if (apex_k.in_irq)
 		return;
-	apex_k.svc_next = next;
-	__asm__ volatile("svc #0" : : : "memory");
+	if (cur->state == DORMANT || stack_damaged(cur, __builtin_frame_address(0))) {
+		/* The error handler stopped: it may start again at once, with a fresh first frame
+		 * at the top of the stack this code runs on. An SVC moves to the kernel stack
+		 * first, and does not come back here (switch_from). */
+		if (cur == &apex_k.handler && cur->state == DORMANT)
+			__asm__ volatile("svc #0" : : : "memory");
+		next = next_after_stopped(cur);
+		save = &discarded; /* never resumed; the handler's fresh context stays */
+	} else if ((next = pick()) == cur) {
+		return;
+	}
+	apex_k.counters.context_switches++;
+	apex_k.cur = next;
+	apex_switch_to(save, next->ctx);
+}
+
+/* apex_reschedule for a process that just left the ready queues to wait (never in an
+ * interrupt handler, never with preemption locked): another context runs. */
+HOT void switch_away(struct apex_process *cur)
+{
+	struct apex_process *next;
+	struct apex_frame **save = &cur->ctx;
+
+	if (stack_broken(cur, __builtin_frame_address(0))) {
+		next = next_after_stopped(cur);
+		save = &discarded;
+	} else {
+		next = highest_ready();
+	}
+	apex_k.counters.context_switches++;
+	apex_k.cur = next;
+	apex_switch_to(save, next->ctx);
 }
 
 /* --- Kernel entry (entry.S), IRQs masked, on the kernel stack ----------------------------- */
 
-/* Saves the outgoing context's frame and names the next (`next`, or apex_pick()'s choice when
- * 0 or when the outgoing process's stack turns out damaged). */
-static struct apex_frame *switch_from(struct apex_frame *f, struct apex_process *next)
+/* Saves the outgoing context's frame and names the next (apex_pick()'s choice, or another
+ * when the outgoing process's stack turns out damaged). */
+static struct apex_frame *switch_from(struct apex_frame *f)
 {
-	struct apex_process *cur = apex_k.cur;
+	struct apex_process *cur = apex_k.cur, *next;
 
-	cur->ctx = f;
-	if (cur != &apex_k.idle && cur->state != DORMANT &&
-	    ((uint64_t *)(void *)f < cur->stack_lo || !apex_stack_intact(cur))) {
-		apex_process_fault_stack(cur);
-		next = 0;
-	}
-	if (!next)
-		next = apex_pick();
+	cur->ctx = apex_full_frame(f);
+	if (cur->state == DORMANT || stack_damaged(cur, f))
+		next = next_after_stopped(cur);
+	else
+		next = pick();
 	if (next != cur) {
 		apex_k.counters.context_switches++;
 		apex_k.cur = next;
@@ -121,18 +233,67 @@ static struct apex_frame *switch_from(struct apex_frame *f, struct apex_process 
 	return next->ctx;
 }
 
+/* An SVC #0 a process issued itself: a reschedule point. */
 struct apex_frame *apex_kernel_svc(struct apex_frame *f)
 {
-	return switch_from(f, apex_k.svc_next);
+	return switch_from(f);
 }
 
 struct apex_frame *apex_kernel_irq(struct apex_frame *f)
 {
-	apex_k.cur->ctx = f;
+	apex_k.cur->ctx = apex_full_frame(f);
 	apex_k.in_irq = 1;
 	bh_irq_dispatch();
 	apex_k.in_irq = 0;
-	return switch_from(f, 0);
+	return switch_from(f);
+}
+
+/* ESR_EL1 exception classes a process can cause (Arm ARM D17.2.37). */
+#define EC_UNKNOWN 0x00
+#define EC_FP_TRAPPED 0x2c
+#define EC_INSTR_ABORT 0x21
+#define EC_PC_ALIGN 0x22
+#define EC_DATA_ABORT 0x25
+#define EC_SP_ALIGN 0x26
+#define EC_BRK 0x3c
+
+static ERROR_CODE_TYPE error_of_exception(uint64_t esr)
+{
+	switch ((esr >> 26) & 0x3f) {
+	case EC_INSTR_ABORT:
+	case EC_PC_ALIGN:
+	case EC_DATA_ABORT:
+	case EC_SP_ALIGN:
+		return MEMORY_VIOLATION;
+	case EC_FP_TRAPPED:
+		return NUMERIC_ERROR;
+	case EC_BRK:
+		return (esr & 0xffff) == APEX_BRK_NUMERIC ? NUMERIC_ERROR : ILLEGAL_REQUEST;
+	default:
+		return ILLEGAL_REQUEST; /* undefined instruction, SVC #n, FP/SIMD access, ... */
+	}
+}
+
+extern char apex_kstack[], apex_kstack_top[];
+
+/* A synchronous exception other than SVC #0 (entry.S). In a process (or the error handler),
+ * on its own stack, it is that process's error: the process is stopped and the error goes
+ * to the error handler (apex_error). Anywhere else (the initialization, the idle loop, the
+ * kernel's own stack) returns 0: entry.S hands the exception to libbhpart, which reports it
+ * and stops the partition. */
+struct apex_frame *apex_kernel_fault(struct apex_frame *f)
+{
+	struct apex_process *cur = apex_k.cur;
+	uint64_t esr;
+
+	if (cur == &apex_k.idle ||
+	    ((char *)f >= apex_kstack && (char *)f < apex_kstack_top))
+		return 0;
+	__asm__ volatile("mrs %0, esr_el1" : "=r"(esr));
+	cur->ctx = apex_full_frame(f);
+	apex_detach(cur);
+	apex_error(error_of_exception(esr), cur, f->elr, 0, 0);
+	return switch_from(f);
 }
 
 /* --- Blocking and waking -------------------------------------------------------------------- */
@@ -180,19 +341,34 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 {
 	struct apex_process *p = apex_k.cur;
 
-	apex_ready_remove(p);
+	ready_remove(p);
 	p->state = WAITING;
 	p->block = (uint8_t)why;
 	p->wait_result = NO_ERROR;
 	if (q) {
-		waitq_insert(q, p);
+		if (q->discipline == FIFO)
+			apex_list_insert_before(&q->waiters, &p->wait_link);
+		else
+			waitq_insert(q, p);
 		q->count++;
 		p->waitq = q;
 	}
 	if (until != INFINITE_TIME_VALUE)
 		apex_timer_arm(&p->wake, until);
-	apex_reschedule();
+	switch_away(p);
 	return p->wait_result;
+}
+
+RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_out,
+				   MESSAGE_ADDR_TYPE buf, MESSAGE_SIZE_TYPE length,
+				   MESSAGE_SIZE_TYPE *length_out)
+{
+	if (!apex_may_block())
+		return INVALID_MODE;
+	apex_k.cur->req = (struct apex_port_request){ buf, length, length_out };
+	return apex_block_current(APEX_BLOCK_RESOURCE, q,
+				  time_out == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE
+								  : apex_now() + time_out);
 }
 
 void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result)
@@ -209,7 +385,7 @@ void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result)
 	p->wait_result = result;
 	if (!p->suspended) {
 		p->state = READY;
-		apex_ready_add(p);
+		ready_add(p);
 	}
 }
 
@@ -227,8 +403,10 @@ void apex_detach(struct apex_process *p)
 	p->block = APEX_BLOCK_NONE;
 	p->suspended = 0;
 	p->state = DORMANT;
-	if (p == apex_k.cur)
+	if (p == apex_k.lock_owner) {
 		apex_k.lock_level = 0;
+		apex_k.lock_owner = 0;
+	}
 }
 
 /* --- Stacks ------------------------------------------------------------------------------- */
@@ -260,6 +438,7 @@ void apex_stack_reset(struct apex_process *p)
 
 	for (unsigned i = 0; i < GUARD_WORDS; i++)
 		guard[i] = CANARY ^ (uint64_t)(uintptr_t)&guard[i];
+	p->guard_top = guard[GUARD_WORDS - 1];
 
 	struct apex_frame *f = (struct apex_frame *)(void *)((char *)p->stack_hi - APEX_FRAME_SIZE);
 	for (unsigned i = 0; i < 31; i++)
@@ -268,17 +447,7 @@ void apex_stack_reset(struct apex_process *p)
 	f->elr = (uint64_t)(uintptr_t)p->attr.ENTRY_POINT;
 	f->spsr = SPSR_PROCESS_START;
 	f->pad = 0;
-	p->ctx = f;
-}
-
-int apex_stack_intact(const struct apex_process *p)
-{
-	const uint64_t *w = p->stack_lo - 1;
-
-	for (unsigned i = 0; i < GUARD_WORDS; i += GUARD_CHECK_STRIDE, w -= GUARD_CHECK_STRIDE)
-		if (*w != (CANARY ^ (uint64_t)(uintptr_t)w))
-			return 0;
-	return 1;
+	p->ctx = apex_full_frame(f);
 }
 
 /* A process's entry function returned: that ends it as STOP_SELF does. */

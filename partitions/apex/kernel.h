@@ -25,22 +25,33 @@ struct apex_frame {
 #define APEX_FRAME_ELR  248
 #define APEX_FRAME_SPSR 256
 
+/* A context's saved state (apex_process.ctx) is a full frame, tagged with bit 0 (an exception
+ * saved it: resumed by exception return), or an untagged light frame (a service's switch:
+ * x19..x30, resumed by returning from apex_switch_to). */
+static inline struct apex_frame *apex_full_frame(struct apex_frame *f)
+{
+	return (struct apex_frame *)(void *)((uintptr_t)f | 1);
+}
+
+/* Inlined whatever the optimisation level: the short helpers of the switch paths. */
+#define APEX_INLINE static inline __attribute__((always_inline))
+
 /* Intrusive doubly linked list: a circular list with a sentinel head. */
 struct apex_link {
 	struct apex_link *next, *prev;
 };
 
-static inline void apex_list_init(struct apex_link *h)
+APEX_INLINE void apex_list_init(struct apex_link *h)
 {
 	h->next = h->prev = h;
 }
 
-static inline int apex_list_empty(const struct apex_link *h)
+APEX_INLINE int apex_list_empty(const struct apex_link *h)
 {
 	return h->next == h;
 }
 
-static inline void apex_list_insert_before(struct apex_link *pos, struct apex_link *n)
+APEX_INLINE void apex_list_insert_before(struct apex_link *pos, struct apex_link *n)
 {
 	n->next = pos;
 	n->prev = pos->prev;
@@ -48,7 +59,7 @@ static inline void apex_list_insert_before(struct apex_link *pos, struct apex_li
 	pos->prev = n;
 }
 
-static inline void apex_list_remove(struct apex_link *n)
+APEX_INLINE void apex_list_remove(struct apex_link *n)
 {
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
@@ -96,7 +107,11 @@ struct apex_process {
 	uint8_t state;            /* DORMANT, READY (RUNNING when current), WAITING */
 	uint8_t block;            /* enum apex_block */
 	uint8_t suspended;        /* SUSPEND by another process */
-	PRIORITY_TYPE prio;       /* current priority */
+	uint8_t may_block;        /* a process (not the idle context, not the error handler) */
+	PRIORITY_TYPE prio;       /* current priority (apex_set_priority) */
+	struct apex_link *ready_head;    /* its priority's FIFO */
+	uint64_t *ready_word;            /* the ready_map word of its priority */
+	uint64_t ready_bit, ready_word_bit; /* its bit there, that word's in ready_words */
 	struct apex_link ready_link;
 	struct apex_link wait_link;
 	struct apex_waitq *waitq; /* the queue it waits on (APEX_BLOCK_RESOURCE) */
@@ -108,22 +123,28 @@ struct apex_process {
 	struct apex_port_request req;
 	uint64_t *stack_lo;        /* lowest usable byte; the guard lies below it */
 	uint64_t *stack_hi;        /* one past the highest */
+	uint64_t guard_top;        /* what stack_lo[-1], the guard's top word, must hold */
 	struct apex_process_counters counters;
 };
+
+/* The error handler runs above every process priority, preemption lock or not. */
+#define APEX_HANDLER_PRIORITY (MAX_PRIORITY_VALUE + 1)
 
 struct apex_kernel {
 	struct apex_process procs[APEX_MAX_PROCESSES];
 	unsigned nprocs;
 	struct apex_process idle;        /* the initialization, then the idle loop */
+	struct apex_process handler;     /* the error handler (DORMANT until an error starts it) */
+	uint8_t has_handler;             /* CREATE_ERROR_HANDLER succeeded */
 	struct apex_process *cur;        /* the running context */
-	struct apex_process *svc_next;   /* apex_reschedule's choice, for the SVC it issues */
-	struct apex_link ready[MAX_PRIORITY_VALUE + 1];
+	struct apex_link ready[APEX_HANDLER_PRIORITY + 1];
 	uint64_t ready_map[(MAX_PRIORITY_VALUE + 64) / 64];
 	uint64_t ready_words;            /* bit w: ready_map[w] is not 0 */
 	struct apex_link timers;
 	OPERATING_MODE_TYPE mode;
 	START_CONDITION_TYPE start_condition;
 	LOCK_LEVEL_TYPE lock_level;
+	struct apex_process *lock_owner;    /* the process that locked preemption */
 	uint8_t in_irq;                     /* interrupt handlers are running */
 	SYSTEM_TIME_TYPE partition_period;  /* INFINITE_TIME_VALUE: none */
 	SYSTEM_TIME_TYPE period_origin;
@@ -144,28 +165,40 @@ static inline int apex_in_process(void)
 {
 	return apex_k.cur != &apex_k.idle;
 }
+static inline int apex_in_handler(void)
+{
+	return apex_k.cur == &apex_k.handler;
+}
 struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id);
 struct apex_process *apex_pick(void);
 void apex_reschedule(void);         /* switch if apex_pick() names another context */
 void apex_ready_add(struct apex_process *p);   /* tail of its priority's FIFO */
 void apex_ready_remove(struct apex_process *p);
+void apex_ready_rotate(struct apex_process *p); /* to the tail of its priority's FIFO */
+void apex_set_priority(struct apex_process *p, PRIORITY_TYPE prio);
+void apex_idle_guard(struct apex_process *idle);
 /* Ends the current block with `result`; the process becomes ready unless suspended. */
 void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result);
 /* Blocks the current process (`why`, on `q` for APEX_BLOCK_RESOURCE, until `until` unless
  * INFINITE_TIME_VALUE), gives up the CPU and returns how the block ended. */
 RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 				    SYSTEM_TIME_TYPE until);
+/* A message service's wait on q (a buffer, blackboard or port) for at most time_out (not 0):
+ * INVALID_MODE when the caller cannot wait, else apex_block_current's result. Whoever ends it
+ * completes the request (buf, length to send, or where the received length goes). */
+RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_out,
+				   MESSAGE_ADDR_TYPE buf, MESSAGE_SIZE_TYPE length,
+				   MESSAGE_SIZE_TYPE *length_out);
 /* Takes p out of every queue and timer: what STOP and a fault do. */
 void apex_detach(struct apex_process *p);
 int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size);
 unsigned apex_stack_free(void);
 void apex_stack_reset(struct apex_process *p);
-int apex_stack_intact(const struct apex_process *p);
-/* Blocking services are refused while preemption is locked, outside a process, and in an
- * interrupt handler. */
-static inline int apex_may_block(void)
+/* Blocking services are refused while preemption is locked, outside a process, in the error
+ * handler and in an interrupt handler. */
+APEX_INLINE int apex_may_block(void)
 {
-	return apex_in_process() && apex_k.lock_level == 0 && !apex_k.in_irq;
+	return apex_k.cur->may_block && apex_k.lock_level == 0 && !apex_k.in_irq;
 }
 
 /* --- waitq ------------------------------------------------------------------------------ */
@@ -174,6 +207,8 @@ struct apex_process *apex_waitq_first(const struct apex_waitq *q);
 void apex_waitq_reposition(struct apex_process *p);
 
 /* --- timer.c ---------------------------------------------------------------------------- */
+/* Longest delay a service accepts: beyond it (about 146 years) now + delay could overflow. */
+#define APEX_MAX_DELAY (1ll << 62)
 SYSTEM_TIME_TYPE apex_now(void);
 void apex_timer_arm(struct apex_timer *t, SYSTEM_TIME_TYPE at);
 void apex_timer_cancel(struct apex_timer *t);
@@ -181,7 +216,10 @@ void apex_timer_irq(unsigned intid);
 /* now + delta, or -1 if it is not a time the kernel can wait for (negative, overflow). */
 SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delta);
 /* A time-out: INFINITE_TIME_VALUE, 0 or a positive delay the clock can reach. */
-int apex_timeout_valid(SYSTEM_TIME_TYPE t);
+APEX_INLINE int apex_timeout_valid(SYSTEM_TIME_TYPE t)
+{
+	return t == INFINITE_TIME_VALUE || (unsigned long long)t <= (unsigned long long)APEX_MAX_DELAY;
+}
 
 /* --- process.c ---------------------------------------------------------------------------- */
 /* Releases p for an activation at `release` (ready now, or at that time). */
@@ -191,8 +229,20 @@ void apex_deadline_missed(struct apex_process *p);
 SYSTEM_TIME_TYPE apex_first_release(SYSTEM_TIME_TYPE now);
 void apex_process_fault_stack(struct apex_process *p);
 
+/* --- hm.c: errors ------------------------------------------------------------------------ */
+/* A process-level error of p (the running context for faults): queued for the error handler,
+ * which is started if DORMANT, or raised to Bulkhead's health monitor when the handler cannot
+ * take it. The caller reschedules. */
+void apex_error(ERROR_CODE_TYPE code, struct apex_process *p, unsigned long address,
+		const void *msg, ERROR_MESSAGE_SIZE_TYPE length);
+void apex_errors_reset(void);
+/* The handler stopped with errors still queued: it starts again (switch_from calls it). */
+void apex_handler_restart_if_pending(void);
+void apex_hm_irq(unsigned intid);
+
 /* --- port.c ------------------------------------------------------------------------------- */
 void apex_port_irq(unsigned intid);
+int apex_port_idle_wait(void);
 void apex_ports_reset(void);
 
 /* --- sem.c / event.c / buffer.c --------------------------------------------------------- */

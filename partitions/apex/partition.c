@@ -8,7 +8,7 @@
  */
 #include "kernel.h"
 
-extern const char apex_vectors[];
+extern const unsigned long long apex_vectors[];
 
 static PARTITION_ID_TYPE partition_id;
 
@@ -42,6 +42,16 @@ int apex_name_valid(const char *n)
 
 /* --- Start-up ------------------------------------------------------------------------------- */
 
+/* The idle context and the error handler: in no queue, no timer armed, no deadline. */
+static void init_context(struct apex_process *p)
+{
+	apex_list_init(&p->ready_link);
+	apex_list_init(&p->wait_link);
+	apex_list_init(&p->wake.link);
+	apex_list_init(&p->deadline.link);
+	p->deadline.at = INFINITE_TIME_VALUE;
+}
+
 void apex_init(unsigned boot_kind, unsigned restarts)
 {
 	(void)restarts;
@@ -52,15 +62,13 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	/* A warm restart keeps memory: nothing of the previous incarnation may survive. */
 	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
 	apex_k = (struct apex_kernel){ 0 };
-	for (unsigned i = 0; i <= MAX_PRIORITY_VALUE; i++)
+	for (unsigned i = 0; i <= APEX_HANDLER_PRIORITY; i++)
 		apex_list_init(&apex_k.ready[i]);
 	apex_list_init(&apex_k.timers);
-	apex_list_init(&apex_k.idle.ready_link);
-	apex_list_init(&apex_k.idle.wait_link);
-	apex_list_init(&apex_k.idle.wake.link);
-	apex_list_init(&apex_k.idle.deadline.link);
+	init_context(&apex_k.idle);
+	init_context(&apex_k.handler);
 	apex_k.idle.state = READY;
-	apex_k.idle.deadline.at = INFINITE_TIME_VALUE;
+	apex_idle_guard(&apex_k.idle);
 	apex_k.cur = &apex_k.idle;
 	apex_k.mode = boot_kind == BH_BOOT_WARM_RESTART ? WARM_START : COLD_START;
 	apex_k.start_condition = boot_kind == BH_BOOT_COLD ? NORMAL_START : PARTITION_RESTART;
@@ -69,10 +77,12 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	apex_events_reset();
 	apex_buffers_reset();
 	apex_ports_reset();
+	apex_errors_reset();
 	partition_id = (PARTITION_ID_TYPE)bh_partition_id();
 
 	bh_irq_set_handler(BH_VIRQ_VTIMER, apex_timer_irq);
 	bh_irq_set_handler(BH_VIRQ_PORT, apex_port_irq);
+	bh_irq_set_handler(BH_VIRQ_HM, apex_hm_irq);
 	__asm__ volatile("msr vbar_el1, %0\n\tisb" : : "r"(apex_vectors) : "memory");
 }
 
@@ -99,15 +109,18 @@ void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN
 /* --- Modes ------------------------------------------------------------------------------------ */
 
 /* Never returns: with IRQs unmasked, every interrupt may hand the CPU to a process; with none
- * ready the vCPU waits in BH_HC_IDLE (IRQs masked over the check, so no wake-up is lost:
- * BH_HC_IDLE returns at once when an interrupt is pending). */
+ * ready the vCPU waits, IRQs masked over the check so that no wake-up is lost (both waits
+ * return at once when an interrupt is pending): in BH_HC_QUEUING_RECEIVE_WAIT for a process
+ * waiting on a queuing port, whose message may then make it ready, else in BH_HC_IDLE. */
 _Noreturn static void idle_loop(void)
 {
 	for (;;) {
 		bh_irq_disable();
 		if (apex_pick() == &apex_k.idle) {
 			apex_k.counters.idle_waits++;
-			bh_idle();
+			if (!apex_port_idle_wait())
+				bh_idle();
+			apex_reschedule(); /* the process a message made ready */
 		}
 		bh_irq_enable();
 		__asm__ volatile("isb" : : : "memory");

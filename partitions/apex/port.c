@@ -275,9 +275,29 @@ void apex_port_irq(unsigned intid)
 			port_serve(&ports[i]);
 }
 
-static SYSTEM_TIME_TYPE until(SYSTEM_TIME_TYPE timeout)
+/* The idle loop's wait (IRQs masked, no process ready). With a process waiting on a queuing
+ * destination port, the vCPU waits in BH_HC_QUEUING_RECEIVE_WAIT with that process's buffer:
+ * a message then goes from the sender straight into it, with no BH_VIRQ_PORT and no second
+ * call. Any interrupt (a timer, another port) ends the wait, and one already pending makes it
+ * return at once, so nothing is lost. Returns 0 when no process waits on such a port (the
+ * idle loop then waits in BH_HC_IDLE). */
+int apex_port_idle_wait(void)
 {
-	return timeout == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE : apex_now() + timeout;
+	for (unsigned i = 0; i < nports; i++) {
+		struct apex_port *p = &ports[i];
+		struct apex_process *w = apex_waitq_first(&p->q);
+		long r;
+
+		if (!w || p->kind != PORT_QUEUING || p->direction != DESTINATION)
+			continue;
+		r = bh_queuing_receive_wait(p->desc, w->req.buf, (unsigned)p->max_size, 0);
+		if (r != BH_NOT_AVAILABLE) {
+			*w->req.length_out = r > 0 ? (MESSAGE_SIZE_TYPE)r : 0;
+			apex_unblock(w, r >= 0 ? NO_ERROR : INVALID_PARAM);
+		}
+		return 1;
+	}
+	return 0;
 }
 
 void SEND_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
@@ -302,18 +322,10 @@ void SEND_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, MESSAGE_ADDR_TYP
 			rc = r == BH_OK ? NO_ERROR : r == BH_NOT_AVAILABLE ? NOT_AVAILABLE
 									  : INVALID_PARAM;
 		}
-		if (rc == NOT_AVAILABLE && TIME_OUT != 0) {
-			if (!apex_may_block()) {
-				rc = INVALID_MODE;
-			} else {
-				struct apex_process *cur = apex_current();
-
-				cur->req = (struct apex_port_request){ MESSAGE_ADDR, LENGTH, 0 };
-				rc = apex_block_current(APEX_BLOCK_RESOURCE, &p->q, until(TIME_OUT));
-			}
-		} else {
+		if (rc == NOT_AVAILABLE && TIME_OUT != 0)
+			rc = apex_wait_request(&p->q, TIME_OUT, MESSAGE_ADDR, LENGTH, 0);
+		else
 			apex_reschedule(); /* port_serve may have readied a waiter */
-		}
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -344,18 +356,10 @@ void RECEIVE_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, SYSTEM_TIME_T
 				rc = INVALID_PARAM;
 			}
 		}
-		if (rc == NOT_AVAILABLE && TIME_OUT != 0) {
-			if (!apex_may_block()) {
-				rc = INVALID_MODE;
-			} else {
-				struct apex_process *cur = apex_current();
-
-				cur->req = (struct apex_port_request){ MESSAGE_ADDR, 0, LENGTH };
-				rc = apex_block_current(APEX_BLOCK_RESOURCE, &p->q, until(TIME_OUT));
-			}
-		} else {
+		if (rc == NOT_AVAILABLE && TIME_OUT != 0)
+			rc = apex_wait_request(&p->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
+		else
 			apex_reschedule();
-		}
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;

@@ -47,25 +47,24 @@ void apex_release(struct apex_process *p, SYSTEM_TIME_TYPE release)
 	}
 }
 
-/* Deadline timer expired (timer interrupt): a process-level error, which goes to Bulkhead's
- * health monitor as a deadline_miss event until libapex has error handler processes. The
+/* Deadline timer expired (timer interrupt): a process-level error for the error handler. The
  * process goes on; its deadline is not watched again until its next release or REPLENISH. */
 void apex_deadline_missed(struct apex_process *p)
 {
 	p->counters.deadline_misses++;
 	p->counters.last_missed_deadline = p->deadline.at;
 	apex_k.counters.deadline_misses++;
-	bh_deadline_miss(APEX_HM_DEADLINE | (unsigned long)p->id);
+	apex_error(DEADLINE_MISSED, p, 0, 0, 0);
 }
 
 /* The guard below p's stack is damaged or its frame lies in it: p cannot go on. It is
- * stopped and the error raised to the health monitor as a partition_error event. */
+ * stopped and the error goes to the error handler. */
 void apex_process_fault_stack(struct apex_process *p)
 {
 	p->counters.stack_overflows++;
 	apex_k.counters.stack_overflows++;
 	apex_detach(p);
-	bh_raise_event(APEX_HM_STACK_OVERFLOW | (unsigned long)p->id);
+	apex_error(STACK_OVERFLOW, p, 0, 0, 0);
 }
 
 /* --- Services --------------------------------------------------------------------------------- */
@@ -133,8 +132,9 @@ void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS
 		p->attr = *ATTRIBUTES;
 		apex_name_copy(p->attr.NAME, ATTRIBUTES->NAME);
 		p->id = (PROCESS_ID_TYPE)++apex_k.nprocs;
-		p->prio = p->attr.BASE_PRIORITY;
+		apex_set_priority(p, p->attr.BASE_PRIORITY);
 		p->state = DORMANT;
+		p->may_block = 1;
 		apex_list_init(&p->ready_link);
 		apex_list_init(&p->wait_link);
 		apex_list_init(&p->wake.link);
@@ -153,7 +153,7 @@ void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS
 static void start_process(struct apex_process *p, SYSTEM_TIME_TYPE delay)
 {
 	apex_stack_reset(p);
-	p->prio = p->attr.BASE_PRIORITY;
+	apex_set_priority(p, p->attr.BASE_PRIORITY);
 	p->suspended = 0;
 	p->wait_result = NO_ERROR;
 	if (apex_k.mode != NORMAL) {
@@ -326,7 +326,7 @@ void SET_PRIORITY(PROCESS_ID_TYPE PROCESS_ID, PRIORITY_TYPE PRIORITY,
 		/* The newest of its new priority, running or not. */
 		if (p->state == READY)
 			apex_ready_remove(p);
-		p->prio = PRIORITY;
+		apex_set_priority(p, PRIORITY);
 		if (p->state == READY)
 			apex_ready_add(p);
 		apex_waitq_reposition(p);
@@ -341,12 +341,12 @@ void LOCK_PREEMPTION(LOCK_LEVEL_TYPE *LOCK_LEVEL, RETURN_CODE_TYPE *RETURN_CODE)
 	unsigned long flags = apex_enter();
 	RETURN_CODE_TYPE rc = NO_ERROR;
 
-	if (!apex_in_process())
+	if (!apex_in_process() || apex_in_handler())
 		rc = NO_ACTION;
 	else if (apex_k.lock_level >= MAX_LOCK_LEVEL)
 		rc = INVALID_CONFIG;
-	else
-		apex_k.lock_level++;
+	else if (apex_k.lock_level++ == 0)
+		apex_k.lock_owner = apex_current();
 	*LOCK_LEVEL = apex_k.lock_level;
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -357,7 +357,7 @@ void UNLOCK_PREEMPTION(LOCK_LEVEL_TYPE *LOCK_LEVEL, RETURN_CODE_TYPE *RETURN_COD
 	unsigned long flags = apex_enter();
 	RETURN_CODE_TYPE rc = NO_ERROR;
 
-	if (!apex_in_process() || apex_k.lock_level == 0) {
+	if (!apex_in_process() || apex_in_handler() || apex_k.lock_level == 0) {
 		rc = NO_ACTION;
 	} else if (--apex_k.lock_level == 0) {
 		apex_reschedule(); /* what became ready meanwhile runs now */
@@ -369,7 +369,7 @@ void UNLOCK_PREEMPTION(LOCK_LEVEL_TYPE *LOCK_LEVEL, RETURN_CODE_TYPE *RETURN_COD
 
 void GET_MY_ID(PROCESS_ID_TYPE *PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE)
 {
-	if (!apex_in_process()) {
+	if (!apex_in_process() || apex_in_handler()) {
 		*RETURN_CODE = INVALID_MODE;
 		return;
 	}

@@ -5,18 +5,11 @@
  */
 #include "kernel.h"
 
-/* Longest delay a service accepts: beyond it (about 146 years) now + delay could overflow. */
-#define APEX_MAX_DELAY (1ll << 62)
 #define CNTV_CTL_ENABLE 1ul
 
 SYSTEM_TIME_TYPE apex_now(void)
 {
 	return (SYSTEM_TIME_TYPE)bh_now_ns();
-}
-
-int apex_timeout_valid(SYSTEM_TIME_TYPE t)
-{
-	return t == INFINITE_TIME_VALUE || (t >= 0 && t <= APEX_MAX_DELAY);
 }
 
 SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delta)
@@ -120,10 +113,7 @@ void TIMED_WAIT(SYSTEM_TIME_TYPE DELAY_TIME, RETURN_CODE_TYPE *RETURN_CODE)
 		rc = INVALID_PARAM; /* INFINITE_TIME_VALUE included */
 	} else if (DELAY_TIME == 0) {
 		/* A yield: behind the other ready processes of the same priority. */
-		struct apex_process *p = apex_current();
-
-		apex_ready_remove(p);
-		apex_ready_add(p);
+		apex_ready_rotate(apex_current());
 		apex_reschedule();
 	} else {
 		rc = apex_block_current(APEX_BLOCK_TIME, 0, apex_now() + DELAY_TIME);
@@ -150,8 +140,7 @@ void PERIODIC_WAIT(RETURN_CODE_TYPE *RETURN_CODE)
 		if (next > apex_now()) {
 			rc = apex_block_current(APEX_BLOCK_TIME, 0, next);
 		} else {
-			apex_ready_remove(p); /* released already: a new activation, at the tail */
-			apex_ready_add(p);
+			apex_ready_rotate(p); /* released already: a new activation, at the tail */
 			apex_reschedule();
 		}
 	}
@@ -166,7 +155,7 @@ void REPLENISH(SYSTEM_TIME_TYPE BUDGET_TIME, RETURN_CODE_TYPE *RETURN_CODE)
 	SYSTEM_TIME_TYPE now = apex_now();
 	RETURN_CODE_TYPE rc = NO_ERROR;
 
-	if (!apex_in_process() || apex_k.mode != NORMAL) {
+	if (!apex_in_process() || apex_in_handler() || apex_k.mode != NORMAL) {
 		rc = NO_ACTION;
 	} else if (BUDGET_TIME != INFINITE_TIME_VALUE &&
 		   apex_deadline_after(now, BUDGET_TIME) < 0) {

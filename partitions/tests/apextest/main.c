@@ -15,6 +15,7 @@
 #include "bhtest.h"
 
 #include "apex/apex.h"
+#include "apexutil.h"
 #include "peer_protocol.h"
 
 #define US 1000ll
@@ -53,18 +54,10 @@ static void log_reset(void)
 	logbuf[0] = 0;
 }
 
-static int streq(const char *a, const char *b)
-{
-	while (*a && *a == *b) {
-		a++;
-		b++;
-	}
-	return *a == *b;
-}
 
 #define EXPECT_LOG(want)                                                                 \
 	do {                                                                             \
-		if (!streq(logbuf, want)) {                                              \
+		if (!apexutil_streq(logbuf, want)) {                                              \
 			char what_[96];                                                  \
 			bh_snprintf(what_, sizeof(what_), "log '%s', expected '%s'", logbuf, \
 				    want);                                               \
@@ -72,14 +65,6 @@ static int streq(const char *a, const char *b)
 		}                                                                        \
 	} while (0)
 
-static SYSTEM_TIME_TYPE now(void)
-{
-	SYSTEM_TIME_TYPE t;
-	RETURN_CODE_TYPE rc;
-
-	GET_TIME(&t, &rc);
-	return t;
-}
 
 static char my_tag(void)
 {
@@ -92,40 +77,26 @@ static char my_tag(void)
 
 static void busy_ns(SYSTEM_TIME_TYPE d)
 {
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 
-	while (now() - t0 < d)
+	while (apexutil_now() - t0 < d)
 		;
 }
 
-static void sleep_ns(SYSTEM_TIME_TYPE d)
-{
-	RETURN_CODE_TYPE rc;
 
-	TIMED_WAIT(d, &rc);
-}
-
-static PROCESS_STATE_TYPE state_of(PROCESS_ID_TYPE id)
-{
-	PROCESS_STATUS_TYPE st;
-	RETURN_CODE_TYPE rc;
-
-	GET_PROCESS_STATUS(id, &st, &rc);
-	return rc == NO_ERROR ? st.PROCESS_STATE : (PROCESS_STATE_TYPE)-1;
-}
 
 static int wait_dormant(PROCESS_ID_TYPE id)
 {
-	for (int i = 0; i < 200 && state_of(id) != DORMANT; i++)
-		sleep_ns(100 * US);
-	return state_of(id) == DORMANT;
+	for (int i = 0; i < 200 && apexutil_state_of(id) != DORMANT; i++)
+		apexutil_sleep(100 * US);
+	return apexutil_state_of(id) == DORMANT;
 }
 
 /* --- Resources created during initialization ------------------------------------------------ */
 
 static PROCESS_ID_TYPE driver, pa, pb, pc, pl, ph, spin, fa, fb, fc, lk, ss, sw, ds, per, sg;
 static PROCESS_ID_TYPE w20, w40, w30, rx, dm, pm, dr, so, y1, y2, sa, sb, early, bs, held;
-static SEMAPHORE_ID_TYPE sem_zero, sem_two, sem_prio, sem_fifo, sem_sig, sem_pp;
+static SEMAPHORE_ID_TYPE sem_zero, sem_two, sem_prio, sem_fifo, sem_sig;
 static EVENT_ID_TYPE ev_test, ev_per_done;
 static BUFFER_ID_TYPE buf_fifo, buf_prio;
 static BLACKBOARD_ID_TYPE board;
@@ -246,9 +217,9 @@ static void suspend_self_body(void)
 	note('s');
 	SUSPEND_SELF(INF, &ss_rc[0]);
 	note('r');
-	ss_t0 = now();
+	ss_t0 = apexutil_now();
 	SUSPEND_SELF(2 * MS, &ss_rc[1]);
-	ss_t1 = now();
+	ss_t1 = apexutil_now();
 	note('t');
 }
 
@@ -256,7 +227,7 @@ static SYSTEM_TIME_TYPE ds_ran_at;
 
 static void delayed_body(void)
 {
-	ds_ran_at = now();
+	ds_ran_at = apexutil_now();
 }
 
 static volatile SYSTEM_TIME_TYPE per_act[PER_N];
@@ -268,7 +239,7 @@ static void periodic_body(void)
 	RETURN_CODE_TYPE rc;
 
 	for (;;) {
-		SYSTEM_TIME_TYPE t = now();
+		SYSTEM_TIME_TYPE t = apexutil_now();
 
 		if (per_n < PER_N)
 			per_act[per_n] = t;
@@ -315,7 +286,7 @@ static unsigned long rx_spins;
 static void receiver_body(void)
 {
 	RECEIVE_QUEUING_MESSAGE(rsp_in, INF, (MESSAGE_ADDR_TYPE)&rx_msg, &rx_len, &rx_rc);
-	rx_at = now();
+	rx_at = apexutil_now();
 	rx_spins = spins;
 }
 
@@ -352,60 +323,53 @@ static void __attribute__((noinline)) smash(void)
 		buf[i] = (char)i;
 }
 
+static volatile int so_illegal; /* so executes an undefined instruction instead */
+
 static void overflow_body(void)
 {
 	RETURN_CODE_TYPE rc;
 
-	smash();
+	if (so_illegal)
+		__asm__ volatile(".inst 0x00000000" : : : "memory"); /* UDF #0 */
+	else
+		smash();
 	TIMED_WAIT(1 * MS, &rc); /* the kernel finds the guard damaged at this entry */
 	so_survived = 1;
 }
 
-static unsigned long long yield_t0, yield_t1;
+static struct apexutil_costs costs = { .n = PINGPONG_N };
 
 static void yield_body(void)
 {
-	RETURN_CODE_TYPE rc;
-	int first = my_tag() == '1';
-
-	if (first)
-		yield_t0 = bh_counter();
-	for (int i = 0; i < PINGPONG_N; i++)
-		TIMED_WAIT(0, &rc);
-	if (!first)
-		yield_t1 = bh_counter();
+	apexutil_yielder(&costs);
 }
-
-static volatile unsigned long long pp_t_sig, pp_t_block;
-static unsigned long long pp_sum_sig, pp_sum_block;
 
 static void pp_low_body(void)
 {
-	RETURN_CODE_TYPE rc;
-
-	for (int i = 0; i < PINGPONG_N; i++) {
-		pp_sum_block += bh_counter() - pp_t_block;
-		pp_t_sig = bh_counter();
-		SIGNAL_SEMAPHORE(sem_pp, &rc);
-	}
+	apexutil_signaller(&costs);
 }
 
 static void pp_high_body(void)
 {
-	RETURN_CODE_TYPE rc;
-
-	for (int i = 0; i < PINGPONG_N; i++) {
-		pp_t_block = bh_counter();
-		WAIT_SEMAPHORE(sem_pp, INF, &rc);
-		pp_sum_sig += bh_counter() - pp_t_sig;
-	}
+	apexutil_waiter(&costs);
 }
 
 static SYSTEM_TIME_TYPE early_ran_at;
 
 static void early_body(void)
 {
-	early_ran_at = now();
+	early_ran_at = apexutil_now();
+}
+
+/* This partition's health-monitor events of one kind (BH_HC_HM_STATUS: never rate-limited). */
+#define HM_PARTITION_ERROR 3
+static unsigned long long hm_count(unsigned event)
+{
+	struct bh_hm_status st;
+
+	if (bh_hm_status(bh_partition_id(), &st) != BH_OK)
+		return ~0ull;
+	return st.counts[event];
 }
 
 /* --- The tests (run by the driver, priority 100) --------------------------------------------- */
@@ -413,18 +377,18 @@ static void early_body(void)
 BH_TEST(apex_started_during_init_released_at_normal)
 {
 	/* early: DELAYED_START(1 ms) during initialization, priority above the driver. */
-	SYSTEM_TIME_TYPE t = now();
+	SYSTEM_TIME_TYPE t = apexutil_now();
 
-	sleep_ns(2 * MS);
+	apexutil_sleep(2 * MS);
 	BH_EXPECT(early_ran_at >= init_end + 1 * MS);
 	BH_EXPECT(early_ran_at <= t + 1 * MS + WAKE_LATE_MAX_NS);
-	BH_EXPECT_EQ(state_of(early), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(early), DORMANT);
 
 	/* held (105, above the driver) was suspended during initialization: NORMAL did not make
 	 * it ready; RESUME does, and it runs at once. */
 	RETURN_CODE_TYPE rc;
 	log_reset();
-	BH_EXPECT_EQ(state_of(held), WAITING);
+	BH_EXPECT_EQ(apexutil_state_of(held), WAITING);
 	RESUME(held, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	EXPECT_LOG("h");
@@ -440,25 +404,25 @@ BH_TEST(apex_priority_order_and_preemption)
 	START(pb, &rc);
 	START(pc, &rc);
 	BH_EXPECT_EQ(logbuf[0], 0);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("cba");
 
 	/* A START inside a process preempts it at once for a higher priority. */
 	log_reset();
 	START(pl, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("LHl");
 
 	/* The timer preempts a process that never gives up the CPU. */
 	stop_spin = 0;
 	spins = 0;
 	START(spin, &rc);
-	SYSTEM_TIME_TYPE t0 = now();
-	sleep_ns(2 * MS);
-	SYSTEM_TIME_TYPE late = now() - (t0 + 2 * MS);
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
+	apexutil_sleep(2 * MS);
+	SYSTEM_TIME_TYPE late = apexutil_now() - (t0 + 2 * MS);
 	BH_EXPECT(spins > 0);
 	BH_EXPECT(late >= 0 && late <= WAKE_LATE_MAX_NS);
-	BH_EXPECT_EQ(state_of(spin), READY);
+	BH_EXPECT_EQ(apexutil_state_of(spin), READY);
 	stop_spin = 1;
 	BH_EXPECT(wait_dormant(spin));
 }
@@ -472,7 +436,7 @@ BH_TEST(apex_fifo_among_equal_priorities)
 	START(fa, &rc);
 	START(fb, &rc);
 	START(fc, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("abcabc");
 }
 
@@ -500,7 +464,7 @@ BH_TEST(apex_set_priority)
 	GET_PROCESS_STATUS(pb, &st, &rc);
 	BH_EXPECT_EQ(st.CURRENT_PRIORITY, 10);
 	BH_EXPECT_EQ(st.ATTRIBUTES.BASE_PRIORITY, 20);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("ba");
 
 	SET_PRIORITY(99, 10, &rc);
@@ -541,66 +505,81 @@ BH_TEST(apex_lock_preemption)
 	BH_EXPECT_EQ(ps.LOCK_LEVEL, 0);
 }
 
-BH_TEST(apex_suspend_and_resume)
+/* SUSPEND_SELF without time-out ends with RESUME; with one, at its time-out. */
+static void suspend_self_until_resume_or_timeout(void)
 {
 	RETURN_CODE_TYPE rc;
-	SEMAPHORE_STATUS_TYPE sst;
 
-	/* SUSPEND_SELF without time-out ends with RESUME; with one, at its time-out. */
 	log_reset();
 	START(ss, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("s");
-	BH_EXPECT_EQ(state_of(ss), WAITING);
+	BH_EXPECT_EQ(apexutil_state_of(ss), WAITING);
 	RESUME(ss, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("sr");
-	sleep_ns(3 * MS);
+	apexutil_sleep(3 * MS);
 	EXPECT_LOG("srt");
 	BH_EXPECT_EQ(ss_rc[0], NO_ERROR);
 	BH_EXPECT_EQ(ss_rc[1], TIMED_OUT);
 	BH_EXPECT(ss_t1 - ss_t0 >= 2 * MS && ss_t1 - ss_t0 <= 2 * MS + WAKE_LATE_MAX_NS);
+}
 
-	/* A suspended ready process does not run until resumed. */
+/* A suspended ready process does not run until resumed. */
+static void suspended_ready_process_waits_for_resume(void)
+{
+	RETURN_CODE_TYPE rc;
+
 	stop_spin = 0;
 	spins = 0;
 	START(spin, &rc);
 	SUSPEND(spin, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	BH_EXPECT_EQ(state_of(spin), WAITING);
+	BH_EXPECT_EQ(apexutil_state_of(spin), WAITING);
 	SUSPEND(spin, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	BH_EXPECT_EQ(spins, 0);
 	RESUME(spin, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	BH_EXPECT(spins > 0);
 	RESUME(spin, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
 	stop_spin = 1;
 	BH_EXPECT(wait_dormant(spin));
+}
 
-	/* Suspended while it waits on a semaphore: it gets the unit but stays waiting. */
+/* Suspended while it waits on a semaphore, a process gets the unit but stays waiting. */
+static void suspended_waiter_keeps_what_it_gets(void)
+{
+	RETURN_CODE_TYPE rc;
+	SEMAPHORE_STATUS_TYPE sst;
+
 	log_reset();
 	wait_kind = ON_SEMAPHORE;
 	waiter_sem = sem_zero;
 	START(sw, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	SUSPEND(sw, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	SIGNAL_SEMAPHORE(sem_zero, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("");
-	BH_EXPECT_EQ(state_of(sw), WAITING);
+	BH_EXPECT_EQ(apexutil_state_of(sw), WAITING);
 	GET_SEMAPHORE_STATUS(sem_zero, &sst, &rc);
 	BH_EXPECT_EQ(sst.CURRENT_VALUE, 0);
 	BH_EXPECT_EQ(sst.WAITING_PROCESSES, 0);
 	RESUME(sw, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("w");
+}
 
-	/* Errors. */
+/* The refusals of SUSPEND, RESUME and SUSPEND_SELF. */
+static void suspend_and_resume_errors(void)
+{
+	RETURN_CODE_TYPE rc;
+
 	SUSPEND(driver, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
 	SUSPEND(0, &rc);
@@ -625,7 +604,16 @@ BH_TEST(apex_suspend_and_resume)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 }
 
-BH_TEST(apex_start_stop_and_delayed_start)
+BH_TEST(apex_suspend_and_resume)
+{
+	suspend_self_until_resume_or_timeout();
+	suspended_ready_process_waits_for_resume();
+	suspended_waiter_keeps_what_it_gets();
+	suspend_and_resume_errors();
+}
+
+/* DELAYED_START releases a process later; STOP before that, or while it waits, ends it. */
+static void delayed_start_and_stop(void)
 {
 	RETURN_CODE_TYPE rc;
 	PROCESS_STATUS_TYPE st;
@@ -633,7 +621,7 @@ BH_TEST(apex_start_stop_and_delayed_start)
 
 	/* Released 3 ms after the call; its deadline 10 ms (its capacity) after that. */
 	ds_ran_at = 0;
-	SYSTEM_TIME_TYPE t = now();
+	SYSTEM_TIME_TYPE t = apexutil_now();
 	DELAYED_START(ds, 3 * MS, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	GET_PROCESS_STATUS(ds, &st, &rc);
@@ -643,29 +631,35 @@ BH_TEST(apex_start_stop_and_delayed_start)
 	BH_EXPECT_EQ(rc, NO_ACTION);
 	START(ds, &rc);
 	BH_EXPECT_EQ(rc, NO_ACTION);
-	sleep_ns(4 * MS);
+	apexutil_sleep(4 * MS);
 	BH_EXPECT(ds_ran_at >= t + 3 * MS && ds_ran_at <= t + 3 * MS + WAKE_LATE_MAX_NS);
-	BH_EXPECT_EQ(state_of(ds), DORMANT); /* its entry returned */
+	BH_EXPECT_EQ(apexutil_state_of(ds), DORMANT); /* its entry returned */
 
 	/* Stopped before its delay ran out, it never runs. */
 	ds_ran_at = 0;
 	DELAYED_START(ds, 1 * MS, &rc);
 	STOP(ds, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(2 * MS);
+	apexutil_sleep(2 * MS);
 	BH_EXPECT_EQ(ds_ran_at, 0);
 
 	/* Stopped while it waits on a semaphore, it leaves the queue. */
 	wait_kind = ON_SEMAPHORE;
 	waiter_sem = sem_zero;
 	START(sw, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	GET_SEMAPHORE_STATUS(sem_zero, &sst, &rc);
 	BH_EXPECT_EQ(sst.WAITING_PROCESSES, 1);
 	STOP(sw, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	GET_SEMAPHORE_STATUS(sem_zero, &sst, &rc);
 	BH_EXPECT_EQ(sst.WAITING_PROCESSES, 0);
+}
+
+/* The refusals of START, DELAYED_START and STOP. */
+static void start_and_stop_errors(void)
+{
+	RETURN_CODE_TYPE rc;
 
 	START(0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -689,6 +683,12 @@ BH_TEST(apex_start_stop_and_delayed_start)
 	BH_EXPECT_EQ(rc, NO_ACTION);
 }
 
+BH_TEST(apex_start_stop_and_delayed_start)
+{
+	delayed_start_and_stop();
+	start_and_stop_errors();
+}
+
 BH_TEST(apex_periodic_releases_on_plan)
 {
 	RETURN_CODE_TYPE rc;
@@ -697,7 +697,7 @@ BH_TEST(apex_periodic_releases_on_plan)
 
 	/* First release: the next partition period start (grid: 1 ms from time 0 here, no cyclic
 	 * plan). Then every 2 ms from there, whatever the process's own timing. */
-	SYSTEM_TIME_TYPE t = now();
+	SYSTEM_TIME_TYPE t = apexutil_now();
 	START(per, &rc);
 	GET_PROCESS_STATUS(per, &st, &rc);
 	SYSTEM_TIME_TYPE r0 = st.DEADLINE_TIME - 1 * MS;
@@ -741,10 +741,10 @@ BH_TEST(apex_timed_wait_accuracy)
 	SYSTEM_TIME_TYPE worst = 0;
 
 	for (unsigned i = 0; i < sizeof(delays) / sizeof(delays[0]); i++) {
-		SYSTEM_TIME_TYPE t0 = now();
+		SYSTEM_TIME_TYPE t0 = apexutil_now();
 
 		TIMED_WAIT(delays[i], &rc);
-		SYSTEM_TIME_TYPE late = now() - (t0 + delays[i]);
+		SYSTEM_TIME_TYPE late = apexutil_now() - (t0 + delays[i]);
 
 		BH_EXPECT_EQ(rc, NO_ERROR);
 		BH_EXPECT(late >= 0);
@@ -759,11 +759,11 @@ BH_TEST(apex_timed_wait_accuracy)
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
 }
 
-BH_TEST(apex_semaphores)
+/* A semaphore of 2: taken twice, then NOT_AVAILABLE, TIMED_OUT; signalled back to its maximum. */
+static void semaphore_counts_and_timeouts(void)
 {
 	RETURN_CODE_TYPE rc;
 	SEMAPHORE_STATUS_TYPE st;
-	SEMAPHORE_ID_TYPE id;
 
 	/* sem_two: 2 of 2. */
 	WAIT_SEMAPHORE(sem_two, 0, &rc);
@@ -772,9 +772,9 @@ BH_TEST(apex_semaphores)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	WAIT_SEMAPHORE(sem_two, 0, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	WAIT_SEMAPHORE(sem_two, 1 * MS, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 	SIGNAL_SEMAPHORE(sem_two, &rc);
@@ -787,15 +787,20 @@ BH_TEST(apex_semaphores)
 	BH_EXPECT_EQ(st.MAXIMUM_VALUE, 2);
 
 	/* Blocked without time-out until another process signals, 1 ms later. */
-	t0 = now();
+	t0 = apexutil_now();
 	START(sg, &rc);
 	WAIT_SEMAPHORE(sem_sig, INF, &rc);
-	waited = now() - t0;
+	waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
+}
 
-	/* Three waiters come in the order 20, 40, 30: one signal wakes one of them, by priority
-	 * or first come. */
+/* Three waiters come in the order 20, 40, 30: one signal wakes one of them, by priority or first come. */
+static void semaphore_waiters_by_discipline(void)
+{
+	RETURN_CODE_TYPE rc;
+	SEMAPHORE_STATUS_TYPE st;
+
 	static const struct {
 		SEMAPHORE_ID_TYPE *sem;
 		const char *want;
@@ -805,19 +810,27 @@ BH_TEST(apex_semaphores)
 		wait_kind = ON_SEMAPHORE;
 		waiter_sem = *disc[d].sem;
 		START(w20, &rc);
-		sleep_ns(100 * US);
+		apexutil_sleep(100 * US);
 		START(w40, &rc);
-		sleep_ns(100 * US);
+		apexutil_sleep(100 * US);
 		START(w30, &rc);
-		sleep_ns(100 * US);
+		apexutil_sleep(100 * US);
 		GET_SEMAPHORE_STATUS(waiter_sem, &st, &rc);
 		BH_EXPECT_EQ(st.WAITING_PROCESSES, 3);
 		for (int i = 0; i < 3; i++) {
 			SIGNAL_SEMAPHORE(waiter_sem, &rc);
-			sleep_ns(100 * US);
+			apexutil_sleep(100 * US);
 		}
 		EXPECT_LOG(disc[d].want);
 	}
+}
+
+/* The refusals of the semaphore services. */
+static void semaphore_bad_parameters(void)
+{
+	RETURN_CODE_TYPE rc;
+	SEMAPHORE_STATUS_TYPE st;
+	SEMAPHORE_ID_TYPE id;
 
 	WAIT_SEMAPHORE(0, 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -836,6 +849,13 @@ BH_TEST(apex_semaphores)
 	BH_EXPECT_EQ(rc, INVALID_MODE);
 }
 
+BH_TEST(apex_semaphores)
+{
+	semaphore_counts_and_timeouts();
+	semaphore_waiters_by_discipline();
+	semaphore_bad_parameters();
+}
+
 BH_TEST(apex_events)
 {
 	RETURN_CODE_TYPE rc;
@@ -844,9 +864,9 @@ BH_TEST(apex_events)
 
 	WAIT_EVENT(ev_test, 0, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	WAIT_EVENT(ev_test, 1 * MS, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 
@@ -855,13 +875,13 @@ BH_TEST(apex_events)
 	wait_kind = ON_EVENT;
 	START(w40, &rc);
 	START(w30, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	GET_EVENT_STATUS(ev_test, &st, &rc);
 	BH_EXPECT_EQ(st.EVENT_STATE, DOWN);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 2);
 	SET_EVENT(ev_test, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("43");
 	GET_EVENT_STATUS(ev_test, &st, &rc);
 	BH_EXPECT_EQ(st.EVENT_STATE, UP);
@@ -891,24 +911,23 @@ BH_TEST(apex_events)
 	BH_EXPECT_EQ(rc, INVALID_MODE);
 }
 
-BH_TEST(apex_buffers)
+/* A FIFO buffer of two messages: full, empty, time-outs, a sender waiting for room. */
+static void buffer_fifo_full_and_empty(void)
 {
 	RETURN_CODE_TYPE rc;
 	BUFFER_STATUS_TYPE st;
-	BUFFER_ID_TYPE id;
 	APEX_BYTE m1[8] = "one", m2[8] = "two", m3[8] = "x", in[16];
 	MESSAGE_SIZE_TYPE len = -1;
 
-	/* FIFO of two messages. */
 	SEND_BUFFER(buf_fifo, m1, 4, 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	SEND_BUFFER(buf_fifo, m2, 4, INF, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	SEND_BUFFER(buf_fifo, m3, 2, 0, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	SEND_BUFFER(buf_fifo, m3, 2, 1 * MS, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 	GET_BUFFER_STATUS(buf_fifo, &st, &rc);
@@ -918,40 +937,47 @@ BH_TEST(apex_buffers)
 	/* bs blocks sending to the full buffer; a receive makes room and takes its message in. */
 	log_reset();
 	START(bs, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	GET_BUFFER_STATUS(buf_fifo, &st, &rc);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 1);
 	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(len, 4);
-	BH_EXPECT(streq((const char *)in, "one"));
-	sleep_ns(1 * MS);
+	BH_EXPECT(apexutil_streq((const char *)in, "one"));
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("S");
 	BH_EXPECT_EQ(bs_rc, NO_ERROR);
 	RECEIVE_BUFFER(buf_fifo, INF, in, &len, &rc);
-	BH_EXPECT(streq((const char *)in, "two"));
+	BH_EXPECT(apexutil_streq((const char *)in, "two"));
 	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT(len == 2 && in[0] == 'S');
 	RECEIVE_BUFFER(buf_fifo, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
 	BH_EXPECT_EQ(len, 0);
-	t0 = now();
+	t0 = apexutil_now();
 	RECEIVE_BUFFER(buf_fifo, 1 * MS, in, &len, &rc);
-	waited = now() - t0;
+	waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
+}
+
+/* Receivers waiting on a PRIORITY buffer get the messages by priority. */
+static void buffer_receivers_served_by_priority(void)
+{
+	RETURN_CODE_TYPE rc;
+	BUFFER_STATUS_TYPE st;
 
 	/* Receivers come in the order 20, 40, 30 and are served by priority; each message goes
 	 * straight to the receiver (here 'a' to 4, 'b' to 3, 'c' to 2). */
 	log_reset();
 	wait_kind = ON_BUFFER;
 	START(w20, &rc);
-	sleep_ns(100 * US);
+	apexutil_sleep(100 * US);
 	START(w40, &rc);
-	sleep_ns(100 * US);
+	apexutil_sleep(100 * US);
 	START(w30, &rc);
-	sleep_ns(100 * US);
+	apexutil_sleep(100 * US);
 	GET_BUFFER_STATUS(buf_prio, &st, &rc);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 3);
 	for (char c = 'a'; c <= 'c'; c++) {
@@ -960,10 +986,20 @@ BH_TEST(apex_buffers)
 		SEND_BUFFER(buf_prio, m, 1, 0, &rc);
 		BH_EXPECT_EQ(rc, NO_ERROR);
 	}
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("4a3b2c");
 	GET_BUFFER_STATUS(buf_prio, &st, &rc);
 	BH_EXPECT_EQ(st.NB_MESSAGE, 0);
+}
+
+/* Every INVALID_PARAM, INVALID_CONFIG and INVALID_MODE of the buffer services. */
+static void buffer_bad_parameters(void)
+{
+	RETURN_CODE_TYPE rc;
+	BUFFER_STATUS_TYPE st;
+	BUFFER_ID_TYPE id;
+	APEX_BYTE m1[8] = "one", in[16];
+	MESSAGE_SIZE_TYPE len = -1;
 
 	SEND_BUFFER(buf_fifo, m1, 0, 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -985,20 +1021,27 @@ BH_TEST(apex_buffers)
 	BH_EXPECT_EQ(rc, INVALID_MODE);
 }
 
-BH_TEST(apex_blackboards)
+BH_TEST(apex_buffers)
+{
+	buffer_fifo_full_and_empty();
+	buffer_receivers_served_by_priority();
+	buffer_bad_parameters();
+}
+
+/* Readers wait for a display, which gives each of them the message; it stays until cleared. */
+static void blackboard_display_read_clear(void)
 {
 	RETURN_CODE_TYPE rc;
 	BLACKBOARD_STATUS_TYPE st;
-	BLACKBOARD_ID_TYPE id;
 	APEX_BYTE m[16] = "mode 3", in[16];
 	MESSAGE_SIZE_TYPE len = -1;
 
 	READ_BLACKBOARD(board, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
 	BH_EXPECT_EQ(len, 0);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	READ_BLACKBOARD(board, 1 * MS, in, &len, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 	/* Two readers wait; one display gives both the message. */
@@ -1006,26 +1049,36 @@ BH_TEST(apex_blackboards)
 	wait_kind = ON_BLACKBOARD;
 	START(w40, &rc);
 	START(w30, &rc);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	GET_BLACKBOARD_STATUS(board, &st, &rc);
 	BH_EXPECT_EQ(st.EMPTY_INDICATOR, EMPTY);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 2);
 	BH_EXPECT_EQ(st.MAX_MESSAGE_SIZE, 16);
 	DISPLAY_BLACKBOARD(board, m, 7, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(1 * MS);
+	apexutil_sleep(1 * MS);
 	EXPECT_LOG("4m3m");
 	/* It stays until cleared; a read takes a copy. */
 	READ_BLACKBOARD(board, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(len, 7);
-	BH_EXPECT(streq((const char *)in, "mode 3"));
+	BH_EXPECT(apexutil_streq((const char *)in, "mode 3"));
 	GET_BLACKBOARD_STATUS(board, &st, &rc);
 	BH_EXPECT_EQ(st.EMPTY_INDICATOR, OCCUPIED);
 	CLEAR_BLACKBOARD(board, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	READ_BLACKBOARD(board, 0, in, &len, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
+}
+
+/* The refusals of the blackboard services. */
+static void blackboard_bad_parameters(void)
+{
+	RETURN_CODE_TYPE rc;
+	BLACKBOARD_STATUS_TYPE st;
+	BLACKBOARD_ID_TYPE id;
+	APEX_BYTE m[16] = "mode 3", in[16];
+	MESSAGE_SIZE_TYPE len = -1;
 
 	DISPLAY_BLACKBOARD(board, m, 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -1049,6 +1102,12 @@ BH_TEST(apex_blackboards)
 	BH_EXPECT_EQ(rc, INVALID_MODE);
 }
 
+BH_TEST(apex_blackboards)
+{
+	blackboard_display_read_clear();
+	blackboard_bad_parameters();
+}
+
 /* An application's own interrupt handler may call the services that do not block: the
  * switch they cause happens when the interrupt path ends. */
 static RETURN_CODE_TYPE irq_set_rc = NOT_AVAILABLE, irq_wait_rc = NO_ERROR;
@@ -1066,10 +1125,10 @@ BH_TEST(apex_services_from_an_interrupt_handler)
 
 	RESET_EVENT(ev_test, &rc);
 	BH_EXPECT_EQ(bh_irq_set_handler(BH_VIRQ_TIMER, on_bh_timer), BH_OK);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	BH_EXPECT_EQ(bh_set_timer(BH_CLOCK_HW, (unsigned long long)(t0 + 1 * MS), 0), BH_OK);
 	WAIT_EVENT(ev_test, 5 * MS, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(irq_set_rc, NO_ERROR);
 	BH_EXPECT_EQ(irq_wait_rc, INVALID_MODE);
@@ -1092,9 +1151,9 @@ BH_TEST(apex_sampling_ports)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(len, 12);
 	BH_EXPECT_EQ(v, VALID);
-	BH_EXPECT(streq((const char *)in, "attitude 42"));
+	BH_EXPECT(apexutil_streq((const char *)in, "attitude 42"));
 	/* Older than its 2 ms refresh period: still read, no longer valid. */
-	sleep_ns(3 * MS);
+	apexutil_sleep(3 * MS);
 	READ_SAMPLING_MESSAGE(s_in, in, &len, &v, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(v, INVALID);
@@ -1144,9 +1203,9 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
 	BH_EXPECT_EQ(rc, NOT_AVAILABLE);
 	BH_EXPECT_EQ(len, 0);
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 1 * MS, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
-	SYSTEM_TIME_TYPE waited = now() - t0;
+	SYSTEM_TIME_TYPE waited = apexutil_now() - t0;
 	BH_EXPECT_EQ(rc, TIMED_OUT);
 	BH_EXPECT(waited >= 1 * MS && waited <= 1 * MS + WAKE_LATE_MAX_NS);
 
@@ -1157,15 +1216,15 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 	rx_rc = NOT_AVAILABLE;
 	START(spin, &rc);
 	START(rx, &rc);
-	sleep_ns(500 * US);
-	BH_EXPECT_EQ(state_of(rx), WAITING);
+	apexutil_sleep(500 * US);
+	BH_EXPECT_EQ(apexutil_state_of(rx), WAITING);
 	GET_QUEUING_PORT_STATUS(rsp_in, &st, &rc);
 	BH_EXPECT_EQ(st.WAITING_PROCESSES, 1);
 	unsigned long spins_before = spins;
 	struct peer_cmd c = { PEER_ECHO, 7, 2 * MS };
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(4 * MS);
+	apexutil_sleep(4 * MS);
 	BH_EXPECT_EQ(rx_rc, NO_ERROR);
 	BH_EXPECT_EQ(rx_len, 100);
 	BH_EXPECT_EQ(rx_msg.seq, 7);
@@ -1174,16 +1233,16 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 						    rx_msg.sent_lo);
 	bh_printf("BHSTAT port_send_to_process_running_ns %lld\n", rx_at - sent);
 	BH_EXPECT(rx_at > sent && rx_at - sent <= WAKE_LATE_MAX_NS);
-	BH_EXPECT_EQ(state_of(rx), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(rx), DORMANT);
 	stop_spin = 1;
 	BH_EXPECT(wait_dormant(spin));
 }
 
-BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
+/* A send to the full to_peer queue waits until the peer makes room. */
+static void queuing_send_waits_for_room(void)
 {
 	RETURN_CODE_TYPE rc;
 	QUEUING_PORT_STATUS_TYPE st;
-	QUEUING_PORT_ID_TYPE id;
 	LOCK_LEVEL_TYPE lv;
 	struct peer_answer a;
 	MESSAGE_SIZE_TYPE len;
@@ -1191,10 +1250,10 @@ BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
 	/* The peer takes a 5 ms job; two more fill the 2-message queue behind it. */
 	struct peer_cmd slow = { PEER_SLOW, 1, 5 * MS }, quick = { PEER_SLOW, 2, 0 };
 	struct peer_cmd echo = { PEER_ECHO, 3, 0 };
-	SYSTEM_TIME_TYPE t0 = now();
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&slow, sizeof(slow), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(200 * US); /* the peer took it */
+	apexutil_sleep(200 * US); /* the peer took it */
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&quick, sizeof(quick), 0, &rc);
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&quick, sizeof(quick), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
@@ -1214,12 +1273,23 @@ BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
 	UNLOCK_PREEMPTION(&lv, &rc);
 	/* Blocked until the peer, back from its 5 ms job, makes room. */
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&echo, sizeof(echo), INF, &rc);
-	SYSTEM_TIME_TYPE sent = now();
+	SYSTEM_TIME_TYPE sent = apexutil_now();
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT(sent >= t0 + 5 * MS && sent <= t0 + 5 * MS + 300 * US);
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 10 * MS, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	BH_EXPECT_EQ(a.seq, 3);
+}
+
+/* Every INVALID_PARAM, INVALID_CONFIG and INVALID_MODE of the queuing services. */
+static void queuing_bad_parameters(void)
+{
+	RETURN_CODE_TYPE rc;
+	QUEUING_PORT_STATUS_TYPE st;
+	QUEUING_PORT_ID_TYPE id;
+	struct peer_answer a;
+	MESSAGE_SIZE_TYPE len;
+	struct peer_cmd echo = { PEER_ECHO, 3, 0 };
 
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&echo, 0, 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
@@ -1247,19 +1317,33 @@ BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
 	BH_EXPECT_EQ(rc, NO_ACTION);
 	CREATE_QUEUING_PORT("nowhere", 100, 4, DESTINATION, FIFO, &id, &rc);
 	BH_EXPECT_EQ(rc, INVALID_MODE);
+}
 
-	/* Message addresses outside the partition's memory: nothing sent, nothing lost. */
+/* Message addresses outside the partition's memory: nothing sent, nothing lost. */
+static void queuing_bad_message_addresses(void)
+{
+	RETURN_CODE_TYPE rc;
+	struct peer_answer a;
+	MESSAGE_SIZE_TYPE len;
+	struct peer_cmd echo = { PEER_ECHO, 4, 0 };
+
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)BAD_ADDRESS, sizeof(echo), 0, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
-	echo.seq = 4;
 	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&echo, sizeof(echo), 0, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
-	sleep_ns(1 * MS); /* the peer answers */
+	apexutil_sleep(1 * MS); /* the peer answers */
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)BAD_ADDRESS, &len, &rc);
 	BH_EXPECT_EQ(rc, INVALID_PARAM);
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR); /* the answer stayed queued */
 	BH_EXPECT_EQ(a.seq, 4);
+}
+
+BH_TEST(apex_queuing_send_blocks_on_a_full_queue)
+{
+	queuing_send_waits_for_room();
+	queuing_bad_parameters();
+	queuing_bad_message_addresses();
 }
 
 BH_TEST(apex_deadline_miss_detected)
@@ -1270,22 +1354,22 @@ BH_TEST(apex_deadline_miss_detected)
 
 	apex_get_counters(&all0);
 	/* dm: capacity 1 ms, works 2 ms. */
-	SYSTEM_TIME_TYPE t = now();
+	SYSTEM_TIME_TYPE t = apexutil_now();
 	START(dm, &rc);
-	sleep_ns(3 * MS);
+	apexutil_sleep(3 * MS);
 	apex_get_process_counters(dm, &c, &rc);
 	BH_EXPECT_EQ(c.deadline_misses, 1);
 	BH_EXPECT(c.last_missed_deadline >= t + 1 * MS &&
 		  c.last_missed_deadline <= t + 1 * MS + 10 * US);
 	/* pm: periodic, capacity 500 us, overruns its first activation only. */
 	START(pm, &rc);
-	sleep_ns(6 * MS);
+	apexutil_sleep(6 * MS);
 	apex_get_process_counters(pm, &c, &rc);
 	BH_EXPECT_EQ(c.deadline_misses, 1);
-	BH_EXPECT_EQ(state_of(pm), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(pm), DORMANT);
 	/* dr: capacity 1 ms, works 1.4 ms but REPLENISHes half way. */
 	START(dr, &rc);
-	sleep_ns(3 * MS);
+	apexutil_sleep(3 * MS);
 	apex_get_process_counters(dr, &c, &rc);
 	BH_EXPECT_EQ(dr_rc, NO_ERROR);
 	BH_EXPECT_EQ(c.deadline_misses, 0);
@@ -1309,11 +1393,47 @@ BH_TEST(apex_stack_overflow_detected)
 	struct apex_process_counters c;
 
 	START(so, &rc);
-	sleep_ns(2 * MS);
-	BH_EXPECT_EQ(state_of(so), DORMANT);
+	apexutil_sleep(2 * MS);
+	BH_EXPECT_EQ(apexutil_state_of(so), DORMANT);
 	BH_EXPECT_EQ(so_survived, 0);
 	apex_get_process_counters(so, &c, &rc);
 	BH_EXPECT_EQ(c.stack_overflows, 1);
+}
+
+/* Without an error handler, every process-level error is the partition's: Bulkhead's health
+ * monitor gets it (partition_error here, action ignore, so the partition goes on). */
+BH_TEST(apex_errors_without_handler_go_to_health_monitor)
+{
+	RETURN_CODE_TYPE rc;
+	ERROR_STATUS_TYPE e;
+	struct apex_counters c0, c1;
+	unsigned long long pe0 = hm_count(HM_PARTITION_ERROR);
+
+	apex_get_counters(&c0);
+	RAISE_APPLICATION_ERROR(APPLICATION_ERROR, (MESSAGE_ADDR_TYPE)"no handler", 10, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 1);
+	RAISE_APPLICATION_ERROR(DEADLINE_MISSED, (MESSAGE_ADDR_TYPE)"x", 1, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
+	/* An undefined instruction in a process: stopped, partition_error, the rest goes on. */
+	so_illegal = 1;
+	so_survived = 0;
+	START(so, &rc);
+	apexutil_sleep(2 * MS);
+	BH_EXPECT_EQ(apexutil_state_of(so), DORMANT);
+	BH_EXPECT_EQ(so_survived, 0);
+	BH_EXPECT_EQ(hm_count(HM_PARTITION_ERROR), pe0 + 2);
+	apex_get_counters(&c1);
+	BH_EXPECT_EQ(c1.errors_to_hm - c0.errors_to_hm, 2);
+	BH_EXPECT_EQ(c1.errors_handled, 0);
+	GET_ERROR_STATUS(&e, &rc); /* only the error handler may */
+	BH_EXPECT_EQ(rc, INVALID_CONFIG);
+	CREATE_ERROR_HANDLER(rec_once, 4096, &rc);
+	BH_EXPECT_EQ(rc, INVALID_MODE);
+	REPORT_APPLICATION_MESSAGE((MESSAGE_ADDR_TYPE)"from the driver", 15, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	REPORT_APPLICATION_MESSAGE((MESSAGE_ADDR_TYPE)"x", MAX_ERROR_MESSAGE_SIZE + 1, &rc);
+	BH_EXPECT_EQ(rc, INVALID_PARAM);
 }
 
 BH_TEST(apex_idle_costs_no_cpu)
@@ -1325,7 +1445,7 @@ BH_TEST(apex_idle_costs_no_cpu)
 	 * has the core; the execution clock of this vCPU hardly moves. */
 	apex_get_counters(&c0);
 	bh_get_exec_time(&e0);
-	sleep_ns(10 * MS);
+	apexutil_sleep(10 * MS);
 	bh_get_exec_time(&e1);
 	apex_get_counters(&c1);
 	bh_printf("BHSTAT exec_ns_during_10ms_idle %llu\n", e1 - e0);
@@ -1352,7 +1472,7 @@ BH_TEST(apex_ids_and_status)
 	BH_EXPECT_EQ(st.PROCESS_STATE, RUNNING);
 	BH_EXPECT_EQ(st.CURRENT_PRIORITY, 100);
 	BH_EXPECT_EQ(st.DEADLINE_TIME, INF);
-	BH_EXPECT(streq(st.ATTRIBUTES.NAME, "driver"));
+	BH_EXPECT(apexutil_streq(st.ATTRIBUTES.NAME, "driver"));
 	GET_PROCESS_STATUS(per, &st, &rc);
 	BH_EXPECT_EQ(st.ATTRIBUTES.PERIOD, PER_PERIOD);
 	BH_EXPECT_EQ(st.ATTRIBUTES.TIME_CAPACITY, 1 * MS);
@@ -1394,21 +1514,21 @@ BH_TEST(apex_switch_costs)
 	apex_get_counters(&c0);
 	START(y1, &rc);
 	START(y2, &rc);
-	sleep_ns(5 * MS); /* one wake-up of the driver, not a poll inside the measurement */
-	BH_EXPECT_EQ(state_of(y1), DORMANT);
-	BH_EXPECT_EQ(state_of(y2), DORMANT);
+	apexutil_sleep(5 * MS); /* one wake-up of the driver, not a poll inside the measurement */
+	BH_EXPECT_EQ(apexutil_state_of(y1), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(y2), DORMANT);
 	apex_get_counters(&c1);
-	unsigned long long yield_ns = bh_ticks_to_ns(yield_t1 - yield_t0) / (2 * PINGPONG_N);
+	unsigned long long yield_ns = bh_ticks_to_ns(costs.yield_t1 - costs.yield_t0) / (2 * PINGPONG_N);
 	BH_EXPECT(c1.context_switches - c0.context_switches >= 2 * PINGPONG_N);
 
 	/* sa (80) signals, sb (81) waits: each signal runs sb at once, each wait returns to sa. */
 	START(sb, &rc);
 	START(sa, &rc);
-	sleep_ns(5 * MS);
-	BH_EXPECT_EQ(state_of(sa), DORMANT);
-	BH_EXPECT_EQ(state_of(sb), DORMANT);
-	unsigned long long sig_ns = bh_ticks_to_ns(pp_sum_sig) / PINGPONG_N;
-	unsigned long long block_ns = bh_ticks_to_ns(pp_sum_block) / PINGPONG_N;
+	apexutil_sleep(5 * MS);
+	BH_EXPECT_EQ(apexutil_state_of(sa), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(sb), DORMANT);
+	unsigned long long sig_ns = bh_ticks_to_ns(costs.sum_sig) / PINGPONG_N;
+	unsigned long long block_ns = bh_ticks_to_ns(costs.sum_block) / PINGPONG_N;
 	bh_printf("BHSTAT yield_switch_ns %llu\n", yield_ns);
 	bh_printf("BHSTAT block_to_next_running_ns %llu\n", block_ns);
 	bh_printf("BHSTAT signal_to_waiter_running_ns %llu\n", sig_ns);
@@ -1423,28 +1543,15 @@ static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE
 			    SYSTEM_TIME_TYPE period, SYSTEM_TIME_TYPE capacity,
 			    STACK_SIZE_TYPE stack, char tag)
 {
-	PROCESS_ATTRIBUTE_TYPE a = { 0 };
-	PROCESS_ID_TYPE id = 0;
-	RETURN_CODE_TYPE rc;
+	PROCESS_ID_TYPE id = apexutil_make(name, entry, prio, period, capacity, stack, HARD);
 
-	a.PERIOD = period;
-	a.TIME_CAPACITY = capacity;
-	a.ENTRY_POINT = entry;
-	a.STACK_SIZE = stack;
-	a.BASE_PRIORITY = prio;
-	a.DEADLINE = HARD;
-	for (unsigned i = 0; name[i] && i < MAX_NAME_LENGTH; i++)
-		a.NAME[i] = name[i];
-	CREATE_PROCESS(&a, &id, &rc);
-	if (rc != NO_ERROR)
-		bh_printf("apextest: CREATE_PROCESS %s: %d\n", name, (int)rc);
-	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT(id != 0);
 	tag_of[id] = tag;
 	return id;
 }
 
-/* Initialization-only checks: what the modes allow, and every CREATE_* error. */
-static void init_checks(void)
+/* What COLD_START allows and refuses. */
+static void init_mode_rules(void)
 {
 	RETURN_CODE_TYPE rc;
 	PARTITION_STATUS_TYPE ps;
@@ -1452,14 +1559,6 @@ static void init_checks(void)
 	LOCK_LEVEL_TYPE lv;
 	int ok = 1;
 	char detail[128] = "";
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (ok && !(cond)) {                                                     \
-			ok = 0;                                                          \
-			bh_snprintf(detail, sizeof(detail), "line %d: %s", __LINE__, #cond); \
-		}                                                                        \
-	} while (0)
 
 	GET_PARTITION_STATUS(&ps, &rc);
 	CHECK(rc == NO_ERROR && ps.OPERATING_MODE == COLD_START);
@@ -1488,9 +1587,15 @@ static void init_checks(void)
 	apex_set_partition_period(PARTITION_PERIOD, &rc);
 	CHECK(rc == NO_ERROR);
 	bh_test_report("apex_init_mode_rules", ok, detail);
+}
 
-	/* CREATE_PROCESS: each attribute out of range. */
-	ok = 1;
+/* CREATE_PROCESS: each attribute out of range. */
+static void create_process_checks(void)
+{
+	RETURN_CODE_TYPE rc;
+	PROCESS_ID_TYPE id;
+	int ok = 1;
+	char detail[128] = "";
 	PROCESS_ATTRIBUTE_TYPE good = { INF, INF, rec_once, 4096, 5, SOFT, "probe" }, a;
 	static const struct {
 		int field;
@@ -1540,90 +1645,131 @@ static void init_checks(void)
 	bh_test_report("apex_create_process_checks", ok, detail);
 }
 
-static void init_resource_checks(void)
+/* Initialization-only checks: what the modes allow, and every CREATE_PROCESS error. */
+static void init_checks(void)
+{
+	init_mode_rules();
+	create_process_checks();
+}
+
+/* One verdict built by several functions: the first failed condition is kept. */
+struct verdict {
+	int ok;
+	char detail[128];
+};
+
+#define VCHECK(v, cond)                                                                  \
+	do {                                                                             \
+		if ((v)->ok && !(cond)) {                                                \
+			(v)->ok = 0;                                                     \
+			bh_snprintf((v)->detail, sizeof((v)->detail), "line %d: %s", __LINE__, \
+				    #cond);                                              \
+		}                                                                        \
+	} while (0)
+
+/* The resources exist already (NO_ACTION with their ids); every bad parameter and a pool that
+ * cannot hold the object. */
+static void recreate_and_bad_create_checks(struct verdict *v)
 {
 	RETURN_CODE_TYPE rc;
 	SEMAPHORE_ID_TYPE sid;
 	EVENT_ID_TYPE eid;
-	APEX_INTEGER pid;
-	APEX_BYTE buf[16];
-	MESSAGE_SIZE_TYPE len = -1;
-	VALIDITY_TYPE v = VALID;
-	int ok = 1;
-	char detail[128] = "";
+	BUFFER_ID_TYPE bid;
+	BLACKBOARD_ID_TYPE bbid;
 
 	CREATE_SEMAPHORE("sem_zero", 0, 1, FIFO, &sid, &rc);
-	CHECK(rc == NO_ACTION && sid == sem_zero);
+	VCHECK(v, rc == NO_ACTION && sid == sem_zero);
 	CREATE_SEMAPHORE("bad", 2, 1, FIFO, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_SEMAPHORE("bad", 0, 0, FIFO, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_SEMAPHORE("bad", -1, 1, FIFO, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_SEMAPHORE("bad", 0, MAX_SEMAPHORE_VALUE + 1, FIFO, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_SEMAPHORE("bad", 0, 1, (QUEUING_DISCIPLINE_TYPE)7, &sid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_EVENT("ev_test", &eid, &rc);
-	CHECK(rc == NO_ACTION && eid == ev_test);
+	VCHECK(v, rc == NO_ACTION && eid == ev_test);
 	CREATE_EVENT("", &eid, &rc);
-	CHECK(rc == INVALID_PARAM);
-	BUFFER_ID_TYPE bid;
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("buf_fifo", 8, 2, FIFO, &bid, &rc);
-	CHECK(rc == NO_ACTION && bid == buf_fifo);
+	VCHECK(v, rc == NO_ACTION && bid == buf_fifo);
 	CREATE_BUFFER("bad", 0, 2, FIFO, &bid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("bad", 8, 0, FIFO, &bid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("bad", 8, MAX_NUMBER_OF_MESSAGES + 1, FIFO, &bid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("bad", 8, 2, (QUEUING_DISCIPLINE_TYPE)3, &bid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BUFFER("huge", 4096, MAX_NUMBER_OF_MESSAGES, FIFO, &bid, &rc); /* pool */
-	CHECK(rc == INVALID_CONFIG);
-	BLACKBOARD_ID_TYPE bbid;
+	VCHECK(v, rc == INVALID_CONFIG);
 	CREATE_BLACKBOARD("board", 16, &bbid, &rc);
-	CHECK(rc == NO_ACTION && bbid == board);
+	VCHECK(v, rc == NO_ACTION && bbid == board);
 	CREATE_BLACKBOARD("bad", 0, &bbid, &rc);
-	CHECK(rc == INVALID_PARAM);
+	VCHECK(v, rc == INVALID_PARAM);
 	CREATE_BLACKBOARD("huge", APEX_MESSAGE_POOL_SIZE, &bbid, &rc);
-	CHECK(rc == INVALID_CONFIG);
+	VCHECK(v, rc == INVALID_CONFIG);
+}
 
-	PROCESS_ATTRIBUTE_TYPE dup = { INF, INF, rec_once, 4096, 5, SOFT, "pa" };
-	PROCESS_ID_TYPE pid0 = 0;
-	CREATE_PROCESS(&dup, &pid0, &rc);
-	CHECK(rc == NO_ACTION && pid0 == pa);
+/* The initialization is no process: whatever would wait is refused. */
+static void initialization_cannot_wait_checks(struct verdict *v)
+{
+	RETURN_CODE_TYPE rc;
+	APEX_BYTE buf[16], m[8] = "m", big[100];
+	MESSAGE_SIZE_TYPE len = -1;
 
-	/* The initialization is no process: whatever would wait is refused. */
-	APEX_BYTE m[8] = "m";
 	SEND_BUFFER(buf_fifo, m, 1, 0, &rc);
 	SEND_BUFFER(buf_fifo, m, 1, 0, &rc);
 	SEND_BUFFER(buf_fifo, m, 1, 1 * MS, &rc); /* full */
-	CHECK(rc == INVALID_MODE);
+	VCHECK(v, rc == INVALID_MODE);
 	RECEIVE_BUFFER(buf_fifo, 0, buf, &len, &rc);
 	RECEIVE_BUFFER(buf_fifo, 0, buf, &len, &rc);
 	RECEIVE_BUFFER(buf_fifo, 1 * MS, buf, &len, &rc); /* empty */
-	CHECK(rc == INVALID_MODE && len == 0);
+	VCHECK(v, rc == INVALID_MODE && len == 0);
 	READ_BLACKBOARD(board, 1 * MS, buf, &len, &rc);
-	CHECK(rc == INVALID_MODE);
+	VCHECK(v, rc == INVALID_MODE);
 	WAIT_EVENT(ev_test, 1 * MS, &rc);
-	CHECK(rc == INVALID_MODE);
+	VCHECK(v, rc == INVALID_MODE);
 	WAIT_SEMAPHORE(sem_zero, INF, &rc);
-	CHECK(rc == INVALID_MODE);
-	APEX_BYTE big[100];
+	VCHECK(v, rc == INVALID_MODE);
 	RECEIVE_QUEUING_MESSAGE(rsp_in, 1 * MS, big, &len, &rc);
-	CHECK(rc == INVALID_MODE);
+	VCHECK(v, rc == INVALID_MODE);
+}
 
-	/* Ports: only as the system description has them. */
-	READ_SAMPLING_MESSAGE(s_in, buf, &len, &v, &rc); /* never written */
-	CHECK(rc == NO_ACTION && len == 0 && v == INVALID);
+/* Ports: only as the system description has them. */
+static void opened_port_checks(struct verdict *v)
+{
+	RETURN_CODE_TYPE rc;
+	APEX_INTEGER pid;
+	APEX_BYTE buf[16];
+	MESSAGE_SIZE_TYPE len = -1;
+	VALIDITY_TYPE valid = VALID;
+
+	READ_SAMPLING_MESSAGE(s_in, buf, &len, &valid, &rc); /* never written */
+	VCHECK(v, rc == NO_ACTION && len == 0 && valid == INVALID);
 	CREATE_SAMPLING_PORT("s_out", 8, SOURCE, 2 * MS, &pid, &rc);
-	CHECK(rc == NO_ACTION);
+	VCHECK(v, rc == NO_ACTION);
 	CREATE_SAMPLING_PORT("nowhere", 16, SOURCE, 2 * MS, &pid, &rc);
-	CHECK(rc == INVALID_CONFIG);
+	VCHECK(v, rc == INVALID_CONFIG);
 	CREATE_QUEUING_PORT("cmd_in", 32, 2, DESTINATION, FIFO, &pid, &rc); /* the peer's */
-	CHECK(rc == INVALID_CONFIG);
-	bh_test_report("apex_init_resource_checks", ok, detail);
+	VCHECK(v, rc == INVALID_CONFIG);
+}
+
+static void init_resource_checks(void)
+{
+	struct verdict v = { 1, "" };
+	PROCESS_ATTRIBUTE_TYPE dup = { INF, INF, rec_once, 4096, 5, SOFT, "pa" };
+	PROCESS_ID_TYPE pid0 = 0;
+	RETURN_CODE_TYPE rc;
+
+	recreate_and_bad_create_checks(&v);
+	CREATE_PROCESS(&dup, &pid0, &rc);
+	VCHECK(&v, rc == NO_ACTION && pid0 == pa);
+	initialization_cannot_wait_checks(&v);
+	opened_port_checks(&v);
+	bh_test_report("apex_init_resource_checks", v.ok, v.detail);
 }
 
 static void init_port_create_checks(void)
@@ -1700,7 +1846,7 @@ static void create_everything(void)
 	CREATE_SEMAPHORE("sem_prio", 0, 3, PRIORITY, &sem_prio, &rc);
 	CREATE_SEMAPHORE("sem_fifo", 0, 3, FIFO, &sem_fifo, &rc);
 	CREATE_SEMAPHORE("sem_sig", 0, 1, FIFO, &sem_sig, &rc);
-	CREATE_SEMAPHORE("sem_pp", 0, 1, FIFO, &sem_pp, &rc);
+	CREATE_SEMAPHORE("sem_pp", 0, 1, FIFO, &costs.sem, &rc);
 	CREATE_EVENT("ev_test", &ev_test, &rc);
 	CREATE_EVENT("ev_per_done", &ev_per_done, &rc);
 	CREATE_BUFFER("buf_fifo", 8, 2, FIFO, &buf_fifo, &rc);
@@ -1851,8 +1997,8 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	SUSPEND(held, &rc); /* started and suspended during initialization */
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	DELAYED_START(early, 1 * MS, &rc);
-	BH_EXPECT_EQ(state_of(early), WAITING);
-	init_end = now();
+	BH_EXPECT_EQ(apexutil_state_of(early), WAITING);
+	init_end = apexutil_now();
 	SET_PARTITION_MODE(NORMAL, &rc);
 	bh_printf("apextest: SET_PARTITION_MODE(NORMAL) returned %d\n", (int)rc);
 	return 0;

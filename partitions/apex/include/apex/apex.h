@@ -306,6 +306,52 @@ void GET_QUEUING_PORT_STATUS(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID,
 			     RETURN_CODE_TYPE *RETURN_CODE);
 
 /* ---------------------------------------------------------------------------------------
+ * Health monitoring: the error handler process and the errors it handles (docs/apex.md,
+ * "Errors and the health monitor").
+ * --------------------------------------------------------------------------------------- */
+typedef enum {
+	DEADLINE_MISSED = 0,
+	APPLICATION_ERROR = 1,
+	NUMERIC_ERROR = 2,
+	ILLEGAL_REQUEST = 3,
+	STACK_OVERFLOW = 4,
+	MEMORY_VIOLATION = 5,
+	HARDWARE_FAULT = 6,
+	POWER_FAIL = 7
+} ERROR_CODE_TYPE;
+
+#define MAX_ERROR_MESSAGE_SIZE 128
+typedef APEX_INTEGER ERROR_MESSAGE_SIZE_TYPE;
+typedef APEX_BYTE ERROR_MESSAGE_TYPE[MAX_ERROR_MESSAGE_SIZE];
+
+typedef struct {
+	ERROR_CODE_TYPE ERROR_CODE;
+	ERROR_MESSAGE_TYPE MESSAGE;          /* RAISE_APPLICATION_ERROR's message, else empty */
+	ERROR_MESSAGE_SIZE_TYPE LENGTH;
+	PROCESS_ID_TYPE FAILED_PROCESS_ID;
+	SYSTEM_ADDRESS_TYPE FAILED_ADDRESS;  /* the faulting instruction, or the raising call */
+} ERROR_STATUS_TYPE;
+
+void CREATE_ERROR_HANDLER(SYSTEM_ADDRESS_TYPE ENTRY_POINT, STACK_SIZE_TYPE STACK_SIZE,
+			  RETURN_CODE_TYPE *RETURN_CODE);
+void GET_ERROR_STATUS(ERROR_STATUS_TYPE *ERROR_STATUS, RETURN_CODE_TYPE *RETURN_CODE);
+void RAISE_APPLICATION_ERROR(ERROR_CODE_TYPE ERROR_CODE, MESSAGE_ADDR_TYPE MESSAGE_ADDR,
+			     ERROR_MESSAGE_SIZE_TYPE LENGTH, RETURN_CODE_TYPE *RETURN_CODE);
+void REPORT_APPLICATION_MESSAGE(MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSAGE_SIZE_TYPE LENGTH,
+				RETURN_CODE_TYPE *RETURN_CODE);
+
+/* Errors waiting for the error handler (GET_ERROR_STATUS); one more is partition-level. */
+#define APEX_MAX_PENDING_ERRORS 16
+/* `brk #APEX_BRK_NUMERIC` in a process is a NUMERIC_ERROR (the Cortex-A53 raises no numeric
+ * trap of its own: integer division by zero gives 0, FP traps are not implemented). */
+#define APEX_BRK_NUMERIC 0x4e55
+#define APEX_NUMERIC_CHECK(cond) \
+	do { \
+		if (!(cond)) \
+			__asm__ volatile("brk #0x4e55"); \
+	} while (0)
+
+/* ---------------------------------------------------------------------------------------
  * Bulkhead additions.
  * --------------------------------------------------------------------------------------- */
 
@@ -341,13 +387,26 @@ struct apex_counters {
 	unsigned long long stack_overflows;
 	unsigned long long stack_pool_used;  /* bytes of APEX_STACK_POOL_SIZE taken */
 	unsigned long long message_pool_used; /* bytes of APEX_MESSAGE_POOL_SIZE taken */
+	unsigned long long errors_handled;   /* process-level errors queued for the error handler */
+	unsigned long long errors_to_hm;     /* errors raised to Bulkhead's health monitor */
+	unsigned long long reports;          /* REPORT_APPLICATION_MESSAGE calls that printed */
 };
 void apex_get_counters(struct apex_counters *c);
 
-/* Health-monitor codes libapex raises (the event's address field in Bulkhead's HM log):
- * deadline_miss events (BH_HC_DEADLINE_MISS) carry APEX_HM_DEADLINE | process id,
- * partition_error events (BH_HC_RAISE_EVENT) APEX_HM_STACK_OVERFLOW | process id. */
-#define APEX_HM_DEADLINE       0xA0010000ul
-#define APEX_HM_STACK_OVERFLOW 0xA0020000ul
+/* Health-monitor codes libapex raises for the errors the error handler does not get (none
+ * created, raised in the handler itself, outside a process, or APEX_MAX_PENDING_ERRORS
+ * waiting): the event's address field in Bulkhead's HM log is the code | the process id
+ * (APEX_HM_NO_PROCESS: the initialization or the idle loop; APEX_HM_HANDLER: the error
+ * handler). A missed deadline is a deadline_miss event (BH_HC_DEADLINE_MISS), every other
+ * error a partition_error event (BH_HC_RAISE_EVENT). */
+#define APEX_HM_DEADLINE          0xA0010000ul
+#define APEX_HM_STACK_OVERFLOW    0xA0020000ul
+#define APEX_HM_APPLICATION       0xA0030000ul
+#define APEX_HM_NUMERIC           0xA0040000ul
+#define APEX_HM_ILLEGAL_REQUEST   0xA0050000ul
+#define APEX_HM_MEMORY_VIOLATION  0xA0060000ul
+#define APEX_HM_HARDWARE_FAULT    0xA0070000ul
+#define APEX_HM_NO_PROCESS        0x0000ul
+#define APEX_HM_HANDLER           0xFFFFul
 
 #endif
