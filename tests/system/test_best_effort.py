@@ -84,11 +84,6 @@ def test_real_time_instants_keep_their_timing_under_best_effort_load(config):
     assert loaded.count(r"BESTAT vcpu") == 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug, open: with the console code of the whole-line change the run's timing differs and "
-    "bework's vCPUs 0 and 1 each wait for a virtual-timer interrupt that never comes (armed = fired "
-    "+ 1 in their worker records, done = 0); vCPU 2 finishes. A lost timer wake-up of a best-effort "
-    "vCPU, not yet found; passes with the previous console.c"))
 def test_best_effort_vcpus_migrate_with_their_state_beside_every_policy():
     run = run_system("be_migrate.yaml", icount=True, timeout=180,
                      until=lambda r: finished(r, [("bework", "BEWORK-DONE"), ("fp_a", "BHTEST-SUMMARY"),

@@ -67,16 +67,22 @@ static bool dispatch(struct percpu *c, unsigned intid)
 	return false;
 }
 
+/* At most IRQS_PER_EXIT per pass, each acknowledged only when it will be handled: one
+ * acknowledged and left would hold the core's running priority, and no interrupt of its
+ * priority (all of them) would ever be taken on this core again. */
 void aarch64_handle_irqs(unsigned first)
 {
 	struct percpu *c = this_cpu();
 	unsigned intid = first;
 
-	for (unsigned n = 0; n < IRQS_PER_EXIT && intid < INTID_SPURIOUS; n++, intid = gic_ack()) {
+	for (unsigned n = 1; intid < INTID_SPURIOUS; n++) {
 		if (dispatch(c, intid))
 			gic_drop(intid);
 		else
 			gic_end(intid);
+		if (n == IRQS_PER_EXIT)
+			break; /* the rest stays pending: it fires again at once */
+		intid = gic_ack();
 	}
 }
 
