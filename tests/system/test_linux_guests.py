@@ -205,4 +205,11 @@ def test_default_systems_land_in_a_linux_shell_beside_real_time_partitions():
             con.expect(r"\[monitor\] uptime", 30)
             con.expect(r"\[control\] cycle", 30)
             assert con.text.count("[control] cycle") > seen
+            # control is an APEX application: its supervisor process shows every process's
+            # figures; the command process took the one command.
+            con.expect(r"\[control\]   supervisor: \d+ activations", 30)
+            processes = dict(re.findall(r"\[control\]   (\w+): (\d+) activations", con.text))
+            assert set(processes) == {"sensor", "controller", "command", "supervisor"}, processes
+            assert int(processes["sensor"]) > 5 * int(processes["controller"]) > 0, processes
+            assert processes["command"] == "1"
             assert "HM:" not in con.text
