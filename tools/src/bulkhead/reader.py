@@ -60,6 +60,7 @@ PARTITION_KEYS = {
     "health": Key(False, ""),
     "linux": Key(False, ""),
     "devices": Key(False, ""),
+    "board": Key(False, ""),
 }
 VCPU_KEYS = {
     "core": Key(False, "'core: 1' (the physical core this vCPU runs on)"),  # required unless best_effort
@@ -345,6 +346,8 @@ def _read_partition_scalars(reader: Reader, fields: dict[str, Node], part: Parti
         part.id = reader.integer(fields["id"], f"{where}.id", "0")
     if "system" in fields:
         part.system = bool(reader.boolean(fields["system"], f"{where}.system"))
+    if "board" in fields:
+        part.board = reader.string(fields["board"], f"{where}.board")
     if "image" in fields:
         part.image = reader.string(fields["image"], f"{where}.image")
         if part.image:
@@ -561,6 +564,10 @@ def _read_linux_partition(reader: Reader, node: Node, fields: dict[str, Node], p
             reader.diags.error(pos_of(node), f"missing required key 'image' in {where}; add "
                                f"{PARTITION_KEYS['image'].hint} (or 'linux:' for a Linux partition)")
         return
+    if "board" in fields:
+        reader.diags.error(part.at("board"), f"{where}.board cannot be given with linux: a Linux partition "
+                           f"already sees the emulated machine and boots by the Linux protocol; remove 'board' "
+                           f"(or replace linux: with image: for a program built for the board)")
     for key in ("image", "entry"):
         if key in fields:
             reader.diags.error(part.at(key), f"{where}.{key} cannot be given with linux: a Linux partition boots "
