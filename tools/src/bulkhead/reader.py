@@ -324,17 +324,20 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
     _read_linux_partition(reader, node, fields, part, where, base_dir)
     if "health" in fields and "linux" in fields:
         _check_linux_health(reader, fields["health"], where)
+    elif "health" in fields and "board" in fields:
+        _check_linux_health(reader, fields["health"], where, "a program built for a board")
     return part
 
 
-def _check_linux_health(reader: Reader, node: Node, where: str) -> None:
-    """A Linux kernel has no handler for BH_VIRQ_HM: propagate would leave its events unseen."""
+def _check_linux_health(reader: Reader, node: Node, where: str, who: str = "a Linux kernel") -> None:
+    """A Linux kernel (or any unmodified guest) has no handler for BH_VIRQ_HM: propagate would leave
+    its events unseen."""
     pairs = node.value if isinstance(node.value, list) else []  # read (and checked) already
     for key_node, value_node in pairs:
         event = key_node.value
         if isinstance(value_node.value, str) and value_node.value in PARAVIRTUAL_ACTIONS:
             reader.diags.error(pos_of(value_node), f"health action 'propagate' in {where}.health.{event} needs a "
-                               f"paravirtual partition (a Linux kernel has no handler for it); use one of: "
+                               f"paravirtual partition ({who} has no handler for it); use one of: "
                                f"{', '.join(a for a in ACTION_NAMES if a not in PARAVIRTUAL_ACTIONS)}")
 
 
