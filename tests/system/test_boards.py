@@ -16,13 +16,15 @@ def probe_lines(lines: list[str], prefix: str = "") -> list[str]:
     return [line[len(prefix):] for line in lines if line.startswith(prefix + "virtprobe: ")]
 
 
-def bare_run():
+def bare_run(loader: bool = False):
     """On bare QEMU with virtualization: QEMU's PSCI is on SMC (the program forwards HVC to it from
-    EL2 and drops to EL1); the device tree at 0x40000000, x0 = 0, as for any ELF given to -kernel."""
+    EL2 and drops to EL1); the device tree at 0x40000000, x0 = 0, as for any ELF given to -kernel or
+    to the generic loader."""
+    load = ["-device", f"loader,file={PROBE},cpu-num=0"] if loader else ["-kernel", str(PROBE)]
     argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3,virtualization=on", "-cpu", "cortex-a53",
             "-smp", "2", "-m", "256M", "-nic", "none", "-display", "none", "-monitor", "none",
-            "-serial", "stdio", "-kernel", str(PROBE)]
-    return run_command(argv, "virtprobe on bare QEMU", timeout=30)
+            "-serial", "stdio", *load]
+    return run_command(argv, "virtprobe on bare QEMU" + (" (-device loader)" if loader else ""), timeout=30)
 
 
 def test_bare_metal_program_for_qemu_virt_runs_unmodified_beside_a_paravirtual_partition():
@@ -33,6 +35,8 @@ def test_bare_metal_program_for_qemu_virt_runs_unmodified_beside_a_paravirtual_p
     assert "virtprobe: cpu 0 saw cpu 1" in expected
     assert "virtprobe: PSCI_VERSION by SMC: PSCI 1.x" in expected
     assert "virtprobe: PSCI_VERSION by HVC: PSCI 1.x" in expected
+    loaded = bare_run(loader=True)
+    assert probe_lines(loaded.lines) == expected
 
     run = run_system("board_virt.yaml", timeout=60,
                      until=lambda r: r.index(r"partition virt halted") >= 0
