@@ -18,19 +18,20 @@ include hypervisor/hypervisor.mk
 include partitions/partitions.mk
 include partitions/bench.mk
 include partitions/bench-linux.mk
+include partitions/board/board.mk
 include linux/linux.mk
 include tests/unit/unit.mk
 
 IMAGE_DIR = $(BUILD)/images/$(basename $(notdir $(CONFIG)))
 
-image: bootstrap hyp partitions linux-programs
+image: bootstrap hyp partitions board-guests linux-programs
 	@$(BULKHEAD) build $(CONFIG) --out $(IMAGE_DIR) --hyp-lib $(HYP_LIB) \
 		--linker-script $(HYP_LD) --include hypervisor/include --cross $(CROSS)
 
 run: image
 	@$(BULKHEAD) qemu $(CONFIG) --image $(IMAGE_DIR)/bulkhead.img
 
-test: bootstrap hyp partitions linux-programs unit-test
+test: bootstrap hyp partitions board-guests linux-programs unit-test
 	@$(PYTEST) -q tests/tool tests/system
 
 bench: bootstrap hyp partitions

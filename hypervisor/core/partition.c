@@ -413,7 +413,7 @@ static void vcpu_reset_here(struct vcpu *v)
 	v->next_release = arch_counter_read();
 	v->budget_left = 0;
 	if (p->cfg->vmachine)
-		arch_vcpu_reset(v, v->entry, v->boot_arg, 0, 0); /* the arm64 Linux boot protocol */
+		arch_vcpu_reset(v, v->entry, v->boot_arg, 0, 0); /* x0 = device tree: Linux, board */
 	else
 		arch_vcpu_reset(v, v->entry, v->id, p->boot_kind, p->restarts);
 	if (this_cpu()->loaded == v)

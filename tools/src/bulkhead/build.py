@@ -9,7 +9,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from bulkhead import linux
+from bulkhead import board, linux
 from bulkhead.abi import IMAGE_END_SYMBOL
 from bulkhead.diagnostics import ConfigError, Diagnostic
 from bulkhead.emit_c import render_config
@@ -57,6 +57,7 @@ def generate(system: System, source_name: str, out: Path) -> Sources:
         stale.unlink()
     config_c, images_s = out / "bh_config.c", out / "bh_images.S"
     linux_outputs = linux.write_payloads(system, out, source_name)
+    linux_outputs.update(board.write_dtbs(system, out, source_name))
     segments = write_segment_files(system, out)
     images_s.write_text(render_images(segments, source_name))
     config_c.write_text(render_config(system, source_name))

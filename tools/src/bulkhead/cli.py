@@ -88,7 +88,10 @@ def _build(args: argparse.Namespace) -> int:
     print(f"bulkhead: {result.image} ({result.image_size} bytes, ends at {hexa(result.image_end)}): "
           f"{len(system.partitions)} partitions, {result.segment_count} segments; run: {result.qemu_cmd}")
     for name, outputs in result.linux.items():
-        print(f"bulkhead: Linux partition '{name}': " + ", ".join(str(path) for path in outputs.values()))
+        part = system.partition_named(name)
+        board = part.board if part is not None else None
+        kind = f"partition '{name}' (board {board})" if board else f"Linux partition '{name}'"
+        print(f"bulkhead: {kind}: " + ", ".join(str(path) for path in outputs.values()))
     return 0
 
 

@@ -188,8 +188,9 @@ def _partition(part: Partition) -> str:
 
 
 def _vmachine(part: Partition) -> str:
-    """The machine a Linux partition sees (struct bh_vmachine_cfg); paravirtual partitions have none."""
-    if part.linux is None:
+    """The machine a Linux partition or one with a board sees (struct bh_vmachine_cfg); paravirtual
+    partitions have none."""
+    if not part.emulated_machine:
         return ""
     return (f"static const struct bh_vmachine_cfg bh_vmachine_{part.id} = {{\n"
             f"\t.gicd_ipa = {u64(linux.GICD_IPA)},\n"
@@ -204,10 +205,12 @@ def _vmachine(part: Partition) -> str:
 
 
 def _linux_fields(part: Partition) -> str:
-    """.boot_arg (the device tree's guest address) and .vmachine of a Linux partition; 0 otherwise."""
-    if part.linux is None:
+    """.boot_arg (the device tree's guest address) and .vmachine of a Linux partition or one with a
+    board; 0 otherwise."""
+    if not part.emulated_machine:
         return ""
-    return (f"\t\t.boot_arg = {u64(part.linux.payload.dtb_ipa)}, /* device tree */\n"
+    dtb = part.linux.payload.dtb_ipa if part.linux is not None else part.board_dtb.ipa
+    return (f"\t\t.boot_arg = {u64(dtb)}, /* device tree */\n"
             f"\t\t.vmachine = &bh_vmachine_{part.id},\n")
 
 

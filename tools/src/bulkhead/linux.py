@@ -330,13 +330,18 @@ def uart_path() -> str:
 
 
 def device_tree(system: System, part: Partition) -> Node:
-    """The device tree a Linux partition boots with (needs its payload for the initrd addresses)."""
-    spec, payload = part.linux, part.linux.payload
+    """The device tree a Linux partition boots with (needs its payload for the initrd addresses), or
+    the one of a partition with a board (board.py): the same machine, with no bootargs or initrd."""
+    spec = part.linux
+    payload = spec.payload if spec is not None else None
     root = Node("", label=None)
     root.prop("compatible", "linux,dummy-virt").prop("model", f"Bulkhead partition {part.name}")
     root.prop("#address-cells", Cells(2)).prop("#size-cells", Cells(2)).prop("interrupt-parent", Cells(Ref("gic")))
 
-    chosen = root.add(Node("chosen")).prop("bootargs", spec.bootargs).prop("stdout-path", uart_path())
+    chosen = root.add(Node("chosen"))
+    if spec is not None:
+        chosen.prop("bootargs", spec.bootargs)
+    chosen.prop("stdout-path", uart_path())
     if payload is not None and payload.initrd_ipa is not None:
         chosen.prop("linux,initrd-start", address(payload.initrd_ipa))
         chosen.prop("linux,initrd-end", address(payload.initrd_end))

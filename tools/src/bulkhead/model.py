@@ -113,6 +113,8 @@ class Partition(Located):
     shared_areas: list[Area] = field(default_factory=list)  # channels.py: shared regions it maps
     linux: LinuxSpec | None = None  # set for a Linux partition (no image, entry)
     devices: list[PassDevice] = field(default_factory=list)  # pass-through devices (linux.py)
+    board: str | None = None        # the virtual board an unmodified image sees (board.py), as written
+    board_dtb: object | None = None  # board.py: the device tree segment (a linux.PayloadSegment)
 
     @property
     def title(self) -> str:
@@ -132,7 +134,13 @@ class Partition(Located):
         partition's kernel, device tree and initramfs. Each has ipa, file_size and size."""
         if self.linux is not None:
             return self.linux.payload.segments if self.linux.payload else ()
-        return self.elf.segments if self.elf else ()
+        segments = tuple(self.elf.segments) if self.elf else ()
+        return segments + ((self.board_dtb,) if self.board_dtb is not None and segments else ())
+
+    @property
+    def emulated_machine(self) -> bool:
+        """It sees the emulated machine (struct bh_vmachine_cfg): a Linux partition or one with a board."""
+        return self.linux is not None or self.board is not None
 
     @property
     def stage2_areas(self) -> list[Area]:

@@ -60,6 +60,7 @@ PARTITION_KEYS = {
     "health": Key(False, ""),
     "linux": Key(False, ""),
     "devices": Key(False, ""),
+    "board": Key(False, ""),
 }
 VCPU_KEYS = {
     "core": Key(False, "'core: 1' (the physical core this vCPU runs on)"),  # required unless best_effort
@@ -323,17 +324,20 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
     _read_linux_partition(reader, node, fields, part, where, base_dir)
     if "health" in fields and "linux" in fields:
         _check_linux_health(reader, fields["health"], where)
+    elif "health" in fields and "board" in fields:
+        _check_linux_health(reader, fields["health"], where, "a program built for a board")
     return part
 
 
-def _check_linux_health(reader: Reader, node: Node, where: str) -> None:
-    """A Linux kernel has no handler for BH_VIRQ_HM: propagate would leave its events unseen."""
+def _check_linux_health(reader: Reader, node: Node, where: str, who: str = "a Linux kernel") -> None:
+    """A Linux kernel (or any unmodified guest) has no handler for BH_VIRQ_HM: propagate would leave
+    its events unseen."""
     pairs = node.value if isinstance(node.value, list) else []  # read (and checked) already
     for key_node, value_node in pairs:
         event = key_node.value
         if isinstance(value_node.value, str) and value_node.value in PARAVIRTUAL_ACTIONS:
             reader.diags.error(pos_of(value_node), f"health action 'propagate' in {where}.health.{event} needs a "
-                               f"paravirtual partition (a Linux kernel has no handler for it); use one of: "
+                               f"paravirtual partition ({who} has no handler for it); use one of: "
                                f"{', '.join(a for a in ACTION_NAMES if a not in PARAVIRTUAL_ACTIONS)}")
 
 
@@ -345,6 +349,8 @@ def _read_partition_scalars(reader: Reader, fields: dict[str, Node], part: Parti
         part.id = reader.integer(fields["id"], f"{where}.id", "0")
     if "system" in fields:
         part.system = bool(reader.boolean(fields["system"], f"{where}.system"))
+    if "board" in fields:
+        part.board = reader.string(fields["board"], f"{where}.board")
     if "image" in fields:
         part.image = reader.string(fields["image"], f"{where}.image")
         if part.image:
@@ -561,6 +567,10 @@ def _read_linux_partition(reader: Reader, node: Node, fields: dict[str, Node], p
             reader.diags.error(pos_of(node), f"missing required key 'image' in {where}; add "
                                f"{PARTITION_KEYS['image'].hint} (or 'linux:' for a Linux partition)")
         return
+    if "board" in fields:
+        reader.diags.error(part.at("board"), f"{where}.board cannot be given with linux: a Linux partition "
+                           f"already sees the emulated machine and boots by the Linux protocol; remove 'board' "
+                           f"(or replace linux: with image: for a program built for the board)")
     for key in ("image", "entry"):
         if key in fields:
             reader.diags.error(part.at(key), f"{where}.{key} cannot be given with linux: a Linux partition boots "

@@ -1,0 +1,18 @@
+# Unmodified guests for the virtual boards (docs/configuration.md, `board:`): bare-metal programs
+# written against QEMU's `virt` machine only, with their own start code and linker script; no
+# libbhpart, no hypercall. Output: $(BUILD)/board/<name>.elf, BOARD_GUEST_ELFS, target board-guests.
+BOARD_SRC := partitions/board
+BOARD_OUT := $(BUILD)/board
+BOARD_CFLAGS := -std=gnu11 -ffreestanding -fno-pic -fno-pie -fno-stack-protector -mgeneral-regs-only \
+	-mstrict-align -fno-tree-loop-distribute-patterns -O2 -g -Wall -Wextra -Werror -Wno-main
+BOARD_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,--fatal-warnings -Wl,-z,max-page-size=4096 -Wl,--no-warn-rwx-segments
+BOARD_GUESTS := $(sort $(notdir $(patsubst %/,%,$(wildcard $(BOARD_SRC)/*/))))
+BOARD_GUEST_ELFS := $(patsubst %,$(BOARD_OUT)/%.elf,$(BOARD_GUESTS))
+
+.PHONY: board-guests
+board-guests: $(BOARD_GUEST_ELFS)
+
+$(BOARD_OUT)/%.elf: $(BOARD_SRC)/%/*.c $(BOARD_SRC)/%/*.S $(BOARD_SRC)/%/*.ld partitions/board/board.mk
+	@mkdir -p $(dir $@)
+	$(CROSS)gcc $(BOARD_CFLAGS) $(BOARD_LDFLAGS) -Wl,-T,$(BOARD_SRC)/$*/$*.ld -o $@ \
+		$(filter %.S %.c,$^) -lgcc

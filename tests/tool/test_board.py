@@ -1,0 +1,72 @@
+"""Partitions with a virtual board (`board: qemu-virt`): the C tables (the emulated machine, x0 = the
+device tree at the start of RAM, RAM at guest 0x40000000 backed elsewhere), the device tree segment and
+its contents. The errors are in bad/board_*.yaml; tests/system/test_boards.py runs a real program."""
+
+from __future__ import annotations
+
+import subprocess
+
+from bulkhead.cli import main as cli_main
+from test_build import build_args, make_hyp_kit
+from test_linux import DUMP_C, checksum, decompile, node
+from tool_support import CONFIG_INCLUDE, CROSS, run
+
+BOARD_LD = """\
+ENTRY(_start)
+SECTIONS { . = 0x40200000; .text : { *(.text*) } .data : { *(.data*) } }
+"""
+BOARD_S = "\t.text\n\t.global _start\n_start:\n\tb .\n\t.data\n\t.quad 7\n"
+
+CONFIG = """\
+system: {name: demo, platform: qemu-virt, cores: 4, memory: 1G}
+hypervisor:
+  memory: {base: 0x40000000, size: 32M}
+partitions:
+  - name: app
+    id: 0
+    image: app.elf
+    vcpus: [{core: 1}]
+    memory:
+      - {name: ram, phys: 0x42000000, guest: 0x40000000, size: 2M, rights: rwx}
+  - name: virt
+    id: 1
+    board: qemu-virt
+    image: virt.elf
+    vcpus: [{core: 2}, {core: 3}]
+    memory:
+      - {name: ram, phys: 0x48000000, guest: 0x40000000, size: 16M, rights: rwx}
+    devices: [rtc]
+"""
+
+
+def test_board_partition_tables_and_device_tree(workdir, capsys):
+    (workdir / "virt.ld").write_text(BOARD_LD)
+    (workdir / "virt.S").write_text(BOARD_S)
+    run([f"{CROSS}gcc", "-nostdlib", "-static", "-Wl,--build-id=none", "-Wl,-T,virt.ld", "-o", "virt.elf", "virt.S"],
+        workdir)
+    (workdir / "board.yaml").write_text(CONFIG)
+    assert cli_main(build_args("board.yaml", make_hyp_kit(workdir / "kit"))) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "bulkhead: partition 'virt' (board qemu-virt): out/virt.dts, out/virt.dtb"
+    (workdir / "dump.c").write_text(DUMP_C)
+    run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", str(CONFIG_INCLUDE), "out/bh_config.c",
+         "out/bh_images.S", "dump.c", "-o", "dump"], workdir)
+    dump = subprocess.run([str(workdir / "dump")], capture_output=True, text=True, check=True).stdout
+    dtb = (workdir / "out" / "virt.dtb").read_bytes()
+    lines = dump[dump.index("virt entry="):].splitlines()
+    assert lines[0] == "virt entry=0x40200000 boot_arg=0x40000000 gicd=0x8000000 gicr=0x80a0000 uart=0x9000000 " \
+                       "intid=33 irqs=34,"
+    assert lines[1] == "  area 0x48000000 0x40000000 0x1000000 0x7"   # not identity mapped
+    assert lines[-1] == f"  segment 0x40000000 {len(dtb):#x} {len(dtb):#x} {checksum(dtb)}"  # after the ELF's
+    assert lines[-2].startswith("  segment 0x40200000 ")
+    assert dump.splitlines()[0].startswith("app entry=0x40000000 boot_arg=0 irqs=")  # paravirtual: none
+
+    tree = decompile(workdir / "out" / "virt.dtb")
+    assert tree["props"]["compatible"] == ["linux,dummy-virt"]
+    assert node(tree, "memory@40000000")["props"]["reg"] == [0, 0x40000000, 0, 0x1000000]
+    assert "bootargs" not in node(tree, "chosen")["props"]
+    assert node(tree, "chosen")["props"]["stdout-path"] == ["/pl011@9000000"]
+    assert sorted(node(tree, "cpus")["children"]) == ["cpu@0", "cpu@1"]
+    assert node(tree, "psci")["props"]["method"] == ["smc"]
+    assert node(tree, "intc@8000000")["props"]["reg"] == [0, 0x08000000, 0, 0x10000, 0, 0x080a0000, 0, 0x40000]
+    assert "pl031@9010000" in tree["children"]
