@@ -491,6 +491,8 @@ static struct vcpu *be_decide(struct percpu *c, struct decision d, uint64_t at)
 	struct sched_core *s = &c->sched;
 	uint64_t instant = own_instant(s, d, service_timers(c, at));
 
+	s->be_policy_at = timer_for(s, d, TIME_NEVER);
+
 	s->be_until = instant > BE_LEAD_TICKS ? instant - BE_LEAD_TICKS : 0;
 	if (s->be_until < at + BE_MIN_RUN_TICKS) {
 		s->be_until = 0;
@@ -542,12 +544,53 @@ static void idle(struct percpu *c)
 		be_core_awake(c->core);
 }
 
+/* The timer at be_until, and nothing else since the last decision (sched_timer_event): give the
+ * best-effort vCPU back and sleep until the core's own instant, without a decision. The last
+ * decision found nothing of the core's own to run and computed its own next instant, be_until +
+ * BE_LEAD_TICKS; nothing of the core's changes before that instant but by an event, and every
+ * event (a kick, a wake-up, a request) either came before (then this is not the one change, and
+ * the full decision runs) or comes after: it is pending when the core sleeps, and the full
+ * decision that follows the wake-up sees it, as if it had come just after the hand-back. What
+ * the full decision would do here is done the same way (the core is left in the same state,
+ * its timer programmed the same: the instant's path does not change), less its picking and its
+ * first pass over the core's timers. Its policy's part of the timer (a slot's lead, a release)
+ * is the one be_decide computed; its timers' part is counted after the switch, as there. */
+static bool be_hand_back(struct percpu *c)
+{
+	struct sched_core *s = &c->sched;
+	struct vcpu *out = s->be;
+
+	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
+	uint64_t at = arch_counter_read();
+	if (!out || c->requests || c->vcpu != out || at < s->be_until || at >= s->be_until + BE_LEAD_TICKS) {
+		return false; /* not the hand-back it was armed for: the full decision */
+	}
+	account(c, at);
+	service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
+	s->be_until = 0;
+	be_leave(c, out, NULL);
+	s->be = NULL;
+	switch_to(c, NULL, at);
+	be_put(out);
+	uint64_t wake = s->next_wake = service_timers(c, at);
+	if (c->exit_work & EXIT_RESCHED)
+		return false; /* something came meanwhile */
+	program_timer(c, min_u64(s->be_policy_at, wake));
+	flush_trace(s, arch_counter_read());
+	console_drain();
+	return true;
+}
+
 /* The full decision. Out of line, so the one-comparison way, inline on the way out of the
  * hypervisor, saves only the registers it uses itself. */
-static __attribute__((noinline)) void decide(struct percpu *c)
+static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 {
 	struct sched_core *s = &c->sched;
 
+	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
+	 * takes the same path from there with or without best-effort work before it. */
+	if (hand_back && be_hand_back(c))
+		goto sleep;
 	for (;;) {
 		core_process_requests();
 		__atomic_fetch_and(&c->exit_work, ~(EXIT_RESCHED | EXIT_PREEMPT), __ATOMIC_RELAXED);
@@ -582,6 +625,7 @@ static __attribute__((noinline)) void decide(struct percpu *c)
 			return;
 		}
 		console_drain(); /* an idle core moves queued console output, in time it has spare */
+sleep:
 		idle(c);
 	}
 }
@@ -591,9 +635,11 @@ HOT_INLINE_GLOBAL void sched_reschedule(void)
 {
 	struct percpu *c = this_cpu();
 
-	if ((c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) == EXIT_PREEMPT && preempt(c))
+	bool one_change = (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) == EXIT_PREEMPT;
+
+	if (one_change && c->sched.woken && preempt(c))
 		return;
-	decide(c);
+	decide(c, one_change && !c->sched.woken);
 }
 
 static bool vcpu_has_work(const struct vcpu *v)
@@ -645,8 +691,19 @@ void sched_vcpu_idle(struct vcpu *v)
 
 void sched_timer_event(void)
 {
-	this_cpu()->sched.timer_at = 0; /* it fired and is off: program it again */
-	exit_work_set(EXIT_RESCHED);
+	struct percpu *c = this_cpu();
+	struct sched_core *s = &c->sched;
+	/* The timer at be_until, the one change since the last decision: the hand-back alone. */
+	bool be_due = s->be && s->be_until && s->timer_at == s->be_until &&
+		      !(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT));
+
+	s->timer_at = 0; /* it fired and is off: program it again */
+	if (be_due) {
+		s->woken = NULL;
+		exit_work_set(EXIT_PREEMPT);
+	} else {
+		exit_work_set(EXIT_RESCHED);
+	}
 }
 
 int sched_current_slot_of(unsigned pid)

@@ -51,7 +51,8 @@ struct sched_core {
 	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */
 	uint64_t boundary;                 /* cyclic: the slot boundary the timer leads, or NEVER */
 	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
-	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready */
+	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready;
+					    * NULL: the timer at be_until */
 	uint64_t live_wake;                /* the virtual timer of the loaded idle vCPU, which wakes
 					    * it in hardware (the core's timer does not watch it) */
 	/* Best-effort vCPUs (best_effort.h). */
@@ -60,6 +61,7 @@ struct sched_core {
 	struct vcpu *be_home;              /* the vCPU loaded when it came: loaded again when it goes */
 	uint64_t be_until;                 /* it goes by then: the core's own instant - BE_LEAD_TICKS */
 	uint64_t be_quantum_end;           /* another best-effort vCPU's turn, if one waits */
+	uint64_t be_policy_at;             /* the policy's timer event when be_until was set */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
 };

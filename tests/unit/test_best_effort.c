@@ -417,3 +417,171 @@ TEST(a_core_in_its_lead_before_an_instant_is_not_kicked_for_best_effort_work)
 	EXPECT_EQ(fake.kicks[0], 0);
 	EXPECT_EQ(fake.kicks[2], 1); /* core 2, with no instant of its own, is */
 }
+
+/* Core `core`'s hypervisor timer fires at `now` (sched_timer_event, as the interrupt handler
+ * calls it), and the core leaves the hypervisor: returns the vCPU it runs, or NULL if it idles. */
+static struct vcpu *timer_on(unsigned core, uint64_t now)
+{
+	fake.core = core;
+	fake.counter = now;
+	sched_timer_event();
+	FAKE_RUN(core_exit_work());
+	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
+}
+
+/* The timer at be_until, alone: the hand-back without a decision leaves the core as the full
+ * decision does (its own vCPU loaded, the best-effort one queued, the timer at its own lead). */
+TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
+{
+	uint64_t slot = T0 + US(600), back = slot - LEAD - BE_LEAD_TICKS;
+
+	boot();
+	EXPECT(on(0, T0) == rt(0));
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(fake.timer, back);
+	unsigned loads = fake.loads;
+	EXPECT(timer_on(0, back) == NULL);
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(be(0)->arch.detached, 1);
+	EXPECT(rt(0)->arch.loaded && !be(0)->arch.loaded);
+	EXPECT(percpu[0].loaded == rt(0) && percpu[0].vcpu == NULL);
+	EXPECT(percpu[0].sched.be == NULL);
+	EXPECT_EQ(percpu[0].sched.be_until, 0);
+	EXPECT_EQ(fake.timer, slot - LEAD);
+	EXPECT_EQ(fake.loads, loads + 1);
+	EXPECT(!(percpu[0].exit_work & (EXIT_RESCHED | EXIT_PREEMPT)));
+	EXPECT(be(0)->ready_since != 0); /* given back ready: its wait is stolen time */
+	EXPECT(timer_on(0, slot - LEAD) == rt(0));
+	EXPECT(fake.counter >= slot);
+	EXPECT(on(2, slot) == be(0)); /* another core takes it */
+}
+
+/* On a fixed-priority core, the timer at be_until before the loaded idle vCPU's own wake-up:
+ * that vCPU's virtual timer is live again and the core's timer stays off, as after a full
+ * decision. */
+TEST(the_timer_at_be_until_leaves_the_wake_up_of_its_own_vcpu_to_the_hardware)
+{
+	uint64_t wake = US(500);
+
+	boot();
+	EXPECT(on(1, US(10)) == rt(1));
+	rt(1)->arch.vtimer_set = 1;
+	rt(1)->arch.vtimer_at = wake;
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, US(20)) == be(0));
+	EXPECT_EQ(fake.timer, wake - BE_LEAD_TICKS);
+	EXPECT(timer_on(1, wake - BE_LEAD_TICKS) == NULL);
+	EXPECT(percpu[1].loaded == rt(1));
+	EXPECT_EQ(fake.timer, UINT64_MAX);
+	EXPECT_EQ(percpu[1].sched.live_wake, wake);
+	EXPECT(be(0)->be_queued);
+}
+
+static void wake_rt1_from_core_2(void)
+{
+	unsigned core = fake.core;
+
+	fake.core = 2;
+	virq_inject(rt(1), BH_VIRQ_PORT, false); /* kicks core 1 */
+	fake.core = core;
+}
+
+/* A kick for the core's own vCPU with the timer at be_until, before it or after it: not the
+ * one change the hand-back alone covers, so the full decision runs the woken vCPU. */
+static void kick_with_the_timer_at_be_until(bool kick_first)
+{
+	boot();
+	EXPECT(on(1, T0) == rt(1));
+	rt(1)->arch.vtimer_set = 1;
+	rt(1)->arch.vtimer_at = T0 + US(500);
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, T0 + 10) == be(0));
+	uint64_t back = T0 + US(500) - BE_LEAD_TICKS;
+	EXPECT_EQ(fake.timer, back);
+	wake_rt1_from_core_2();
+	fake.core = 1;
+	fake.counter = back;
+	if (kick_first)
+		exit_work_set(EXIT_RESCHED); /* the kick's interrupt */
+	sched_timer_event();
+	if (!kick_first)
+		exit_work_set(EXIT_RESCHED);
+	FAKE_RUN(core_exit_work());
+	EXPECT(fake.exit != FAKE_IDLED && percpu[1].vcpu == rt(1));
+	EXPECT(be(0)->be_queued);
+}
+
+TEST(a_kick_before_the_timer_at_be_until_takes_the_full_decision)
+{
+	kick_with_the_timer_at_be_until(true);
+}
+
+TEST(a_kick_after_the_timer_at_be_until_takes_the_full_decision)
+{
+	kick_with_the_timer_at_be_until(false);
+}
+
+/* The best-effort vCPU wakes the core's own vCPU (a message, an interrupt it sends), then the
+ * timer at be_until fires before the exit: two changes, the full decision. */
+TEST(a_wake_up_on_the_core_before_the_timer_at_be_until_takes_the_full_decision)
+{
+	boot();
+	EXPECT(on(1, T0) == rt(1));
+	rt(1)->arch.vtimer_set = 1;
+	rt(1)->arch.vtimer_at = T0 + US(500);
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, T0 + 10) == be(0));
+	fake.core = 1;
+	fake.counter = T0 + US(500) - BE_LEAD_TICKS;
+	virq_inject(rt(1), BH_VIRQ_PORT, false); /* on its own core: the one-change preemption */
+	EXPECT(percpu[1].exit_work & EXIT_PREEMPT);
+	EXPECT(percpu[1].sched.woken == rt(1));
+	EXPECT(timer_on(1, T0 + US(500) - BE_LEAD_TICKS) == rt(1));
+	EXPECT(be(0)->be_queued);
+}
+
+static bool kick_armed;
+
+/* Another core wakes rt.1 while core 1 gives its best-effort vCPU back: the kick comes then. */
+static void kick_during_hand_back(void)
+{
+	if (!kick_armed || fake.core != 1 || percpu[1].sched.be)
+		return;
+	kick_armed = false;
+	wake_rt1_from_core_2();
+	exit_work_set(EXIT_RESCHED); /* core 1 takes the kick's interrupt */
+}
+
+/* Something of the core's own that comes during the hand-back keeps the core from sleeping. */
+TEST(a_kick_during_the_hand_back_is_not_slept_through)
+{
+	boot();
+	EXPECT(on(1, T0) == rt(1));
+	rt(1)->arch.vtimer_set = 1;
+	rt(1)->arch.vtimer_at = T0 + US(500);
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, T0 + 10) == be(0));
+	kick_armed = true;
+	fake.counter_hook = kick_during_hand_back;
+	struct vcpu *runs = timer_on(1, T0 + US(500) - BE_LEAD_TICKS);
+	fake.counter_hook = NULL;
+	EXPECT(!kick_armed);
+	EXPECT(runs == rt(1));
+	EXPECT(be(0)->be_queued);
+}
+
+/* The timer at be_until taken late, at or after the instant it leads: the full decision, which
+ * finds the core's own vCPU due. */
+TEST(the_timer_at_be_until_taken_late_takes_the_full_decision)
+{
+	uint64_t wake = US(500);
+
+	boot();
+	EXPECT(on(1, US(10)) == rt(1));
+	rt(1)->arch.vtimer_set = 1;
+	rt(1)->arch.vtimer_at = wake;
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, US(20)) == be(0));
+	EXPECT(timer_on(1, wake) == rt(1));
+	EXPECT(be(0)->be_queued);
+}
