@@ -38,8 +38,8 @@ IDLE_SHARE = 0.75  # of cores 1-3, what the spinners leave
 
 def dedicated_only() -> Path:
     """bench/be_linux.yaml without its best-effort vCPUs, written under build/bench (paths absolute)."""
-    text = CONFIG.read_text().replace("../build/", f"{BUILD}/").replace("be_linux/init.sh",
-                                                                        f"{ROOT}/bench/be_linux/init.sh")
+    text = CONFIG.read_text().replace("../", f"{ROOT}/").replace(" be_linux/init.sh",
+                                                                 f" {ROOT}/bench/be_linux/init.sh")
     text = "\n".join(line for line in text.splitlines() if "best_effort: true" not in line) + "\n"
     path = BUILD / "bench" / "be_linux_dedicated_only.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -331,7 +331,6 @@ static void program_timer(struct percpu *c, uint64_t at)
 	arch_timer_program(at);
 }
 
-/* Make next (NULL: none) the running vCPU, loading it unless it is loaded already. */
 /* Stolen time: from a switch-out that leaves prev ready to the switch-in that runs it again.
  * Guests with a virtual machine read it (SMCCC paravirtualized time). */
 static void account_stolen(struct vcpu *prev, struct vcpu *next, uint64_t now)
@@ -345,6 +344,7 @@ static void account_stolen(struct vcpu *prev, struct vcpu *next, uint64_t now)
 	}
 }
 
+/* Make next (NULL: none) the running vCPU, loading it unless it is loaded already. */
 static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 {
 	account_stolen(c->vcpu, next, now);
@@ -562,9 +562,9 @@ static bool be_hand_back(struct percpu *c)
 
 	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
 	uint64_t at = arch_counter_read();
-	if (!out || c->requests || c->vcpu != out || at < s->be_until || at >= s->be_until + BE_LEAD_TICKS) {
+	bool armed_for_now = at >= s->be_until && at < s->be_until + BE_LEAD_TICKS;
+	if (!out || c->requests || c->vcpu != out || !armed_for_now)
 		return false; /* not the hand-back it was armed for: the full decision */
-	}
 	account(c, at);
 	service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
 	s->be_until = 0;

@@ -152,18 +152,25 @@ TEST(a_gap_shorter_than_the_lead_and_the_minimum_run_is_left_idle)
 	EXPECT_EQ(fake.timer, slot - LEAD);
 }
 
+/* Core 1 (fixed priority) runs rt.1 at `start`, which then idles until its virtual timer at
+ * `wake`; at `lend` the core's idle time goes to be.0. */
+static void lend_core_1_until(uint64_t start, uint64_t lend, uint64_t wake)
+{
+	boot();
+	EXPECT(on(1, start) == rt(1));
+	rt(1)->arch.vtimer_set = 1;
+	rt(1)->arch.vtimer_at = wake;
+	sched_vcpu_idle(rt(1)); /* BH_HC_IDLE */
+	EXPECT(on(1, lend) == be(0));
+}
+
 /* A fixed-priority core's own instant is the virtual timer of its idle vCPU: loaded and idle,
  * its timer is live in hardware; the best-effort vCPU goes before it. */
 TEST(a_best_effort_vcpu_gives_the_core_back_before_a_wake_up_of_its_own)
 {
 	uint64_t wake = US(500);
 
-	boot();
-	EXPECT(on(1, US(10)) == rt(1));
-	rt(1)->arch.vtimer_set = 1;
-	rt(1)->arch.vtimer_at = wake;
-	sched_vcpu_idle(rt(1)); /* BH_HC_IDLE */
-	EXPECT(on(1, US(20)) == be(0));
+	lend_core_1_until(US(10), US(20), wake);
 	EXPECT_EQ(fake.timer, wake - BE_LEAD_TICKS);
 	EXPECT(on(1, wake - BE_LEAD_TICKS) == NULL);
 	EXPECT(percpu[1].loaded == rt(1)); /* its timer live again: the hardware wakes it */
@@ -463,12 +470,7 @@ TEST(the_timer_at_be_until_leaves_the_wake_up_of_its_own_vcpu_to_the_hardware)
 {
 	uint64_t wake = US(500);
 
-	boot();
-	EXPECT(on(1, US(10)) == rt(1));
-	rt(1)->arch.vtimer_set = 1;
-	rt(1)->arch.vtimer_at = wake;
-	sched_vcpu_idle(rt(1));
-	EXPECT(on(1, US(20)) == be(0));
+	lend_core_1_until(US(10), US(20), wake);
 	EXPECT_EQ(fake.timer, wake - BE_LEAD_TICKS);
 	EXPECT(timer_on(1, wake - BE_LEAD_TICKS) == NULL);
 	EXPECT(percpu[1].loaded == rt(1));
@@ -490,12 +492,7 @@ static void wake_rt1_from_core_2(void)
  * one change the hand-back alone covers, so the full decision runs the woken vCPU. */
 static void kick_with_the_timer_at_be_until(bool kick_first)
 {
-	boot();
-	EXPECT(on(1, T0) == rt(1));
-	rt(1)->arch.vtimer_set = 1;
-	rt(1)->arch.vtimer_at = T0 + US(500);
-	sched_vcpu_idle(rt(1));
-	EXPECT(on(1, T0 + 10) == be(0));
+	lend_core_1_until(T0, T0 + 10, T0 + US(500));
 	uint64_t back = T0 + US(500) - BE_LEAD_TICKS;
 	EXPECT_EQ(fake.timer, back);
 	wake_rt1_from_core_2();
@@ -525,12 +522,7 @@ TEST(a_kick_after_the_timer_at_be_until_takes_the_full_decision)
  * timer at be_until fires before the exit: two changes, the full decision. */
 TEST(a_wake_up_on_the_core_before_the_timer_at_be_until_takes_the_full_decision)
 {
-	boot();
-	EXPECT(on(1, T0) == rt(1));
-	rt(1)->arch.vtimer_set = 1;
-	rt(1)->arch.vtimer_at = T0 + US(500);
-	sched_vcpu_idle(rt(1));
-	EXPECT(on(1, T0 + 10) == be(0));
+	lend_core_1_until(T0, T0 + 10, T0 + US(500));
 	fake.core = 1;
 	fake.counter = T0 + US(500) - BE_LEAD_TICKS;
 	virq_inject(rt(1), BH_VIRQ_PORT, false); /* on its own core: the one-change preemption */
@@ -555,12 +547,7 @@ static void kick_during_hand_back(void)
 /* Something of the core's own that comes during the hand-back keeps the core from sleeping. */
 TEST(a_kick_during_the_hand_back_is_not_slept_through)
 {
-	boot();
-	EXPECT(on(1, T0) == rt(1));
-	rt(1)->arch.vtimer_set = 1;
-	rt(1)->arch.vtimer_at = T0 + US(500);
-	sched_vcpu_idle(rt(1));
-	EXPECT(on(1, T0 + 10) == be(0));
+	lend_core_1_until(T0, T0 + 10, T0 + US(500));
 	kick_armed = true;
 	fake.counter_hook = kick_during_hand_back;
 	struct vcpu *runs = timer_on(1, T0 + US(500) - BE_LEAD_TICKS);
@@ -576,12 +563,7 @@ TEST(the_timer_at_be_until_taken_late_takes_the_full_decision)
 {
 	uint64_t wake = US(500);
 
-	boot();
-	EXPECT(on(1, US(10)) == rt(1));
-	rt(1)->arch.vtimer_set = 1;
-	rt(1)->arch.vtimer_at = wake;
-	sched_vcpu_idle(rt(1));
-	EXPECT(on(1, US(20)) == be(0));
+	lend_core_1_until(US(10), US(20), wake);
 	EXPECT(timer_on(1, wake) == rt(1));
 	EXPECT(be(0)->be_queued);
 }

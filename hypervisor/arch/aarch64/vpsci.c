@@ -135,10 +135,10 @@ static int64_t pv_time_call(const struct vcpu *v, uint32_t fn, uint64_t arg)
  * call one. */
 static int64_t arch_features(const struct vcpu *v, uint32_t fn)
 {
-	return fn == BH_SMCCC_VERSION || fn == BH_SMCCC_ARCH_FEATURES ||
-			       (fn == BH_PV_TIME_FEATURES && has_pv_time(v, fn))
-		       ? 0
-		       : BH_SMCCC_NOT_SUPPORTED;
+	if (fn == BH_SMCCC_VERSION || fn == BH_SMCCC_ARCH_FEATURES ||
+	    (fn == BH_PV_TIME_FEATURES && has_pv_time(v, fn)))
+		return 0;
+	return BH_SMCCC_NOT_SUPPORTED;
 }
 
 int64_t vpsci_smccc_call(struct vcpu *v, struct arch_regs *r)

@@ -12,23 +12,7 @@ for module in $(find /lib/modules -name '*.ko'); do
 done
 echo "BHLINUX nproc=$(nproc)"
 dmesg | grep -i "stolen time" | sed 's/^/BHDMESG /'
-cpu_times() { grep '^cpu[0-9]' /proc/stat; }
-cpu_times > /tmp/before
-start=$(cut -d' ' -f1 /proc/uptime)
-for cpu in 0 1 2 3; do
-	taskset -c $cpu sh -c 'while :; do :; done' &
-done
-sleep 1
-kill $(jobs -p)
-end=$(cut -d' ' -f1 /proc/uptime)
-cpu_times > /tmp/after
-echo "BHBE wall $start $end"
-# /proc/stat: cpuN user nice system idle iowait irq softirq steal ...
-paste -d' ' /tmp/before /tmp/after | while read -r c u n s i w q sq st rest; do
-	set -- $rest
-	shift 2   # guest guest_nice of the first line
-	echo "BHBE $c user $(($2 - u)) system $(($4 - s)) idle $(($5 - i)) steal $(($9 - st))"
-done
+sh /bin/cpu-times.sh BHBE BHBE
 # The passed-through device's interrupt to CPU 2, a best-effort vCPU: it must follow that vCPU
 # to whichever core runs it.
 irq=$(grep virtio0 /proc/interrupts | cut -d: -f1 | tr -d ' ')
