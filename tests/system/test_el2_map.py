@@ -18,7 +18,8 @@ import pytest
 from bulkhead.toolchain import Toolchain
 from elftools.elf.elffile import ELFFile
 
-from harness import BUILD, CONFIGS, ROOT, build_image, run_image
+from bulkhead.config import load
+from harness import BUILD, CONFIGS, ROOT, build_image, check_stage2_pool, run_image
 
 CONFIG = CONFIGS / "hypercalls.yaml"
 LD = ROOT / "hypervisor/arch/aarch64/hyp.ld"
@@ -34,11 +35,15 @@ def symbols(elf: Path, *names: str) -> dict[str, int]:
         return {name: table.get_symbol_by_name(name)[0]["st_value"] for name in names}
 
 
-def test_boot_checks_and_reports_a_wx_map():
-    image = build_image(CONFIG)
+@pytest.mark.parametrize("config", [CONFIG, CONFIGS / "hyp_high.yaml"], ids=["ram_start", "high"])
+def test_boot_checks_and_reports_a_wx_map(config):
+    """Also with the hypervisor memory high in RAM (hyp_high.yaml): linked and loaded there, the
+    partition's RAM below it."""
+    image = build_image(config)
     sym = symbols(image.with_suffix(".elf"), "_image_start", "_text_end", "_rodata_end", "__bss_start",
                   "aarch64_el2_vectors", "bh_system_config", "bh_seg_0_0", "percpu")
-    run = run_image(CONFIG, image, timeout=30, until=lambda r: r.index(r"BHTEST get_ids") >= 0)
+    assert sym["_image_start"] == load(config).hypervisor.base + 0x80000
+    run = run_image(config, image, timeout=60, until=lambda r: r.index(r"BHTEST exec_clock") >= 0)
     found = [m for m in map(MAP_LINE.search, run.lines) if m]
     assert len(found) == 1, "core 0 reports the checked EL2 map once"
     text_start, text_end, ro_start, ro_end = (int(g, 16) for g in found[0].groups())
@@ -48,8 +53,11 @@ def test_boot_checks_and_reports_a_wx_map():
     assert text_start <= sym["aarch64_el2_vectors"] < text_end
     assert ro_start <= sym["bh_system_config"] < ro_end and ro_start <= sym["bh_seg_0_0"] < ro_end
     assert sym["percpu"] >= sym["__bss_start"] >= ro_end
-    assert run.verdicts()[("hctest", "get_ids")][0] == "PASS", "the partition runs after the check"
+    verdicts = run.verdicts()
+    assert verdicts[("hctest", "get_ids")][0] == "PASS", "the partition runs after the check"
+    assert all(v == "PASS" for v, _ in verdicts.values()) and len(verdicts) >= 20, verdicts
     assert run.index("PANIC") < 0
+    check_stage2_pool(config, run.log)
 
 
 def image_with_partition_ram_at(name: str, where: str) -> Path:

@@ -27,7 +27,7 @@ _start:
 HYP_LD = """\
 ENTRY(_start)
 SECTIONS {
-  . = 0x40080000;
+  . = bh_image_base;
   .text : { *(.text*) }
   .rodata : { *(.rodata*) }
   .data : { *(.data*) }
@@ -262,6 +262,34 @@ def test_image_past_hypervisor_memory(demo, workdir, cli):
     assert (status, out) == (1, "")
     assert err == ("small.yaml:9:36: error: the packed image ends at 0x40280000, past the hypervisor memory "
                    "end 0x40200000; make hypervisor.memory.size at least 0x400000\n")
+    assert not (workdir / "out" / "bulkhead.img").exists()
+
+
+def start_of(elf: Path) -> int:
+    symbols = subprocess.run([f"{CROSS}nm", str(elf)], capture_output=True, text=True, check=True).stdout
+    return next(int(line.split()[0], 16) for line in symbols.splitlines() if line.endswith(" _start"))
+
+
+def test_image_is_linked_into_the_hypervisor_memory_wherever_it_is(demo, workdir, cli):
+    """The tool passes bh_image_base = hypervisor.memory.base + 0x80000 to the linker script."""
+    text = (workdir / demo).read_text().replace("base: 0x40000000, size: 32M", "base: 0x7c000000, size: 32M")
+    (workdir / "high.yaml").write_text(text)
+    assert cli(*build_args("high.yaml", make_hyp_kit(workdir / "kit"), out="high"))[0] == 0
+    assert start_of(workdir / "high" / "bulkhead.elf") == 0x7C08_0000
+    assert cli(*build_args(demo, make_hyp_kit(workdir / "kit")))[0] == 0
+    assert start_of(workdir / "out" / "bulkhead.elf") == 0x4008_0000
+
+
+def test_no_room_for_qemus_device_tree_above_the_image(demo, workdir, cli):
+    """QEMU writes its device tree at the 2M boundary after the image and refuses to start if that is
+    the end of RAM: the build says so at hypervisor.memory.base."""
+    text = (workdir / demo).read_text().replace("base: 0x40000000, size: 32M", "base: 0x7fe00000, size: 2M")
+    (workdir / "top.yaml").write_text(text)
+    status, out, err = cli(*build_args("top.yaml", make_hyp_kit(workdir / "kit", padding=". = 0x7ff00000;")))
+    assert (status, out) == (1, "")
+    assert err == ("top.yaml:9:18: error: QEMU puts its device tree at the first 2M boundary after the packed "
+                   "image (ends at 0x7ff00000), 0x80000000, which is not inside RAM (ends at 0x80000000), and then "
+                   "refuses to start; move the hypervisor memory down by 2M or more\n")
     assert not (workdir / "out" / "bulkhead.img").exists()
 
 

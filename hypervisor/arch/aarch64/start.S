@@ -7,7 +7,7 @@
 _start:
 	b	primary_entry           /* code0 */
 	.long	0                       /* code1 */
-	.quad	0x80000                 /* text_offset: QEMU loads us at RAM base + 0x80000 */
+	.quad	_text_offset            /* QEMU loads us at RAM base + this (hyp.ld: our link address) */
 	.quad	_image_size             /* image_size, from the linker script */
 	.quad	0x2                     /* flags: little endian, 4 KiB pages */
 	.quad	0, 0, 0                 /* reserved */

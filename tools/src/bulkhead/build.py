@@ -11,11 +11,12 @@ from elftools.elf.sections import SymbolTableSection
 
 from bulkhead import board, linux
 from bulkhead.abi import IMAGE_END_SYMBOL
+from bulkhead.checks import image_address
 from bulkhead.diagnostics import ConfigError, Diagnostic
 from bulkhead.emit_c import render_config
 from bulkhead.emit_images import render_images, write_segment_files
 from bulkhead.model import System
-from bulkhead.qemu import qemu_command
+from bulkhead.qemu import device_tree_address, qemu_command
 from bulkhead.toolchain import Toolchain, ToolError
 from bulkhead.units import align_up, hexa
 
@@ -69,7 +70,7 @@ def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
     out = opts.out
     sources = generate(system, source_name, out)
     elf, image = out / "bulkhead.elf", out / "bulkhead.img"
-    _compile_and_link(opts, sources.config_c, sources.images_s, elf)
+    _compile_and_link(system, opts, sources.config_c, sources.images_s, elf)
     Toolchain(opts.cross, opts.include).binary(elf, image)
     image_end = _check_fits(system, source_name, elf, image)
     cmd_file = out / "qemu.cmd"
@@ -78,12 +79,13 @@ def build(system: System, source_name: str, opts: BuildOptions) -> BuildResult:
                        sources.linux)
 
 
-def _compile_and_link(opts: BuildOptions, config_c: Path, images_s: Path, elf: Path) -> None:
+def _compile_and_link(system: System, opts: BuildOptions, config_c: Path, images_s: Path, elf: Path) -> None:
     tools = Toolchain(opts.cross, opts.include)
     objects = [config_c.with_suffix(".o"), images_s.with_suffix(".o")]
     tools.compile(config_c, objects[0])
     tools.compile(images_s, objects[1])
-    tools.link(opts.linker_script, opts.hyp_lib, objects, elf)
+    # The linker script places the image at bh_image_base (hyp.ld), in the hypervisor memory.
+    tools.link(opts.linker_script, opts.hyp_lib, objects, elf, {"bh_image_base": image_address(system)})
 
 
 def image_end_of(elf: Path) -> int:
@@ -100,11 +102,20 @@ def image_end_of(elf: Path) -> int:
 def _check_fits(system: System, source_name: str, elf: Path, image: Path) -> int:
     hyp = system.hypervisor
     end, limit = image_end_of(elf), hyp.base + hyp.size
-    if end <= limit:
-        return end
+    if end > limit:
+        need = align_up(end - hyp.base, system.platform.hyp_align)
+        _refuse(source_name, elf, image, hyp.at("size"), f"the packed image ends at {hexa(end)}, past the "
+                f"hypervisor memory end {hexa(limit)}; make hypervisor.memory.size at least {hexa(need)}")
+    ram_end = system.platform.ram_base + system.memory
+    dtb = device_tree_address(system, end)
+    if dtb >= ram_end:
+        _refuse(source_name, elf, image, hyp.at("base"), f"QEMU puts its device tree at the first 2M boundary "
+                f"after the packed image (ends at {hexa(end)}), {hexa(dtb)}, which is not inside RAM (ends at "
+                f"{hexa(ram_end)}), and then refuses to start; move the hypervisor memory down by 2M or more")
+    return end
+
+
+def _refuse(source_name: str, elf: Path, image: Path, pos, message: str) -> None:
     elf.unlink(missing_ok=True)
     image.unlink(missing_ok=True)
-    need = align_up(end - hyp.base, system.platform.hyp_align)
-    message = (f"the packed image ends at {hexa(end)}, past the hypervisor memory end {hexa(limit)}; make "
-               f"hypervisor.memory.size at least {hexa(need)}")
-    raise ConfigError(source_name, [Diagnostic(hyp.at("size"), message)])
+    raise ConfigError(source_name, [Diagnostic(pos, message)])

@@ -107,14 +107,25 @@ def _check_hypervisor(system: System, diags: Diagnostics) -> None:
 
 
 def _check_hypervisor_place(system: System, diags: Diagnostics) -> None:
+    """Anywhere in RAM (QEMU loads the image where its header says), but inside one window of the
+    EL2 map: mmu.c gives the image's GiB one level-2 table."""
     hyp, platform, ram = system.hypervisor, system.platform, ram_range(system)
     where = span(hyp.base, hyp.size)
     if ram and ram[1] and not _inside(hyp.base, hyp.size, *ram):
         diags.error(hyp.at("base"), f"hypervisor memory {where} is not inside RAM ({span(*ram)}); "
                     f"move it into RAM or raise system.memory")
-    if not _inside(platform.load_address, 1, hyp.base, hyp.size):
-        diags.error(hyp.at("base"), f"hypervisor memory {where} does not contain {hexa(platform.load_address)}, "
-                    f"where QEMU loads the boot image; make it start at {hexa(platform.ram_base)}")
+        return
+    window = platform.hyp_window
+    if hyp.base // window != (hyp.base + hyp.size - 1) // window:
+        boundary = align_up(hyp.base + 1, window)
+        diags.error(hyp.at("base"), f"hypervisor memory {where} crosses the {size_text(window)} boundary "
+                    f"{hexa(boundary)}, and the hypervisor maps its image inside one {size_text(window)} "
+                    f"window; move it to end at {hexa(boundary)} or start there")
+
+
+def image_address(system: System) -> int:
+    """Where the boot image is linked and QEMU loads it: load_offset into the hypervisor memory."""
+    return system.hypervisor.base + system.platform.load_offset
 
 
 # --- partitions ------------------------------------------------------------------------------

@@ -29,7 +29,9 @@ class Platform:
     max_ram: int
     max_cores: int
     page_size: int
-    load_address: int  # where QEMU places the boot image
+    load_offset: int   # the boot image's place in the hypervisor memory (its Image header's text_offset
+                       # tells QEMU the address); below it QEMU's boot stub at the start of RAM
+    hyp_window: int    # the hypervisor memory may not cross a multiple of this (the EL2 map, mmu.c)
     hyp_align: int     # alignment of the hypervisor memory base and size
     ram_granule: int   # the RAM size must be a multiple of this (QEMU -m takes MiB)
     ipa_bits: int      # guest (intermediate physical) address width: every area ends below 2^ipa_bits
@@ -56,7 +58,8 @@ QEMU_VIRT = Platform(
     max_ram=3 * G,
     max_cores=8,
     page_size=4 * K,
-    load_address=0x4008_0000,
+    load_offset=0x8_0000,
+    hyp_window=1 * G,
     hyp_align=2 * M,
     ram_granule=1 * M,
     # What the hypervisor's stage 2 maps (BH_IPA_BITS of config_tables.h), not the 40 bits the

@@ -20,6 +20,15 @@ NO_NIC_ARGS = ["-nic", "none"]
 BATCH_ARGS = ["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"]
 
 
+def device_tree_address(system: System, image_end: int) -> int:
+    """Where QEMU 7.2 writes its device tree when -kernel is an arm64 Image (hw/arm/boot.c): after
+    the initrd's place, at least min(RAM / 2, 128M) into RAM, or after the image's end, at a 2M
+    boundary. QEMU refuses to start when that is not below the end of RAM."""
+    ram_base = system.platform.ram_base
+    after = max(ram_base + min(system.memory // 2, 128 * M), image_end)
+    return -(-after // (2 * M)) * (2 * M)
+
+
 def qemu_command(system: System, image: str | Path, icount: bool = False, interactive: bool = True) -> list[str]:
     """argv for QEMU; interactive=False suits a harness reading the console on stdout."""
     platform = system.platform

@@ -24,8 +24,10 @@ class Toolchain:
         includes = [arg for inc in self.include for arg in ("-I", str(inc))]
         run([f"{self.cross}gcc", *flags, *includes, "-c", str(source), "-o", str(obj)])
 
-    def link(self, script: Path, lib: Path, objects: list[Path], out: Path) -> None:
-        run([f"{self.cross}ld", "-nostdlib", "--build-id=none", "-T", str(script),
+    def link(self, script: Path, lib: Path, objects: list[Path], out: Path,
+             defsyms: dict[str, int] | None = None) -> None:
+        symbols = [f"--defsym={name}={value:#x}" for name, value in (defsyms or {}).items()]
+        run([f"{self.cross}ld", "-nostdlib", "--build-id=none", *symbols, "-T", str(script),
              "--whole-archive", str(lib), "--no-whole-archive", *map(str, objects), "-o", str(out)])
 
     def binary(self, elf: Path, out: Path) -> None:
