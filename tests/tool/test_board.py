@@ -70,3 +70,36 @@ def test_board_partition_tables_and_device_tree(workdir, capsys):
     assert node(tree, "psci")["props"]["method"] == ["smc"]
     assert node(tree, "intc@8000000")["props"]["reg"] == [0, 0x08000000, 0, 0x10000, 0, 0x080a0000, 0, 0x40000]
     assert "pl031@9010000" in tree["children"]
+
+
+DMA_CONFIG = """\
+system: {name: demo, platform: qemu-virt, cores: 4, memory: 1G}
+hypervisor:
+  memory: {base: 0x7c000000, size: 32M}
+partitions:
+  - name: virt
+    id: 0
+    board: qemu-virt
+    image: virt.elf
+    vcpus: [{core: 2}]
+    memory:
+      - {name: ram, phys: 0x40000000, guest: 0x40000000, size: 16M, rights: rwx}
+      - {name: more, phys: 0x48000000, guest: 0x48000000, size: 2M, rights: rw}
+    devices: [virtio-mmio@30]
+"""
+
+
+def test_board_partition_with_a_dma_device_has_identity_mapped_ram(workdir, capsys):
+    """Accepted with every normal area identity mapped (the hypervisor memory high in RAM); the non-identity
+    description is bad/board_dma.yaml."""
+    (workdir / "virt.ld").write_text(BOARD_LD)
+    (workdir / "virt.S").write_text(BOARD_S)
+    run([f"{CROSS}gcc", "-nostdlib", "-static", "-Wl,--build-id=none", "-Wl,-T,virt.ld", "-o", "virt.elf", "virt.S"],
+        workdir)
+    (workdir / "dma.yaml").write_text(DMA_CONFIG)
+    assert cli_main(build_args("dma.yaml", make_hyp_kit(workdir / "kit"))) == 0
+    source = (workdir / "out" / "bh_config.c").read_text()
+    assert ".phys = UINT64_C(0x40000000), .ipa = UINT64_C(0x40000000)" in source
+    tree = decompile(workdir / "out" / "virt.dtb")
+    assert node(tree, "virtio_mmio@a003c00")["props"]["reg"] == [0, 0x0A003C00, 0, 0x200]
+    assert "dma-coherent" in node(tree, "virtio_mmio@a003c00")["props"]

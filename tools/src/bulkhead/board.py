@@ -3,7 +3,7 @@ machine sees that machine's layout. One board so far, `qemu-virt`: the emulated 
 partitions (struct bh_vmachine_cfg: GICv3 distributor and redistributors, PL011, PSCI/SMCCC on SMC and
 HVC, at QEMU virt's addresses), RAM at the board's RAM base whatever its physical address, and a device
 tree the tool generates, at the start of RAM as QEMU puts it for an ELF loaded with -kernel, its guest
-address in x0 at entry.
+address in x0 at entry. With a DMA device passed through the RAM is identity mapped (dma.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import linux
+from bulkhead import dma, linux
 from bulkhead.devicetree import compile_dts, to_dts
 from bulkhead.diagnostics import Diagnostics
 from bulkhead.model import Partition, System
@@ -35,7 +35,7 @@ def board_of(part: Partition) -> Board | None:
 
 def check_boards(system: System, diags: Diagnostics) -> None:
     """Checks without the image: the board is known, RAM at its RAM base, no area over its devices,
-    no DMA device passed through (RAM is not identity mapped)."""
+    RAM identity mapped if a DMA device is passed through (dma.py)."""
     for part in system.partitions:
         if part.board is None or part.linux is not None:  # board with linux: reported by the reader
             continue
@@ -44,11 +44,7 @@ def check_boards(system: System, diags: Diagnostics) -> None:
             diags.error(part.at("board"), f"{part.title}: board '{part.board}' is not known; use one of: "
                         f"{', '.join(BOARDS)}")
             continue
-        for device in part.devices:
-            if device.kind == "virtio-mmio":
-                diags.error(device.pos, f"{part.title}: {device.text} does DMA, but the RAM of a partition with "
-                            f"board '{board.name}' is not identity mapped, so the device would write to the wrong "
-                            f"memory; pass no DMA device to a partition with a board (for now), or remove 'board'")
+        dma.check_identity(part, board.name, diags)
         _check_areas(part, board, diags)
 
 
