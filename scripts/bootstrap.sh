@@ -13,6 +13,9 @@ have cpio                  || need_apt+=(cpio)
 # depmod (kmod): the tool writes the modules.dep of a Linux partition's initramfs with it.
 have depmod || [ -x /sbin/depmod ] || [ -x /usr/sbin/depmod ] || need_apt+=(kmod)
 have make                  || need_apt+=(make)
+# A partition's FAT disk image (`disk:`): mkfs.vfat formats it, mtools (mmd, mcopy) fills it.
+have mkfs.vfat || [ -x /sbin/mkfs.vfat ] || [ -x /usr/sbin/mkfs.vfat ] || need_apt+=(dosfstools)
+have mcopy                 || need_apt+=(mtools)
 have gcc                   || need_apt+=(gcc libc6-dev)
 # The arm64 C library: static Linux benchmark programs (linux/bench, make bench).
 [ -f /usr/aarch64-linux-gnu/lib/libc.a ] || need_apt+=(libc6-dev-arm64-cross)

@@ -3,16 +3,18 @@ blkprobe, a bare-metal program built for QEMU's virt machine (partitions/board/b
 code), reads sector 0 of a virtio-blk disk by DMA through the virtio-mmio slot passed through to it
 (board_dma.yaml: RAM identity mapped at 0x40000000, the hypervisor memory high in RAM, beside the
 default system's real-time partitions), and prints exactly what it prints on bare QEMU, which is
-what the disk file holds."""
+what the disk file holds. Then from a FAT disk the tool builds from the files the description lists
+(board_disk.yaml, `disk:`)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from bulkhead.config import load
 from bulkhead.qemu import qemu_command
-from harness import BUILD, CONFIGS, build_image, check_stage2_pool, run_command
+from harness import BUILD, CONFIGS, ROOT, build_image, check_stage2_pool, run_command
 
 PROBE = BUILD / "board" / "blkprobe.elf"
 CONFIG = CONFIGS / "board_dma.yaml"
@@ -93,3 +95,31 @@ def test_the_modern_virtio_mmio_interface_reads_the_same_sector(tmp_path):
     for line in expected_sector_lines(disk):
         assert line in lines, (line, lines)
     assert lines[-1] == "blkprobe: done, SYSTEM_OFF"
+
+
+DISK_CONFIG = CONFIGS / "board_disk.yaml"
+
+
+def mtools(*argv: str) -> bytes:
+    return subprocess.run(list(argv), capture_output=True, check=True, env={**os.environ, "MTOOLS_SKIP_CHECK": "1"}).stdout
+
+
+def test_the_probe_reads_the_fat_boot_sector_of_the_disk_the_tool_built():
+    image = build_image(DISK_CONFIG)
+    disk = image.parent / "blk.disk"
+    system = load(DISK_CONFIG)
+    # The files the description lists, read back from the FAT by mtools.
+    for dest, source in (("EFI/BOOT/BOOTAA64.EFI", BUILD / "board" / "virtprobe.elf"),
+                         ("docs/README.md", ROOT / "README.md")):
+        assert mtools("mtype", "-i", str(disk), f"::/{dest}") == source.read_bytes(), dest
+    assert disk.stat().st_size == system.partition_named("blk").disk.size
+    run = run_command(qemu_command(system, image, interactive=False), DISK_CONFIG.name, timeout=60,
+                      until=lambda r: r.index(r"partition blk halted") >= 0)
+    got = probe_lines(run.lines, "[blk] ")
+    assert "blkprobe: virtio-blk at 0xa003a00, virtio-mmio version 1" in got, got
+    assert got[-1] == "blkprobe: done, SYSTEM_OFF", got
+    for line in expected_sector_lines(disk):
+        assert line in got, (line, got)
+    assert "blkprobe: sector 0 bytes 510-511: 55 aa" in got  # the boot sector signature
+    assert "blkprobe: sector 0 text at 0x36: 'FAT16   '" in got or "blkprobe: sector 0 text at 0x36: 'FAT12   '" in got
+    assert run.index(r"HM: partition") < 0

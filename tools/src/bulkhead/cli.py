@@ -90,7 +90,8 @@ def _build(args: argparse.Namespace) -> int:
     for name, outputs in result.linux.items():
         part = system.partition_named(name)
         board = part.board if part is not None else None
-        kind = f"partition '{name}' (board {board})" if board else f"Linux partition '{name}'"
+        linux = part is not None and part.linux is not None
+        kind = f"partition '{name}' (board {board})" if board else ("Linux " if linux else "") + f"partition '{name}'"
         print(f"bulkhead: {kind}: " + ", ".join(str(path) for path in outputs.values()))
     return 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import linux
+from bulkhead import disk, linux
 from bulkhead.model import System
 from bulkhead.units import M
 
@@ -39,6 +39,8 @@ def qemu_command(system: System, image: str | Path, icount: bool = False, intera
     if icount:
         argv += ICOUNT_ARGS
     argv += ["-kernel", str(image)]
+    # The disks before qemu_args: each takes its own slot first, QEMU fills others from the highest free.
+    argv += disk.qemu_disk_args(system, Path(image).parent)
     return argv + system.qemu_args
 
 

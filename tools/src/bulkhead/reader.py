@@ -13,6 +13,7 @@ from pathlib import Path
 from bulkhead.abi import (ACTION_NAMES, DEFAULT_HEALTH, EVENT_NAMES, MAX_PARTITIONS, MAX_PLANS, MAX_VCPUS,
                           PARAVIRTUAL_ACTIONS, POLICY_NAMES)
 from bulkhead.diagnostics import Diagnostics, Pos, suggest
+from bulkhead.disk import DiskFile, DiskSpec
 from bulkhead.model import (Area, CorePolicy, Hypervisor, Interrupt, Partition, Plan, Schedule, Slot, System,
                             Vcpu)
 from bulkhead.model import InitramfsFile, InitramfsSpec, LibraryDir, LinuxSpec, ModuleRef, PassDevice
@@ -61,6 +62,12 @@ PARTITION_KEYS = {
     "linux": Key(False, ""),
     "devices": Key(False, ""),
     "board": Key(False, ""),
+    "disk": Key(False, ""),
+}
+DISK_KEYS = {
+    "device": Key(True, "'device: virtio-mmio@30' (one of the partition's devices: the disk's slot)"),
+    "size": Key(True, "'size: 16M'"),
+    "files": Key(False, ""),
 }
 VCPU_KEYS = {
     "core": Key(False, "'core: 1' (the physical core this vCPU runs on)"),  # required unless best_effort
@@ -322,11 +329,30 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
     if "health" in fields:
         _read_health(reader, fields["health"], where, part.health)
     _read_linux_partition(reader, node, fields, part, where, base_dir)
+    if "disk" in fields:
+        part.disk = _read_disk(reader, fields["disk"], f"{where}.disk", base_dir)
     if "health" in fields and "linux" in fields:
         _check_linux_health(reader, fields["health"], where)
     elif "health" in fields and "board" in fields:
         _check_linux_health(reader, fields["health"], where, "a program built for a board")
     return part
+
+
+def _read_disk(reader: Reader, node: Node, where: str, base_dir: Path) -> DiskSpec:
+    spec = DiskSpec(pos_of(node))
+    fields = reader.fields(node, where, DISK_KEYS) or {}
+    spec.marks.update({key: pos_of(value) for key, value in fields.items()})
+    if "device" in fields:
+        spec.device = reader.string(fields["device"], f"{where}.device")
+    if "size" in fields:
+        spec.size = reader.integer(fields["size"], f"{where}.size", "16M")
+    entries = reader.pairs(fields["files"], f"{where}.files") if "files" in fields else []
+    for dest, key_node, value_node in entries or []:
+        item = DiskFile(pos_of(key_node), dest=dest, marks={"source": pos_of(value_node)})
+        item.source = reader.string(value_node, f"{where}.files.{dest}")
+        item.path = base_dir / item.source if item.source else None
+        spec.files.append(item)
+    return spec
 
 
 def _check_linux_health(reader: Reader, node: Node, where: str, who: str = "a Linux kernel") -> None:
