@@ -1,6 +1,8 @@
 # Unmodified guests for the virtual boards (docs/configuration.md, `board:`): bare-metal programs
 # written against QEMU's `virt` machine only, with their own start code and linker script; no
-# libbhpart, no hypercall. Output: $(BUILD)/board/<name>.elf, BOARD_GUEST_ELFS, target board-guests.
+# libbhpart, no hypercall. Output: $(BUILD)/board/<name>.elf, BOARD_GUEST_ELFS, target board-guests;
+# and <name>.bin, the same program as a raw binary (objcopy -O binary, from its load address) for the
+# raw boot protocol (docs/configuration.md, `load`).
 BOARD_SRC := partitions/board
 BOARD_OUT := $(BUILD)/board
 BOARD_CFLAGS := -std=gnu11 -ffreestanding -fno-pic -fno-pie -fno-stack-protector -mgeneral-regs-only \
@@ -8,9 +10,13 @@ BOARD_CFLAGS := -std=gnu11 -ffreestanding -fno-pic -fno-pie -fno-stack-protector
 BOARD_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,--fatal-warnings -Wl,-z,max-page-size=4096 -Wl,--no-warn-rwx-segments
 BOARD_GUESTS := $(sort $(notdir $(patsubst %/,%,$(wildcard $(BOARD_SRC)/*/))))
 BOARD_GUEST_ELFS := $(patsubst %,$(BOARD_OUT)/%.elf,$(BOARD_GUESTS))
+BOARD_GUEST_BINS := $(BOARD_GUEST_ELFS:.elf=.bin)
 
 .PHONY: board-guests
-board-guests: $(BOARD_GUEST_ELFS)
+board-guests: $(BOARD_GUEST_ELFS) $(BOARD_GUEST_BINS)
+
+$(BOARD_OUT)/%.bin: $(BOARD_OUT)/%.elf
+	$(CROSS)objcopy -O binary $< $@
 
 $(BOARD_OUT)/%.elf: $(BOARD_SRC)/%/*.c $(BOARD_SRC)/%/*.S $(BOARD_SRC)/%/*.ld partitions/board/board.mk
 	@mkdir -p $(dir $@)

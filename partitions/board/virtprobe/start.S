@@ -7,6 +7,14 @@
 _start:
 	mov	x19, x0			/* device tree (or 0) */
 	bl	drop_to_el1
+	/* Clear .bss (the stacks too): loaded as a raw binary, nothing else does. */
+	ldr	x9, =__bss_start
+	ldr	x10, =__bss_end
+1:	cmp	x9, x10
+	b.hs	2f
+	stp	xzr, xzr, [x9], #16
+	b	1b
+2:
 	ldr	x9, =stack0_top
 	mov	sp, x9
 	adr	x9, vectors

@@ -346,7 +346,11 @@ def check_image(system: System, part: Partition, diags: Diagnostics) -> None:
 
 
 def _check_test_code(system: System, part: Partition, diags: Diagnostics) -> None:
-    if part.elf.has_tests is None and not system.test:
+    if part.elf.has_tests is None and not system.test and part.load is not None:
+        diags.error(part.at("image"), f"{part.title}: image '{part.image}' is a raw binary ('load' is given), so "
+                    f"the tool cannot tell whether it contains test code (section {TESTS_SECTION}); use the ELF it "
+                    f"was made from, or set 'test: true' under system")
+    elif part.elf.has_tests is None and not system.test:
         diags.error(part.at("image"), f"{part.title}: image '{part.image}' has no section header table, so the "
                     f"tool cannot tell whether it contains test code (section {TESTS_SECTION}); use the image as "
                     f"linked, without removing its section headers, or set 'test: true' under system")
@@ -360,8 +364,9 @@ def _check_segments(part: Partition, diags: Diagnostics) -> None:
     normal = [a for a in part.areas if a.kind == "normal" and a.placed]
     for seg in part.elf.segments:
         if not any(a.contains_guest(seg.ipa, seg.size) for a in normal):
+            what = "the raw binary, from 'load'" if part.load is not None else f"program header {seg.phdr}"
             diags.error(part.at("image"), f"{part.title}: image '{part.image}' loads {span(seg.ipa, seg.size)} "
-                        f"(program header {seg.phdr}), which is not inside one normal memory area of the "
+                        f"({what}), which is not inside one normal memory area of the "
                         f"partition (guest addresses); add or grow an area to cover it, or relink the image")
 
 
@@ -375,6 +380,10 @@ def _check_entry(part: Partition, diags: Diagnostics) -> None:
                for a in part.areas):
         diags.error(pos, f"{part.title}: {what} is not inside an executable normal area; add x to the rights of "
                     f"the area that should hold it, {fix}")
+    elif part.elf is not None and part.load is not None and part.elf.executable_segment_at(entry) is None:
+        seg = part.elf.segments[0]
+        diags.error(pos, f"{part.title}: {what} is not inside the raw binary {part.image} "
+                    f"({span(seg.ipa, seg.size)} from 'load'); the vCPU would start outside the program, {fix}")
     elif part.elf is not None and part.elf.executable_segment_at(entry) is None:
         # The vCPU would start in memory the image does not load as code: zeroes, or data.
         diags.error(pos, f"{part.title}: {what} is not inside an executable segment (PT_LOAD with flag X) of "

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import board, checks, linux
+from bulkhead import board, checks, linux, rawimage
 from bulkhead.channels import check_channels
 from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics, Pos
 from bulkhead.elfimage import ElfProblem, read_elf
 from bulkhead.model import Partition, System
+from bulkhead.rawimage import read_raw
 from bulkhead.reader import read_system
 from bulkhead.yamlsrc import YamlSyntaxError, compose
 
@@ -38,6 +39,7 @@ def check(path: str | Path, images: bool = True) -> tuple[System | None, list[Di
             linux.load_payload(system, part, diags)
             continue
         _load_image(part, diags)
+        rawimage.check_entry_alignment(part, diags)
         checks.check_image(system, part, diags)
         board.check_image(part, diags)
     return system, diags.sorted()
@@ -74,7 +76,7 @@ def _load_image(part: Partition, diags: Diagnostics) -> None:
                     f"directory of the configuration file); build the image or fix the path")
         return
     try:
-        part.elf = read_elf(part.image_path)
+        part.elf = read_elf(part.image_path) if part.load is None else read_raw(part.image_path, part.load)
     except ElfProblem as exc:
         diags.error(pos, f"{part.title}: image '{part.image}' {exc}")
     except OSError as exc:

@@ -103,6 +103,7 @@ class Partition(Located):
     image: str | None = None        # as written in the file
     image_path: Path | None = None  # resolved against the file's directory
     entry: int | None = None        # explicit entry, None = the ELF's e_entry
+    load: int | None = None         # set: image is a raw binary loaded at this guest address (rawimage.py)
     vcpus: list[Vcpu] = field(default_factory=list)
     areas: list[Area] = field(default_factory=list)
     interrupts: list[Interrupt] = field(default_factory=list)

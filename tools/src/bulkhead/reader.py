@@ -55,6 +55,7 @@ PARTITION_KEYS = {
     "system": Key(False, ""),
     "image": Key(False, "'image: path/to/partition.elf'"),  # required unless linux is given
     "entry": Key(False, ""),
+    "load": Key(False, ""),
     "vcpus": Key(True, "'vcpus:' with a list such as '- core: 1'"),
     "memory": Key(True, "'memory:' with a list of areas such as '- {phys: 0x42000000, size: 2M, rights: rwx}'"),
     "interrupts": Key(False, ""),
@@ -386,6 +387,8 @@ def _read_partition_scalars(reader: Reader, fields: dict[str, Node], part: Parti
                                f"partition's ELF image, e.g. {PARTITION_KEYS['image'].hint}")
     if "entry" in fields:
         part.entry = reader.integer(fields["entry"], f"{where}.entry", "0x40000000")
+    if "load" in fields:
+        part.load = reader.integer(fields["load"], f"{where}.load", "0x40200000")
 
 
 def _read_vcpus(reader: Reader, node: Node, where: str) -> list[Vcpu]:
@@ -597,7 +600,7 @@ def _read_linux_partition(reader: Reader, node: Node, fields: dict[str, Node], p
         reader.diags.error(part.at("board"), f"{where}.board cannot be given with linux: a Linux partition "
                            f"already sees the emulated machine and boots by the Linux protocol; remove 'board' "
                            f"(or replace linux: with image: for a program built for the board)")
-    for key in ("image", "entry"):
+    for key in ("image", "entry", "load"):
         if key in fields:
             reader.diags.error(part.at(key), f"{where}.{key} cannot be given with linux: a Linux partition boots "
                                f"its kernel at the base of its first memory area; remove '{key}'")
