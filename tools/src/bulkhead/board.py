@@ -44,7 +44,7 @@ def check_boards(system: System, diags: Diagnostics) -> None:
             diags.error(part.at("board"), f"{part.title}: board '{part.board}' is not known; use one of: "
                         f"{', '.join(BOARDS)}")
             continue
-        dma.check_identity(part, board.name, diags)
+        dma.check_identity(system, part, board.name, diags)
         _check_areas(part, board, diags)
 
 
