@@ -4,10 +4,11 @@ code), reads sector 0 of a virtio-blk disk by DMA through the virtio-mmio slot p
 (board_dma.yaml: RAM identity mapped at 0x40000000, the hypervisor memory high in RAM, beside the
 default system's real-time partitions), and prints exactly what it prints on bare QEMU, which is
 what the disk file holds. Then from a FAT disk the tool builds from the files the description lists
-(board_disk.yaml, `disk:`)."""
+(board_disk.yaml, `disk:`), which Linux mounts too (linux_disk.yaml)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -122,4 +123,23 @@ def test_the_probe_reads_the_fat_boot_sector_of_the_disk_the_tool_built():
         assert line in got, (line, got)
     assert "blkprobe: sector 0 bytes 510-511: 55 aa" in got  # the boot sector signature
     assert "blkprobe: sector 0 text at 0x36: 'FAT16   '" in got or "blkprobe: sector 0 text at 0x36: 'FAT12   '" in got
+    assert run.index(r"HM: partition") < 0
+
+
+def test_linux_mounts_the_fat_disk_the_tool_built():
+    """The same disk mechanism for a Linux partition: Debian's kernel (virtio_blk, vfat) mounts it and
+    reads the listed files back (tests/system/linux/disk-init.sh)."""
+    config = CONFIGS / "linux_disk.yaml"
+    run = run_command(qemu_command(load(config), build_image(config), interactive=False), config.name,
+                      timeout=180, until=lambda r: r.index(r"partition linux halted") >= 0)
+    said = {}  # "BHDISK key value" lines of the init script
+    for line in run.lines:
+        if line.startswith("[linux] BHDISK "):
+            key, _, value = line[len("[linux] BHDISK "):].partition(" ")
+            said[key] = value.strip()
+    assert "done" in said and "mount" not in said and "modprobe" not in said, said
+    assert (said["label"], said["type"]) == ("BULKHEAD", "FAT16"), said
+    assert said["hello"] == (ROOT / "tests/system/linux/disk-hello.txt").read_text().strip()
+    assert said["md5"] == hashlib.md5((BUILD / "board" / "blkprobe.bin").read_bytes()).hexdigest()
+    assert said["files"].split() == ["./EFI/BOOT/BOOTAA64.EFI", "./hello.txt"]
     assert run.index(r"HM: partition") < 0
