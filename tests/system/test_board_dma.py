@@ -102,7 +102,8 @@ DISK_CONFIG = CONFIGS / "board_disk.yaml"
 
 
 def mtools(*argv: str) -> bytes:
-    return subprocess.run(list(argv), capture_output=True, check=True, env={**os.environ, "MTOOLS_SKIP_CHECK": "1"}).stdout
+    env = {**os.environ, "MTOOLS_SKIP_CHECK": "1"}  # mtools' geometry check is for floppies
+    return subprocess.run(list(argv), capture_output=True, check=True, env=env).stdout
 
 
 def test_the_probe_reads_the_fat_boot_sector_of_the_disk_the_tool_built():
