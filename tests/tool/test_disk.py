@@ -73,3 +73,13 @@ def test_a_stale_disk_is_removed(workdir, capsys):
     assert cli_main(build_args("disk.yaml", make_hyp_kit(workdir / "kit"))) == 0
     assert not (workdir / "out" / "app.disk").exists()
     assert "-drive" not in (workdir / "out" / "qemu.cmd").read_text()
+
+
+def test_qemu_refuses_to_start_without_the_built_disk(workdir, cli):
+    (workdir / "big.bin").write_bytes(b"x")
+    (workdir / "disk.yaml").write_text(CONFIG % "1M")
+    (workdir / "elsewhere").mkdir()
+    status, out, err = cli("qemu", "disk.yaml", "--image", "elsewhere/bulkhead.img")
+    assert (status, out) == (1, "")
+    assert err == ("bulkhead: error: elsewhere/app.disk does not exist: `bulkhead build` writes a partition's disk "
+                   "beside the image; build disk.yaml into elsewhere\n")

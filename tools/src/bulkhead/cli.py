@@ -11,6 +11,7 @@ from pathlib import Path
 from bulkhead import abi, chrome, config, plan, timeline, trace
 from bulkhead.build import BuildOptions, build
 from bulkhead.diagnostics import ConfigError
+from bulkhead.disk import missing_disks
 from bulkhead.qemu import bare_linux_command, qemu_command
 from bulkhead.toolchain import ToolError
 from bulkhead.units import hexa
@@ -111,6 +112,11 @@ def _require_limits_differing(include_dirs: list[str]) -> None:
 
 def _qemu(args: argparse.Namespace) -> int:
     system = config.load(args.config)
+    if not args.print:
+        missing = missing_disks(system, Path(args.image).parent)
+        if missing:
+            raise ToolError(f"{missing[0]} does not exist: `bulkhead build` writes a partition's disk beside the "
+                            f"image; build {args.config} into {Path(args.image).parent}")
     return _run_qemu(qemu_command(system, args.image, icount=args.icount), args.print)
 
 

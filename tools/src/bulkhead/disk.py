@@ -186,6 +186,13 @@ def _run(argv: list[str], package: str) -> None:
 
 # --- QEMU ---------------------------------------------------------------------------------------
 
+def missing_disks(system: System, directory: Path) -> list[Path]:
+    """The disks the QEMU command names in directory that are not there (QEMU's own message does not
+    say that the tool builds them)."""
+    paths = [directory / disk_file_name(part) for part in system.by_id() if disk_of(part) is not None]
+    return [path for path in paths if not path.is_file()]
+
+
 def qemu_disk_args(system: System, directory: Path) -> list[str]:
     """Each disk as a virtio-blk device on the virtio-mmio bus of its slot (QEMU's virtio-mmio-bus.N is
     the transport at 0x0a000000 + N * 0x200), read from <name>.disk in directory."""
