@@ -211,10 +211,6 @@ def _check_ports(part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
             diags.error(pos, f"{part.title}: apex.ports names '{name}', which is not a port of this partition "
                         f"in channels (its ports: {have}); declare the channel or fix the name")
         seen.add(name)
-    limit = spec.limits.get("ports")
-    if limit is not None and limit < len(spec.port_names) <= LIMITS["ports"]:
-        diags.error(spec.at("ports"), f"{part.title}: apex.ports lists {len(spec.port_names)} ports, more "
-                    f"than the {limit} declared")
     if len(spec.port_names) > LIMITS["ports"]:
         diags.error(spec.at("ports"), f"{part.title}: apex.ports lists {len(spec.port_names)} ports; libapex "
                     f"supports at most {LIMITS['ports']}")
@@ -278,6 +274,7 @@ def _check_periods(system: System, part: Partition, spec: ApexSpec, diags: Diagn
         diags.error(spec.at("period"), f"{part.title}: apex.period {duration_text(spec.period)} neither divides "
                     f"nor is a multiple of the major frame {duration_text(frame)} of its core's plan; use "
                     f"{duration_text(frame)}")
+        return  # the processes' periods are judged against a partition period that is in error
     if not period:
         return
     for proc in spec.processes:

@@ -247,10 +247,10 @@ def _simulated_wcrt(task: _Task, tasks: list[_Task], supply: CyclicSupply, perio
     step = period if period and frame % period == 0 else frame
     worst = 0
     for phase in range(0, frame, step):
-        result = _Simulation(tasks, supply, phase, task.name).run()
-        if result is None:
+        response = _Simulation(tasks, supply, phase, task.name).run()[task.name]
+        if response is None:
             return None
-        worst = max(worst, result.get(task.name, 0))
+        worst = max(worst, response)
     return worst
 
 
@@ -268,17 +268,22 @@ class _Simulation:
         self.left: dict[str, int] = {}
         self.worst: dict[str, int] = {t.name: 0 for t in tasks}
 
-    def run(self) -> dict[str, int] | None:
+    def run(self) -> dict[str, int | None]:
+        """Each task's worst response; None for those the backlog leaves unbounded."""
         t, boundary, previous_backlog = self.phase, self.phase + self.hyper, None
         for _ in range(MAX_HYPERPERIODS):
             t = self._run_until(t, boundary)
             backlog = self._backlog(boundary)
-            if not backlog:
-                return self.worst
-            if backlog == previous_backlog:
-                return self.worst
+            if not backlog or backlog == previous_backlog:
+                return dict(self.worst)  # the schedule repeats from here
             previous_backlog, boundary = backlog, boundary + self.hyper
-        return None
+        return self._worst_with_unbounded()
+
+    def _worst_with_unbounded(self) -> dict[str, int | None]:
+        """Work keeps piling up: every task at or below the highest priority still behind is unbounded
+        (those above it are not delayed by what is left below)."""
+        behind = max(t.priority for t in self.tasks if self.pending[t.name])
+        return {t.name: None if t.priority <= behind else self.worst[t.name] for t in self.tasks}
 
     def _backlog(self, now: int) -> tuple:
         return tuple((name, len(self.pending[name]), self.left.get(name, 0)) for name in sorted(self.pending)
