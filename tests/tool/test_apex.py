@@ -253,3 +253,37 @@ def test_a_higher_fixed_priority_vcpu_leaves_nothing_to_analyse(tmp_path):
                                                 "{core: 1, priority: 5}", other))
     result = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0]
     assert all(v.wcrt is None and v.met is None and "hog.0" in v.note for v in result.processes)
+
+
+# --- docs/apex.md stays true ---------------------------------------------------------------------
+
+APEX_DOC = REPO / "docs" / "apex.md"
+
+
+def _doc_blocks() -> list[str]:
+    import re
+    return re.findall(r"```[a-z]*\n(.*?)```", APEX_DOC.read_text(), flags=re.S)
+
+
+def test_the_worked_example_is_the_tested_description():
+    block = next(b for b in _doc_blocks() if "name: tight" in b and "stack_total: 12800" in b)
+    assert block in RTA_CONFIG.read_text()
+
+
+def test_the_documented_analysis_is_what_the_tool_prints(cli):
+    shown = next(b for b in _doc_blocks() if b.startswith("APEX overheads charged"))
+    assert cli("analyse", str(RTA_CONFIG)) == (0, shown, "")
+
+
+def test_the_configuration_reference_example_is_valid(tmp_path):
+    doc = (REPO / "docs" / "configuration.md").read_text()
+    import re
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", doc, flags=re.S) if b.startswith("    apex:"))
+    (tmp_path / "s.yaml").write_text(_system_on("    - {core: 0, policy: cyclic}\n  plans:\n    - name: p\n"
+                                                "      major_frame: 1ms\n      slots:\n"
+                                                "        - {core: 0, start: 0us, duration: 500us, vcpu: app}",
+                                                "{core: 0}").split("    apex:")[0] + block
+                                     + "channels:\n  sampling:\n    - {name: c, source: app.status, "
+                                       "destinations: [app.status_in], max_message_size: 8, refresh_period: 1ms}\n")
+    _, errors = config.check(tmp_path / "s.yaml", images=False)
+    assert errors == []
