@@ -287,3 +287,13 @@ def test_the_configuration_reference_example_is_valid(tmp_path):
                                        "destinations: [app.status_in], max_message_size: 8, refresh_period: 1ms}\n")
     _, errors = config.check(tmp_path / "s.yaml", images=False)
     assert errors == []
+
+
+def test_a_hyperperiod_too_long_to_simulate_is_refused(tmp_path):
+    text = _system_on("    - {core: 0, policy: cyclic}\n  plans:\n    - name: p\n      major_frame: 1ms\n"
+                      "      slots:\n        - {core: 0, start: 0us, duration: 500us, vcpu: app}", "{core: 0}")
+    text = text.replace("period: 10ms, wcet: 1ms", "period: 999983ms, wcet: 1ms").replace(
+        "period: 20ms, wcet: 2ms", "period: 1000003ms, wcet: 2ms")
+    (tmp_path / "s.yaml").write_text(text.replace("apex:\n", "apex:\n      period: 1ms\n"))
+    result = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0]
+    assert all(v.wcrt is None and "activations per hyperperiod" in v.note for v in result.processes), result

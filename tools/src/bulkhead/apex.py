@@ -277,11 +277,13 @@ def _check_periods(system: System, part: Partition, spec: ApexSpec, diags: Diagn
         return  # the processes' periods are judged against a partition period that is in error
     if not period:
         return
+    origin = "" if spec.period else " (the major frame, as apex.period is not given)"
     for proc in spec.processes:
         if proc.period and proc.period % period:
             diags.error(proc.at("period"), f"{part.title}: process '{proc.name}': period "
                         f"{duration_text(proc.period)} is not a multiple of the partition period "
-                        f"{duration_text(period)} (CREATE_PROCESS refuses it)")
+                        f"{duration_text(period)}{origin} (CREATE_PROCESS refuses it); use a multiple, or an "
+                        f"apex.period that divides both")
 
 
 def major_frame_of(system: System, part: Partition) -> int | None:

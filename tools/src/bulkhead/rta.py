@@ -38,7 +38,7 @@ JOB_OVERHEAD_NS = RELEASE_NS + 2 * SWITCH_NS + PERIODIC_WAIT_NS  # per activatio
 OVERHEADS = {"release": RELEASE_NS, "switch": SWITCH_NS, "periodic_wait": PERIODIC_WAIT_NS,
              "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS}
 MAX_HYPERPERIODS = 16
-MAX_JOBS = 2_000_000
+MAX_ACTIVATIONS = 1_000_000  # simulated per phase and hyperperiod: beyond, the exact analysis is refused
 
 
 @dataclass
@@ -192,6 +192,11 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
         return verdict
     task = next(t for t in tasks if t.name == proc.name)
     if isinstance(supply, CyclicSupply):
+        activations = _activations_per_hyperperiod(tasks, supply)
+        if activations > MAX_ACTIVATIONS:
+            verdict.note = (f"not analysed: {activations} activations per hyperperiod (more than "
+                            f"{MAX_ACTIVATIONS}); choose periods with a shorter common multiple")
+            return verdict
         verdict.wcrt = _simulated_wcrt(task, tasks, supply, period)
     else:
         verdict.wcrt = _fixed_point_wcrt(task, tasks, supply)
@@ -238,6 +243,11 @@ def _lcm(values) -> int:
     for value in values:
         result = result * value // gcd(result, value)
     return result
+
+
+def _activations_per_hyperperiod(tasks: list[_Task], supply: CyclicSupply) -> int:
+    hyper = _lcm([supply.frame] + [t.period for t in tasks])
+    return sum(hyper // t.period for t in tasks)
 
 
 def _simulated_wcrt(task: _Task, tasks: list[_Task], supply: CyclicSupply, period: int | None) -> int | None:
@@ -319,8 +329,7 @@ class _Simulation:
         raise AssertionError("a cyclic supply has a window")
 
     def _run_until(self, now: int, stop: int) -> int:
-        jobs = 0
-        while now < stop and jobs < MAX_JOBS:
+        while now < stop:
             self._release_up_to(now)
             start, end = self._window(now)
             upcoming = min(self.next_release.values())
@@ -336,7 +345,6 @@ class _Simulation:
             now = until
             if self.left[task.name] == 0:
                 self._complete(task, now)
-                jobs += 1
         return now
 
     def _complete(self, task: _Task, now: int) -> None:
