@@ -297,3 +297,13 @@ def test_a_hyperperiod_too_long_to_simulate_is_refused(tmp_path):
     (tmp_path / "s.yaml").write_text(text.replace("apex:\n", "apex:\n      period: 1ms\n"))
     result = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0]
     assert all(v.wcrt is None and "activations per hyperperiod" in v.note for v in result.processes), result
+
+
+def test_apex_needs_a_paravirtual_partition(tmp_path):
+    text = _system_on("    - {core: 1, policy: fixed_priority}", "{core: 1, priority: 5}")
+    (tmp_path / "s.yaml").write_text(text.replace("    image: app.elf\n", "    image: app.elf\n    board: qemu-virt\n"))
+    _, errors = config.check(tmp_path / "s.yaml", images=False)
+    assert [e.message for e in errors if "apex" in e.message] == [
+        "partition 'app': 'apex' needs a paravirtual partition linked with libapex; remove it from a Linux "
+        "partition or one with a board"]
+    assert [e.pos.line for e in errors if "apex" in e.message] == [16]  # the apex mapping

@@ -240,7 +240,7 @@ def _check_processes(part: Partition, spec: ApexSpec, diags: Diagnostics) -> Non
 
 
 def _check_process(part: Partition, proc: ApexProcess, diags: Diagnostics) -> None:
-    who = f"{part.title}: process '{proc.name or proc.index}'"
+    who = f"{part.title}: " + (f"process '{proc.name}'" if proc.name else f"apex.process_list[{proc.index}]")
     if proc.name is not None and not 1 <= len(proc.name) <= NAME_MAX:
         diags.error(proc.at("name"), f"{who}: name must have 1 to {NAME_MAX} characters")
     if proc.priority is not None and not MIN_PRIORITY <= proc.priority <= MAX_PRIORITY:
