@@ -180,30 +180,34 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
     charged = proc.wcet + JOB_OVERHEAD_NS if proc.wcet is not None else None
     verdict = ProcessVerdict(proc.name, proc.priority, proc.period, proc.wcet, charged, proc.relative_deadline,
                              None, None)
-    if proc.period is None:
-        verdict.note = "aperiodic: not analysed"
-        return verdict
-    above = [p.name for p in aperiodic if p.priority >= proc.priority]
-    if above:
-        verdict.note = f"not analysed: aperiodic {', '.join(above)} at equal or higher priority (no bound on its load)"
-        return verdict
-    if isinstance(supply, str):
-        verdict.note = f"not analysed: {supply}"
+    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply)
+    if verdict.note:
         return verdict
     task = next(t for t in tasks if t.name == proc.name)
     if isinstance(supply, CyclicSupply):
-        activations = _activations_per_hyperperiod(tasks, supply)
-        if activations > MAX_ACTIVATIONS:
-            verdict.note = (f"not analysed: {activations} activations per hyperperiod (more than "
-                            f"{MAX_ACTIVATIONS}); choose periods with a shorter common multiple")
-            return verdict
         verdict.wcrt = _simulated_wcrt(task, tasks, supply, period)
+        unbounded = "unbounded: the backlog grows every hyperperiod"
     else:
         verdict.wcrt = _fixed_point_wcrt(task, tasks, supply)
+        unbounded = "unbounded: beyond its period"
     verdict.met = verdict.wcrt is not None and verdict.wcrt <= task.deadline
-    if verdict.wcrt is None:
-        verdict.note = "unbounded: the backlog grows every hyperperiod"
+    verdict.note = unbounded if verdict.wcrt is None else ""
     return verdict
+
+
+def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply) -> str:
+    """Why the process gets no verdict, or "" when it is analysed."""
+    if proc.period is None:
+        return "aperiodic: not analysed"
+    above = [p.name for p in aperiodic if p.priority >= proc.priority]
+    if above:
+        return f"not analysed: aperiodic {', '.join(above)} at equal or higher priority (no bound on its load)"
+    if isinstance(supply, str):
+        return f"not analysed: {supply}"
+    if isinstance(supply, CyclicSupply) and _activations_per_hyperperiod(tasks, supply) > MAX_ACTIVATIONS:
+        return (f"not analysed: {_activations_per_hyperperiod(tasks, supply)} activations per hyperperiod (more "
+                f"than {MAX_ACTIVATIONS}); choose periods with a shorter common multiple")
+    return ""
 
 
 # --- Fixed point over a supply bound function ------------------------------------------------------
