@@ -195,8 +195,8 @@ def _check_limits(part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
             diags.error(spec.at(key), f"{part.title}: apex.processes must be at least 1")
     if "processes" not in spec.limits and not spec.processes:
         diags.error(spec.pos, f"{part.title}: apex declares no processes; add 'processes: N' or a 'process_list'")
-    if "stack_total" not in spec.limits and any(p.stack is None for p in spec.processes):
-        diags.error(spec.pos, f"{part.title}: apex has no stack_total and not every listed process gives its "
+    if "stack_total" not in spec.limits and (not spec.processes or any(p.stack is None for p in spec.processes)):
+        diags.error(spec.pos, f"{part.title}: apex has no stack_total and not every process is listed with its "
                     f"'stack'; add 'stack_total: 32K' (every stack and its {STACK_GUARD}-byte guard)")
 
 
