@@ -11,6 +11,7 @@ declaration does not allow. apex_rta_edf.yaml runs the same partition on an EDF 
 analysis (a periodic resource, any phase) is an upper bound only."""
 
 import re
+from pathlib import Path
 
 from harness import run_system
 from bulkhead import rta
@@ -39,7 +40,7 @@ def measured(run) -> dict[str, dict[str, int]]:
 
 
 def analysed(config: str) -> dict[str, rta.ProcessVerdict]:
-    system = load(f"tests/system/configs/{config}", images=False)
+    system = load(Path(__file__).parent / "configs" / config, images=False)
     report = rta.analyse_partition(system, system.partition_named("apexrta"))
     return {v.name: v for v in report.processes if v.period is not None}
 
