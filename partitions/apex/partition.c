@@ -75,6 +75,7 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 				 : bh_restart_cause() == BH_RESTART_HM ? HM_PARTITION_RESTART
 								       : PARTITION_RESTART;
 	apex_k.partition_period = INFINITE_TIME_VALUE;
+	apex_config_load();
 	apex_sems_reset();
 	apex_events_reset();
 	apex_buffers_reset();

@@ -61,6 +61,7 @@ PARTITION_KEYS = {
     "linux": Key(False, ""),
     "devices": Key(False, ""),
     "board": Key(False, ""),
+    "apex": Key(False, ""),
 }
 VCPU_KEYS = {
     "core": Key(False, "'core: 1' (the physical core this vCPU runs on)"),  # required unless best_effort
@@ -321,6 +322,9 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
         part.interrupts = _read_interrupts(reader, fields["interrupts"], where)
     if "health" in fields:
         _read_health(reader, fields["health"], where, part.health)
+    if "apex" in fields:
+        from bulkhead.apex import read_apex  # apex.py builds on this module
+        part.apex = read_apex(reader, fields["apex"], where)
     _read_linux_partition(reader, node, fields, part, where, base_dir)
     if "health" in fields and "linux" in fields:
         _check_linux_health(reader, fields["health"], where)
