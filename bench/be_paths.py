@@ -14,7 +14,9 @@ vector (guest_irq, the last entry) to:
   (be_take) and switches to it: the take on the core a best-effort vCPU moves to.
 
 Prints the number of each and their lengths (most frequent first), and the most frequent path of
-each broken down by function."""
+each broken down by function. `make bench` takes the most frequent lengths of the fixed-priority
+hand-back (be_fp, core 1) and of migration (be_migrate, core 0: a vCPU given back there and
+taken on the other cyclic core, and taken there) through collect_figures."""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.profile import Symbols, breakdown, paths, record  # noqa: E402
+
+CONFIGS = Path(__file__).resolve().parents[1] / "tests" / "system" / "configs"
+HANDBACK_GOAL = 300
 
 HYPERVISOR_TEXT = "0x40080000..0x400a0000"
 
@@ -49,6 +54,41 @@ def collect(log: Path, symbols: Symbols, cpu: int, stop: str, needed: set[str]) 
     return chosen
 
 
+def most_frequent(found: list[list[int]]) -> int:
+    if not found:
+        raise RuntimeError("be_paths: no such path in the log (did the system run its best-effort vCPUs?)")
+    return collections.Counter(len(p) for p in found).most_common(1)[0][0]
+
+
+def measure(image: Path, cpu: int, seconds: float) -> tuple[list[list[int]], list[list[int]]]:
+    """(hand-backs, takes) on `cpu` of one recorded run."""
+    symbols = Symbols.of([image.parent / "bulkhead.elf"])
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "exec.log"
+        record(image, log, seconds, HYPERVISOR_TEXT)
+        return (collect(log, symbols, cpu, "arch_wait_for_interrupt", {"be_put", "arch_vcpu_detach"}),
+                collect(log, symbols, cpu, "aarch64_guest_return", {"be_take", "arch_el1_switch"}))
+
+
+def collect_figures(build_image, methods: dict[str, str]) -> dict[str, dict]:
+    """make bench: the hand-back and migration path lengths (most frequent of each), in instructions."""
+    fp_give, _ = measure(build_image(CONFIGS / "be_fp.yaml"), cpu=1, seconds=15.0)
+    mig_give, mig_take = measure(build_image(CONFIGS / "be_migrate.yaml"), cpu=0, seconds=15.0)
+    figures = {
+        "be_handback_fp": (most_frequent(fp_give), f"-icount instruction log (bench/be_paths.py, be_fp.yaml, "
+                           f"core 1): from the best-effort guest's interrupt vector on the timer at be_until to "
+                           f"the core's WFI, most frequent of {len(fp_give)} (goal {HANDBACK_GOAL})"),
+        "be_migrate_give_back": (most_frequent(mig_give), f"the same on a cyclic core (be_migrate.yaml, core 0), "
+                                 f"whose best-effort vCPU the other core takes next: the giving half of a "
+                                 f"migration, most frequent of {len(mig_give)}"),
+        "be_migrate_take": (most_frequent(mig_take), f"be_migrate.yaml, core 0: from the interrupt ending a "
+                            f"spinner's slot to the best-effort guest taken from the queue, with the cyclic "
+                            f"decision and the EL1 switch (the taking half), most frequent of {len(mig_take)}"),
+    }
+    methods.update({name: method for name, (_, method) in figures.items()})
+    return {name: {"value": value, "unit": "cycles"} for name, (value, _) in figures.items()}
+
+
 def report(title: str, found: list[list[int]], symbols: Symbols) -> None:
     lengths = collections.Counter(len(p) for p in found)
     print(f"{title}: {len(found)} paths; lengths (instructions: count) {dict(lengths.most_common(8))}")
@@ -67,13 +107,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15.0)
     args = parser.parse_args()
     symbols = Symbols.of([args.image.parent / "bulkhead.elf"])
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "exec.log"
-        record(args.image, log, args.seconds, HYPERVISOR_TEXT)
-        report("hand-back", collect(log, symbols, args.cpu, "arch_wait_for_interrupt",
-                                    {"be_put", "arch_vcpu_detach"}), symbols)
-        report("take", collect(log, symbols, args.cpu, "aarch64_guest_return",
-                               {"be_take", "arch_el1_switch"}), symbols)
+    give_back, take = measure(args.image, args.cpu, args.seconds)
+    report("hand-back", give_back, symbols)
+    report("take", take, symbols)
 
 
 if __name__ == "__main__":

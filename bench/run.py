@@ -16,6 +16,10 @@ Systems, each booted in its own QEMU (several at a time, one per host CPU):
                            counting partition (build/bench/perfloss_<d>ms.elf)
   bench/linux*.yaml        linux_*, vmtrap_*: Linux guests bare vs in a partition (bench/linux.py)
   bench/be_linux.yaml      be_linux_*: Linux throughput with best-effort vCPUs (bench/be_linux.py)
+  bench/linux_{net,users}.yaml  linux_virtio_net_*, linux_cyclictest_*: virtio-net throughput and
+                           cyclictest, bare vs in a partition (bench/linux_users.py)
+  tests/system/configs/be_{fp,migrate}.yaml  be_handback_fp, be_migrate_*: best-effort hand-back and
+                           migration path lengths from QEMU's instruction log (bench/be_paths.py)
 Results go to bench/results.json as {"name": {"value": N, "unit": "..."}} and, with one line of
 method each, to bench/results.md.
 """
@@ -404,6 +408,10 @@ def main() -> None:
     results |= linux.collect(METHODS)
     from bench import be_linux  # best-effort vCPUs (issue 15): Linux throughput from idle time
     results |= be_linux.collect(METHODS)
+    from bench import linux_users  # Linux as users run it (issue 13): virtio-net, cyclictest
+    results |= linux_users.collect(METHODS)
+    from bench import be_paths  # best-effort vCPUs (issue 15): hand-back and migration path lengths
+    results |= be_paths.collect_figures(build_image, METHODS)
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     markdown = write_markdown(results, losses)
     (ROOT / "bench" / "results.md").write_text(markdown)

@@ -20,7 +20,8 @@
  * its UART output goes to the wire byte by byte (a shell prompt has no newline), as records
  * of one byte. Its line is whole on the wire: while it is open and younger than
  * CONSOLE_HOLD_NS, anyone else's lines wait (they go out when it ends); only a line left open
- * longer (a prompt waiting for input) is ended by a line from anyone else. */
+ * longer (a prompt waiting for input) is ended by a line from anyone else. Its next line waits
+ * for the lines queued before it, so each of anyone else's lines waits for one line at most. */
 #include "console.h"
 #include "format.h"
 #include "lib.h"
@@ -427,6 +428,13 @@ static bool line_held(void)
 	       arch_counter_read() - open_since < ns_to_ticks(CONSOLE_HOLD_NS);
 }
 
+/* The head record of source s would open a new line of the focus partition, which holds
+ * everyone else's until it ends. */
+static bool opens_held_line(int s)
+{
+	return (head_word(&rings[s]) & RECORD_INTERACTIVE) && open_line != s;
+}
+
 /* Put the next record in flight, if none is: src's own first, then the oldest of anyone's
  * (while a line is held, the open line's source's only). False when nothing may go out. */
 static bool start_next(int src)
@@ -440,6 +448,8 @@ static bool start_next(int src)
 		return true;
 	}
 	int next = src >= 0 && !ring_empty(&rings[src]) ? src : oldest_source();
+	if (next >= 0 && opens_held_line(next))
+		next = oldest_source(); /* older lines first: a chain of held lines cannot starve them */
 	if (next < 0 && report_idle_losses())
 		next = oldest_source();
 	if (next < 0)

@@ -247,7 +247,7 @@ static bool apply(struct partition *p, enum bh_hm_action a)
 	case BH_HM_COLD_RESTART:
 	case BH_HM_WARM_RESTART:
 		forget_pending(p);
-		partition_restart(p, a == BH_HM_COLD_RESTART);
+		partition_restart(p, a == BH_HM_COLD_RESTART, BH_RESTART_HM);
 		break;
 	case BH_HM_SUSPEND:
 		partition_suspend(p);

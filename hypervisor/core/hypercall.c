@@ -101,7 +101,7 @@ static int64_t hc_reset_self(struct vcpu *v, struct arch_regs *r)
 	if (mode != BH_RESET_COLD && mode != BH_RESET_WARM)
 		return BH_INVALID_PARAM;
 	console_guest_flush(v);
-	partition_restart(v->partition, mode == BH_RESET_COLD);
+	partition_restart(v->partition, mode == BH_RESET_COLD, BH_RESTART_SELF);
 	return BH_OK;
 }
 
@@ -191,7 +191,7 @@ static int64_t hc_partition_ctl(struct vcpu *v, struct arch_regs *r)
 	case BH_PARTITION_HALT:
 		return partition_halt(t) ? BH_OK : BH_NO_ACTION;
 	case BH_PARTITION_RESTART:
-		partition_restart(t, mode == BH_RESET_COLD);
+		partition_restart(t, mode == BH_RESET_COLD, BH_RESTART_SYSTEM_PARTITION);
 		return BH_OK;
 	}
 	return BH_INVALID_PARAM;

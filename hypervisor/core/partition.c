@@ -238,14 +238,19 @@ bool partition_resume(struct partition *p)
 
 /* A restart requested while one is in progress joins it: a reload already under way starts
  * over (a cold one if either asked for it), the count of vCPUs to release goes on, and it is
- * the same restart: the count the partition is told (x2 at its entry) counts incarnations. */
-void partition_restart(struct partition *p, bool cold)
+ * the same restart: the count the partition is told (x2 at its entry) counts incarnations.
+ * Its cause (x3) is the health monitor's if the monitor took part, else the first request's:
+ * an error is what the partition most needs to know of. */
+void partition_restart(struct partition *p, bool cold, uint32_t cause)
 {
 	partition_lock(p);
 	load_rewind(p);
 	if (p->state == PARTITION_RESTARTING) {
 		p->reload |= cold;
+		if (cause == BH_RESTART_HM)
+			p->restart_cause = cause;
 	} else {
+		p->restart_cause = cause;
 		p->restarts++; /* closes its ports now: nothing goes to the old incarnation */
 		p->reload = cold;
 		p->stopping = p->cfg->vcpu_count;
@@ -413,9 +418,9 @@ static void vcpu_reset_here(struct vcpu *v)
 	v->next_release = arch_counter_read();
 	v->budget_left = 0;
 	if (p->cfg->vmachine)
-		arch_vcpu_reset(v, v->entry, v->boot_arg, 0, 0); /* x0 = device tree: Linux, board */
+		arch_vcpu_reset(v, v->entry, v->boot_arg, 0, 0, 0); /* x0 = device tree: Linux, board */
 	else
-		arch_vcpu_reset(v, v->entry, v->id, p->boot_kind, p->restarts);
+		arch_vcpu_reset(v, v->entry, v->id, p->boot_kind, p->restarts, p->restart_cause);
 	if (this_cpu()->loaded == v)
 		arch_vcpu_load(v);
 	if (v->id == 0)

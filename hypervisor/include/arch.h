@@ -51,7 +51,8 @@ void arch_vmachine_event(struct partition *p, unsigned line);
 void arch_vuart_receive(struct partition *p, char c);
 
 /* vCPU context, always handled by the core that owns the vCPU. */
-void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2);
+void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2,
+		     uint64_t a3);
 /* registers -> prev->arch (prev: the loaded vCPU, or NULL), then next->arch -> registers
  * (next NULL: nothing is loaded after prev) */
 void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next);

@@ -80,6 +80,7 @@ struct partition {
 	volatile uint32_t state;     /* enum partition_state */
 	uint32_t restarts;           /* requested so far: a restart closes its ports at once */
 	uint32_t boot_kind;          /* BH_BOOT_* given to vCPU 0 at its next start */
+	uint32_t restart_cause;      /* BH_RESTART_* given to vCPU 0 with it */
 	/* A restart in progress (under the lock): vCPUs not released yet, then the reload. */
 	uint32_t stopping;
 	bool reload;                 /* cold: the image is copied again */
@@ -117,7 +118,7 @@ void partition_load_steps(struct vcpu *v0);
  * false when the partition's state left nothing to do (halted already; a suspend of one not
  * running, restarting included; a resume of one not suspended). */
 bool partition_halt(struct partition *p);
-void partition_restart(struct partition *p, bool cold);
+void partition_restart(struct partition *p, bool cold, uint32_t cause);
 bool partition_suspend(struct partition *p);
 bool partition_resume(struct partition *p);
 

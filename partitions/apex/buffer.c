@@ -48,7 +48,7 @@ static unsigned char *pool_take(unsigned bytes)
 {
 	unsigned char *p = (unsigned char *)message_pool + message_used;
 
-	if (bytes > APEX_MESSAGE_POOL_SIZE - message_used)
+	if (bytes > apex_k.limits[APEX_LIMIT_MESSAGE_POOL] - message_used)
 		return 0;
 	message_used += bytes;
 	apex_k.counters.message_pool_used = message_used;
@@ -101,7 +101,7 @@ static MESSAGE_SIZE_TYPE take(struct apex_buffer *b, void *msg)
 static RETURN_CODE_TYPE create_checks(unsigned count, unsigned max, int existing, int params_ok,
 				      unsigned bytes, unsigned char **storage, APEX_INTEGER *id)
 {
-	if (count == max)
+	if (count >= max)
 		return INVALID_CONFIG;
 	if (existing) {
 		*id = existing;
@@ -131,7 +131,7 @@ void CREATE_BUFFER(const char *BUFFER_NAME, MESSAGE_SIZE_TYPE MAX_MESSAGE_SIZE,
 			MAX_NB_MESSAGE <= MAX_NUMBER_OF_MESSAGES &&
 			discipline_valid(QUEUING_DISCIPLINE);
 	RETURN_CODE_TYPE rc = create_checks(
-		nbuffers, APEX_MAX_BUFFERS, buffer_by_name(BUFFER_NAME), params_ok,
+		nbuffers, apex_k.limits[APEX_LIMIT_BUFFERS], buffer_by_name(BUFFER_NAME), params_ok,
 		SLOT_SIZE(MAX_MESSAGE_SIZE) * (unsigned)MAX_NB_MESSAGE, &slots, BUFFER_ID);
 
 	if (rc == NO_ERROR) {
@@ -256,7 +256,7 @@ void CREATE_BLACKBOARD(const char *BLACKBOARD_NAME, MESSAGE_SIZE_TYPE MAX_MESSAG
 	unsigned char *msg = 0;
 	int params_ok = apex_name_valid(BLACKBOARD_NAME) && MAX_MESSAGE_SIZE > 0 &&
 			MAX_MESSAGE_SIZE <= APEX_MESSAGE_POOL_SIZE;
-	RETURN_CODE_TYPE rc = create_checks(nboards, APEX_MAX_BLACKBOARDS,
+	RETURN_CODE_TYPE rc = create_checks(nboards, apex_k.limits[APEX_LIMIT_BLACKBOARDS],
 					    board_by_name(BLACKBOARD_NAME), params_ok,
 					    SLOT_SIZE(MAX_MESSAGE_SIZE), &msg, BLACKBOARD_ID);
 

@@ -36,7 +36,7 @@ void CREATE_EVENT(const char *EVENT_NAME, EVENT_ID_TYPE *EVENT_ID,
 	RETURN_CODE_TYPE rc = NO_ERROR;
 	int existing;
 
-	if (nevents == APEX_MAX_EVENTS) {
+	if (nevents >= apex_k.limits[APEX_LIMIT_EVENTS]) {
 		rc = INVALID_CONFIG;
 	} else if ((existing = event_by_name(EVENT_NAME)) != 0) {
 		rc = NO_ACTION;

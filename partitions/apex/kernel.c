@@ -416,7 +416,7 @@ int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size)
 {
 	unsigned need = ((size + 15u) & ~15u) + APEX_STACK_GUARD_SIZE;
 
-	if (need > APEX_STACK_POOL_SIZE - apex_k.stack_used)
+	if (need > apex_stack_free())
 		return 0;
 	p->stack_lo = stack_pool + (apex_k.stack_used + APEX_STACK_GUARD_SIZE) / 8;
 	apex_k.stack_used += need;
@@ -427,7 +427,7 @@ int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size)
 
 unsigned apex_stack_free(void)
 {
-	return APEX_STACK_POOL_SIZE - apex_k.stack_used;
+	return apex_k.limits[APEX_LIMIT_STACK_TOTAL] - apex_k.stack_used;
 }
 
 /* A fresh guard and a first frame that enters the process at its entry point with IRQs

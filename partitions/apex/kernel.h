@@ -150,6 +150,7 @@ struct apex_kernel {
 	SYSTEM_TIME_TYPE period_origin;
 	SYSTEM_TIME_TYPE normal_since;      /* when NORMAL began */
 	unsigned stack_used;
+	unsigned limits[APEX_LIMIT_COUNT]; /* config.c: the declared limits, else the library's */
 	struct apex_counters counters;
 };
 
@@ -228,6 +229,13 @@ void apex_deadline_set(struct apex_process *p, SYSTEM_TIME_TYPE release);
 void apex_deadline_missed(struct apex_process *p);
 SYSTEM_TIME_TYPE apex_first_release(SYSTEM_TIME_TYPE now);
 void apex_process_fault_stack(struct apex_process *p);
+
+/* --- config.c: the description's apex key ------------------------------------------------ */
+/* Sets apex_k.limits (and the partition period, when declared) from apex_config. */
+void apex_config_load(void);
+/* The process list allows a with these attributes (always, when no list is declared). */
+int apex_config_allows_process(const PROCESS_ATTRIBUTE_TYPE *a);
+void apex_record_response(struct apex_process *p, SYSTEM_TIME_TYPE now);
 
 /* --- hm.c: errors ------------------------------------------------------------------------ */
 /* A process-level error of p (the running context for faults): queued for the error handler,

@@ -71,8 +71,11 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	apex_idle_guard(&apex_k.idle);
 	apex_k.cur = &apex_k.idle;
 	apex_k.mode = boot_kind == BH_BOOT_WARM_RESTART ? WARM_START : COLD_START;
-	apex_k.start_condition = boot_kind == BH_BOOT_COLD ? NORMAL_START : PARTITION_RESTART;
+	apex_k.start_condition = boot_kind == BH_BOOT_COLD ? NORMAL_START
+				 : bh_restart_cause() == BH_RESTART_HM ? HM_PARTITION_RESTART
+								       : PARTITION_RESTART;
 	apex_k.partition_period = INFINITE_TIME_VALUE;
+	apex_config_load();
 	apex_sems_reset();
 	apex_events_reset();
 	apex_buffers_reset();

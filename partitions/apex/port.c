@@ -60,7 +60,7 @@ static RETURN_CODE_TYPE create_checks(const char *name, MESSAGE_SIZE_TYPE max_si
 {
 	int existing;
 
-	if (nports == APEX_MAX_PORTS)
+	if (nports >= apex_k.limits[APEX_LIMIT_PORTS])
 		return INVALID_CONFIG;
 	if ((existing = port_by_name(name)) != 0) {
 		*id = existing;

@@ -47,6 +47,16 @@ void apex_release(struct apex_process *p, SYSTEM_TIME_TYPE release)
 	}
 }
 
+/* An activation of p completes (PERIODIC_WAIT) at `now`: its response time is counted. */
+void apex_record_response(struct apex_process *p, SYSTEM_TIME_TYPE now)
+{
+	SYSTEM_TIME_TYPE response = now - p->release;
+
+	p->counters.completions++;
+	if (response > p->counters.worst_response)
+		p->counters.worst_response = response;
+}
+
 /* Deadline timer expired (timer interrupt): a process-level error for the error handler. The
  * process goes on; its deadline is not watched again until its next release or REPLENISH. */
 void apex_deadline_missed(struct apex_process *p)
@@ -104,7 +114,7 @@ static RETURN_CODE_TYPE check_attributes(const PROCESS_ATTRIBUTE_TYPE *a)
 		return INVALID_PARAM;
 	if (a->DEADLINE != SOFT && a->DEADLINE != HARD)
 		return INVALID_PARAM;
-	return NO_ERROR;
+	return apex_config_allows_process(a) ? NO_ERROR : INVALID_CONFIG;
 }
 
 void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS_ID,
@@ -114,7 +124,7 @@ void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS
 	RETURN_CODE_TYPE rc = NO_ERROR;
 	int existing;
 
-	if (apex_k.nprocs == APEX_MAX_PROCESSES) {
+	if (apex_k.nprocs >= apex_k.limits[APEX_LIMIT_PROCESSES]) {
 		rc = INVALID_CONFIG;
 	} else if (!ATTRIBUTES) {
 		rc = INVALID_PARAM;

@@ -39,7 +39,7 @@ void CREATE_SEMAPHORE(const char *SEMAPHORE_NAME, SEMAPHORE_VALUE_TYPE CURRENT_V
 	RETURN_CODE_TYPE rc = NO_ERROR;
 	int existing;
 
-	if (nsems == APEX_MAX_SEMAPHORES) {
+	if (nsems >= apex_k.limits[APEX_LIMIT_SEMAPHORES]) {
 		rc = INVALID_CONFIG;
 	} else if ((existing = sem_by_name(SEMAPHORE_NAME)) != 0) {
 		rc = NO_ACTION;

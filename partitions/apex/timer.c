@@ -132,12 +132,13 @@ void PERIODIC_WAIT(RETURN_CODE_TYPE *RETURN_CODE)
 		rc = INVALID_MODE;
 	} else {
 		/* Release points come from the plan, never from when the process woke. */
-		SYSTEM_TIME_TYPE next = p->release + p->attr.PERIOD;
+		SYSTEM_TIME_TYPE next = p->release + p->attr.PERIOD, now = apex_now();
 
+		apex_record_response(p, now);
 		p->release = next;
 		p->counters.activations++;
 		apex_deadline_set(p, next);
-		if (next > apex_now()) {
+		if (next > now) {
 			rc = apex_block_current(APEX_BLOCK_TIME, 0, next);
 		} else {
 			apex_ready_rotate(p); /* released already: a new activation, at the tail */

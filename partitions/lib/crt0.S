@@ -1,7 +1,8 @@
 /* Partition start-up code and EL1 exception vectors.
  *
  * The hypervisor enters every vCPU here at EL1h, MMU off, DAIF masked, with
- *   x0 = vCPU id, x1 = boot kind (BH_BOOT_*), x2 = restart count.
+ *   x0 = vCPU id, x1 = boot kind (BH_BOOT_*), x2 = restart count, x3 = restart cause
+ *   (BH_RESTART_*, kept in bh_restart_cause_at_entry by vCPU 0 for bh_restart_cause()).
  * Memory is not cleared here: the loader zeroes .bss on a cold (re)start, and a warm
  * restart must keep it.
  */
@@ -22,6 +23,7 @@ _start:
 	mov	x19, x0
 	mov	x20, x1
 	mov	x21, x2
+	mov	x22, x3
 	cmp	x19, #BH_PART_MAX_VCPUS
 	b.hs	bad_vcpu
 
@@ -50,6 +52,8 @@ _start:
 	mov	x1, x20
 	mov	x2, x21
 	cbnz	x19, 1f
+	adrp	x3, bh_restart_cause_at_entry
+	str	w22, [x3, :lo12:bh_restart_cause_at_entry]
 	bl	main
 	bl	bh_crt_main_returned	/* halts the partition, never returns */
 1:	bl	secondary_main
@@ -68,6 +72,13 @@ bad_vcpu:
 3:	wfi
 	b	3b
 	.ltorg
+
+	.bss
+	.balign	4
+	.global	bh_restart_cause_at_entry
+bh_restart_cause_at_entry:
+	.word	0
+	.size	bh_restart_cause_at_entry, 4
 
 	/* Weak default for partitions that do not use their secondary vCPUs (IRQs stay
 	 * masked, so wfi just parks it). */

@@ -106,6 +106,13 @@ def test_apex_error_handler():
     missing = [n for n in HM_TESTS if ("apexhm", n) not in verdicts]
     assert not failed and not missing, (failed, missing)
     assert run.index(rf"\[apexhm\] BHTEST-SUMMARY {len(HM_TESTS)} passed, 0 failed") >= 0
+    # The smc after them: the health monitor restarts the partition warm, and it is told so
+    # (GET_PARTITION_STATUS.START_CONDITION = HM_PARTITION_RESTART); the counts go on (memory kept).
+    # (its HM line may fall to the log's rate limit after the errors above: the restart's own line)
+    assert run.count(r"\[bulkhead\] partition apexhm warm restart #1$") == 1
+    assert run.count(r"the smc came back") == 0
+    assert verdicts.get(("apexhm", "apex_hm_restart_by_health_monitor_is_told"), ("missing",))[0] == "PASS", verdicts
+    assert run.index(rf"\[apexhm\] BHTEST-SUMMARY {len(HM_TESTS) + 1} passed, 0 failed") >= 0
     # REPORT_APPLICATION_MESSAGE: one console line.
     assert run.count(r"\[apexhm\] APEX-REPORT hello report$") == 1
     # What the handler could not take reached Bulkhead's health monitor (the partition counts

@@ -54,3 +54,12 @@ def test_an_empty_raw_binary_is_refused(workdir, cli):
     assert (status, out) == (1, "")
     assert err == ("raw.yaml:7:12: error: partition 'raw': image 'prog.bin' is empty; give the raw binary of the "
                    "partition's program\n")
+
+
+def test_apex_needs_the_elf_of_a_raw_binary(workdir, cli):
+    (workdir / "prog.bin").write_bytes(PROGRAM)
+    (workdir / "raw.yaml").write_text(CONFIG % "    apex: {processes: 1, stack_total: 4K}\n")
+    status, out, err = cli("check", "raw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("raw.yaml:9:11: error: partition 'raw': apex needs the image's symbol apex_config, and raw binary "
+                   "'prog.bin' has no symbols; give the ELF (remove 'load'), or remove 'apex'\n")

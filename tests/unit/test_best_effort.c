@@ -377,7 +377,7 @@ TEST(a_partition_with_best_effort_vcpus_restarts)
 	EXPECT(on(2, T0) == be(0));
 	EXPECT(on(0, T0 + US(200)) == be(1));
 	fake.core = 1;
-	partition_restart(&partitions[1], true);
+	partition_restart(&partitions[1], true, BH_RESTART_SELF);
 	EXPECT_EQ(partitions[1].state, PARTITION_RESTARTING);
 	EXPECT(on(2, T0 + US(201)) == NULL); /* be.0 released; be.2, queued, taken and released */
 	EXPECT_EQ(be(2)->state, VCPU_HALTED);

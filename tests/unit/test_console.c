@@ -196,6 +196,25 @@ TEST(console_focused_uart_output_is_written_through_and_others_wait_for_its_line
 	end_with_uart();
 }
 
+/* Attack: the focus partition ends each line just before the hold runs out and at once opens
+ * the next, its next bytes queued while the wire was busy. Others' lines, older than its new
+ * line, go out first: each waits for at most one of its lines, never for a chain of them. */
+TEST(console_attack_a_focus_partition_cannot_chain_held_lines_ahead_of_older_ones)
+{
+	boot_with_uart(false);
+	struct partition *beta = &partitions[1];
+	fake.uart_len = 0;
+	console_vuart_write(beta, '$');
+	console_guest_write(&partitions[0].vcpus[0], "tick\n", 5); /* waits for beta's line */
+	hold_output(true); /* the wire is busy: beta's next bytes queue behind its newline */
+	console_vuart_write(beta, '\n');
+	console_vuart_write(beta, '$');
+	hold_output(false);
+	console_vuart_write(beta, 'x'); /* the drain in beta's own write */
+	EXPECT(strcmp(uart_text(), "[beta] $\r\n[alpha] tick\r\n[beta] $x") == 0);
+	end_with_uart();
+}
+
 TEST(console_focused_bytes_wait_for_the_writers_time_like_any_output)
 {
 	boot_with_uart(false);

@@ -92,6 +92,7 @@ TEST(reset_self_modes)
 	EXPECT_EQ(fake_ram[0], 'X');
 	EXPECT_EQ(fake.reset_args[1], BH_BOOT_WARM_RESTART);
 	EXPECT_EQ(fake.reset_args[2], 1);
+	EXPECT_EQ(fake.reset_args[3], BH_RESTART_SELF);
 	EXPECT(percpu[0].vcpu == &partitions[0].vcpus[0]);
 	fake_ram[40] = 'Y';
 	call(alpha(), BH_HC_RESET_SELF, BH_RESET_COLD, 0);

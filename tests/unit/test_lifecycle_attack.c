@@ -51,7 +51,7 @@ static void core0_restarts_beta(struct vcpu *v)
 	fake.release_hook = NULL;
 	unsigned self = fake.core;
 	fake.core = 0; /* alpha's core: a system partition, the HM, or beta's own BH_HC_RESET */
-	partition_restart(&partitions[1], true);
+	partition_restart(&partitions[1], true, BH_RESTART_SELF);
 	fake.core = self;
 }
 
@@ -84,7 +84,7 @@ static void core0_halts_and_restarts_beta(void)
 	unsigned self = fake.core;
 	fake.core = 0;
 	partition_halt(&partitions[1]);
-	partition_restart(&partitions[1], false);
+	partition_restart(&partitions[1], false, BH_RESTART_SELF);
 	fake.core = self;
 }
 
@@ -93,7 +93,7 @@ TEST(attack_halt_and_restart_during_the_last_reload_step_leave_a_running_partiti
 	struct partition *p = beta_running();
 	struct vcpu *v0 = &p->vcpus[0];
 
-	partition_restart(p, false); /* warm: the reload is a single step */
+	partition_restart(p, false, BH_RESTART_SELF); /* warm: the reload is a single step */
 	serve_on(1);
 	serve_on(2);
 	EXPECT_EQ(v0->state, VCPU_LOADING);
@@ -138,7 +138,7 @@ TEST(attack_a_restart_by_bh_hc_reset_or_partition_ctl_keeps_a_propagated_event)
 	EXPECT(raise_on(1, v0, BH_HM_PARTITION_ERROR)); /* propagated, not taken yet */
 	/* beta restarts itself (BH_HC_RESET, PSCI SYSTEM_RESET) or a system partition restarts
 	 * it (BH_HC_PARTITION_CTL): "a restart forgets an untaken propagated event". */
-	partition_restart(p, true);
+	partition_restart(p, true, BH_RESTART_SELF);
 	serve_on(1);
 	serve_on(2);
 	core1_exits();
@@ -148,7 +148,7 @@ TEST(attack_a_restart_by_bh_hc_reset_or_partition_ctl_keeps_a_propagated_event)
 	fixture_boot();
 	serve_on(1);
 	EXPECT(raise_on(1, v0, BH_HM_PARTITION_ERROR));
-	partition_restart(p, true);
+	partition_restart(p, true, BH_RESTART_SELF);
 	serve_on(1);
 	serve_on(2);
 	core1_exits();
@@ -206,7 +206,7 @@ TEST(attack_a_doorbell_rung_while_vcpu0_is_reset_is_lost_and_so_are_all_later_on
 	struct vcpu *v0 = &p->vcpus[0];
 	bool fw;
 
-	partition_restart(p, true);
+	partition_restart(p, true, BH_RESTART_SELF);
 	serve_on(1);
 	serve_on(2);
 	EXPECT_EQ(v0->state, VCPU_LOADING);
@@ -234,12 +234,32 @@ TEST(attack_a_warm_restart_joining_a_cold_one_reloads_but_tells_the_guest_warm)
 	struct partition *p = beta_running();
 
 	memset(&fake_ram[0x200000], 'Z', 16);
-	partition_restart(p, true);  /* the HM's cold_restart */
-	partition_restart(p, false); /* and its own BH_HC_RESET warm, before it was released */
+	partition_restart(p, true, BH_RESTART_HM); /* the HM's cold_restart */
+	partition_restart(p, false, BH_RESTART_SELF); /* and its own BH_HC_RESET warm, before it was released */
 	serve_on(1);
 	serve_on(2);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
 	EXPECT(memcmp(&fake_ram[0x200000], SEG_TEXT, sizeof(SEG_TEXT)) == 0); /* reloaded: cold */
 	EXPECT_EQ(fake.reset_args[1], BH_BOOT_COLD_RESTART); /* what vCPU 0 is told in x1 */
+	EXPECT_EQ(fake.reset_args[3], BH_RESTART_HM); /* and in x3: the monitor's, not its own */
+}
+
+TEST(attack_a_restart_of_its_own_joining_the_monitors_does_not_hide_the_monitors_cause)
+{
+	struct partition *p = beta_running();
+
+	partition_restart(p, false, BH_RESTART_SELF);
+	partition_restart(p, false, BH_RESTART_HM);
+	partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION);
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(p->state, PARTITION_RUNNING);
+	EXPECT_EQ(fake.reset_args[3], BH_RESTART_HM);
+	partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION); /* the next one is its own */
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(fake.reset_args[3], BH_RESTART_SYSTEM_PARTITION);
 }

@@ -175,7 +175,7 @@ TEST(a_reload_stops_between_steps_for_whatever_else_is_due)
 	fixture_partitions[1].segments = big_segments;
 	fixture_boot();
 	fixture_run(1, &partitions[1].vcpus[0]);
-	partition_restart(&partitions[1], true);
+	partition_restart(&partitions[1], true, BH_RESTART_SELF);
 	serve_on(1);
 	serve_on(2);
 	memset(&fake_ram[0x200000], 'Z', 0x100000);
@@ -207,11 +207,11 @@ TEST(a_restart_during_a_reload_starts_it_over_and_a_halt_ends_it)
 {
 	fixture_boot();
 	fixture_run(1, &partitions[1].vcpus[0]);
-	partition_restart(&partitions[1], false);
+	partition_restart(&partitions[1], false, BH_RESTART_SELF);
 	serve_on(1);
 	serve_on(2);
 	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_LOADING);
-	partition_restart(&partitions[1], true); /* joins it, now cold */
+	partition_restart(&partitions[1], true, BH_RESTART_SELF); /* joins it, now cold */
 	EXPECT(partitions[1].reload);
 	EXPECT_EQ(partitions[1].restarts, 1); /* the same restart: one more incarnation */
 	partition_halt(&partitions[1]);

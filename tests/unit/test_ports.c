@@ -409,7 +409,7 @@ TEST(a_restart_closes_a_waiting_port_at_once)
 	open_both();
 	memset(beta_buf(), 0, 8);
 	wait_call(beta(), BETA_BUF, 8);
-	partition_restart(&partitions[1], true); /* by a system partition, on another core */
+	partition_restart(&partitions[1], true, BH_RESTART_SELF); /* by a system partition, on another core */
 	/* Before beta's core has released its vCPU, a send must not reach beta's memory: the
 	 * reload is about to start there. */
 	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
@@ -429,7 +429,7 @@ TEST(attack_a_doorbell_rung_before_a_restart_mutes_the_new_incarnation)
 {
 	boot();
 	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 0, 0, 0, 0, 0), BH_OK);
-	partition_restart(&partitions[1], true);
+	partition_restart(&partitions[1], true, BH_RESTART_SELF);
 	fake.core = 1;
 	core_process_requests();
 	fake.core = 2;

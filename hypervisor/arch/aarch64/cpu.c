@@ -161,7 +161,8 @@ void arch_sync_loaded_image(void *p, size_t len)
 
 static const uint8_t paravirt_priority = VGIC_PARAVIRT_PRIORITY;
 
-void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2)
+void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2,
+		     uint64_t a3)
 {
 	struct arch_vcpu_ctx *a = &v->arch;
 	struct partition *p = v->partition;
@@ -170,6 +171,7 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	v->regs.x[0] = a0;
 	v->regs.x[1] = a1;
 	v->regs.x[2] = a2;
+	v->regs.x[3] = a3;
 	v->regs.elr = entry;
 	v->regs.spsr = SPSR_EL1H_MASKED;
 	if (this_cpu()->loaded == v)

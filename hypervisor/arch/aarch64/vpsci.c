@@ -98,7 +98,7 @@ static int64_t call(struct vcpu *v, uint32_t fn, const uint64_t *x)
 		return PSCI_SUCCESS;
 	case PSCI_SYSTEM_RESET:
 		bh_log("partition %s: PSCI SYSTEM_RESET: restarting the partition", p->cfg->name);
-		partition_restart(p, true);
+		partition_restart(p, true, BH_RESTART_SELF);
 		return PSCI_SUCCESS;
 	}
 	return PSCI_NOT_SUPPORTED;

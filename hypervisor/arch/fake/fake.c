@@ -76,18 +76,21 @@ bool arch_guest_va_to_ipa(uint64_t va, bool write, uint64_t *ipa)
 
 void arch_sync_loaded_image(void *p, size_t len) { (void)p; (void)len; }
 
-void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2)
+void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2,
+		     uint64_t a3)
 {
 	memset(&v->regs, 0, sizeof(v->regs));
 	v->regs.elr = entry;
 	v->regs.x[0] = a0;
 	v->regs.x[1] = a1;
 	v->regs.x[2] = a2;
+	v->regs.x[3] = a3;
 	v->arch.entry = entry;
 	fake.reset_entry = entry;
 	fake.reset_args[0] = a0;
 	fake.reset_args[1] = a1;
 	fake.reset_args[2] = a2;
+	fake.reset_args[3] = a3;
 	fake.resets++;
 }
 

@@ -11,7 +11,8 @@
  *   the state with the sensor's worst lateness since the previous print;
  * - command (aperiodic): blocked on the queuing port `control_cmd` at no CPU cost, takes
  *   "setpoint N" (whole degrees) or "auto" and answers each on `control_reply`;
- * - supervisor (periodic, 5 s): prints each process's activations and deadline misses and the
+ * - supervisor (periodic, 5 s): prints each process's activations, deadline misses and worst
+ *   response (release to PERIODIC_WAIT; 0 for the aperiodic command) and the
  *   partition's error counts: what a user looks at to see the application is healthy;
  * - the error handler: lets a process that missed its deadline go on (each periodic process's
  *   deadline is its next release; the supervisor shows the count), and prints and starts
@@ -188,8 +189,9 @@ static void print_process(PROCESS_ID_TYPE id)
 
 	GET_PROCESS_STATUS(id, &st, &rc);
 	apex_get_process_counters(id, &c, &rc);
-	bh_printf("  %s: %llu activations, %llu deadline misses, %llu stack overflows\n",
-		  st.ATTRIBUTES.NAME, c.activations, c.deadline_misses, c.stack_overflows);
+	bh_printf("  %s: %llu activations, %llu deadline misses, %llu stack overflows, worst response "
+		  "%lld us\n", st.ATTRIBUTES.NAME, c.activations, c.deadline_misses, c.stack_overflows,
+		  c.worst_response / 1000);
 }
 
 static PROCESS_ID_TYPE process_count;

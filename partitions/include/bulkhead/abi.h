@@ -270,9 +270,15 @@ struct bh_shm_info {
  * other vCPUs stay halted until vCPU 0 starts them with BH_HC_VCPU_CTL. Registers:
  *   x0 = vCPU id,
  *   x1 = boot kind (BH_BOOT_*),
- *   x2 = number of times the partition has been restarted since the system booted. */
+ *   x2 = number of times the partition has been restarted since the system booted,
+ *   x3 = who asked for the last restart (BH_RESTART_*). */
 #define BH_BOOT_COLD          0 /* first start after system boot */
 #define BH_BOOT_COLD_RESTART  1 /* memory reloaded */
 #define BH_BOOT_WARM_RESTART  2 /* memory kept */
+
+#define BH_RESTART_NONE             0 /* system boot: no restart yet */
+#define BH_RESTART_SELF             1 /* BH_HC_RESET_SELF (or PSCI SYSTEM_RESET) */
+#define BH_RESTART_HM               2 /* the health monitor's configured action */
+#define BH_RESTART_SYSTEM_PARTITION 3 /* BH_HC_PARTITION_CTL of a system partition */
 
 #endif

@@ -633,4 +633,12 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts);
 /* Weak default in libbhpart parks the vCPU; returning from it parks the vCPU too. */
 void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts);
 
+/* Who asked for the partition's last restart (BH_RESTART_*: its own call, the health monitor,
+ * a system partition; BH_RESTART_NONE after the system boot), as vCPU 0's x3 said at entry. */
+extern unsigned bh_restart_cause_at_entry;
+static inline unsigned bh_restart_cause(void)
+{
+	return bh_restart_cause_at_entry;
+}
+
 #endif

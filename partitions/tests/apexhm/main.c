@@ -460,6 +460,27 @@ static void driver_body(void)
 	apexutil_sleep(FILLER_CAPACITY + 1 * MS); /* the fillers' deadlines pass first */
 	bh_test_run_all();
 	bh_test_summary();
+	/* An error the description makes partition-level (smc: warm_restart): the health monitor
+	 * restarts the partition, and the next incarnation must be told so. */
+	__asm__ volatile("smc #0" : : : "memory");
+	bh_puts("apexhm: the smc came back");
+	SET_PARTITION_MODE(IDLE, &rc);
+}
+
+/* Second incarnation, after the health monitor's warm restart. */
+static void after_health_monitor_restart(void)
+{
+	RETURN_CODE_TYPE rc;
+	PARTITION_STATUS_TYPE ps;
+	int ok = 1;
+	char detail[128] = "";
+
+	GET_PARTITION_STATUS(&ps, &rc);
+	CHECK(rc == NO_ERROR);
+	CHECK(bh_restart_cause() == BH_RESTART_HM);
+	CHECK(ps.OPERATING_MODE == WARM_START && ps.START_CONDITION == HM_PARTITION_RESTART);
+	bh_test_report("apex_hm_restart_by_health_monitor_is_told", ok, detail);
+	bh_test_summary();
 	SET_PARTITION_MODE(IDLE, &rc);
 }
 
@@ -526,6 +547,10 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 
 	(void)vcpu;
 	apex_init(boot_kind, restarts);
+	if (boot_kind == BH_BOOT_WARM_RESTART) {
+		after_health_monitor_restart();
+		return 0;
+	}
 	create_processes();
 	init_hm_checks();
 	mode = ONE_PER_RUN;

@@ -1,4 +1,4 @@
-"""Command line: bulkhead check | build | qemu | plan | trace."""
+"""Command line: bulkhead check | build | qemu | plan | analyse | trace."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bulkhead import abi, chrome, config, plan, timeline, trace
+from bulkhead import abi, chrome, config, plan, rta, timeline, trace
 from bulkhead.build import BuildOptions, build
 from bulkhead.diagnostics import ConfigError
 from bulkhead.disk import missing_disks
@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--png", type=Path, metavar="OUT.png", help="draw the plan into a PNG picture")
     show.add_argument("--json", type=Path, metavar="OUT.json", help="write the plan as Chrome/Perfetto trace JSON")
     show.add_argument("--frames", type=_positive, default=1, metavar="N", help="major frames to show (default 1)")
+    analyse = commands.add_parser("analyse", help="response times of APEX processes against their deadlines")
+    analyse.add_argument("config", metavar="CONFIG")
+    analyse.add_argument("--json", type=Path, metavar="OUT.json", help="also write the verdicts as JSON")
     events = commands.add_parser("trace", help="turn BHTRACE lines of a console log into trace JSON or a picture")
     events.add_argument("log", metavar="LOG", help="console log file, or - for standard input")
     events.add_argument("--config", metavar="CONFIG", help="the system's configuration, for partition and plan names")
@@ -64,7 +67,7 @@ def _positive(text: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {"check": _check, "build": _build, "qemu": _qemu, "bare": _bare, "plan": _plan,
-               "trace": _trace}[args.command]
+               "analyse": _analyse, "trace": _trace}[args.command]
     try:
         return handler(args)
     except ConfigError as exc:
@@ -153,6 +156,16 @@ def _plan(args: argparse.Namespace) -> int:
         print(f"bulkhead: {args.json}: {what}")
     if not (args.png or args.json):
         print("\n".join(plan.describe(system, chosen)))
+    return 0
+
+
+def _analyse(args: argparse.Namespace) -> int:
+    system = config.load(args.config, images=False)
+    analyses = rta.analyse(system)
+    print("\n".join(rta.describe(analyses)))
+    if args.json:
+        rta.write_json(analyses, args.json)
+        print(f"bulkhead: {args.json}: {sum(len(a.processes) for a in analyses)} processes")
     return 0
 
 

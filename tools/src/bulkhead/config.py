@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import board, checks, linux, rawimage
+from bulkhead import apex, board, checks, linux, rawimage
 from bulkhead.channels import check_channels
 from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics, Pos
 from bulkhead.elfimage import ElfProblem, read_elf
@@ -34,12 +34,15 @@ def check(path: str | Path, images: bool = True) -> tuple[System | None, list[Di
     system = read_system(root, source, diags)
     checks.check_system(system, diags)
     check_channels(system, diags)
+    apex.check_apex(system, diags)
     for part in system.partitions if images else ():
         if part.linux is not None:
             linux.load_payload(system, part, diags)
             continue
         _load_image(part, diags)
         rawimage.check_entry_alignment(part, diags)
+        if part.apex is not None and part.elf is not None and rawimage.apex_allowed(part, diags):
+            apex.bind_image(system, part, diags)
         checks.check_image(system, part, diags)
         board.check_image(part, diags)
     return system, diags.sorted()

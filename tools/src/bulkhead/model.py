@@ -116,6 +116,7 @@ class Partition(Located):
     devices: list[PassDevice] = field(default_factory=list)  # pass-through devices (linux.py)
     board: str | None = None        # the virtual board an unmodified image sees (board.py), as written
     board_dtb: object | None = None  # board.py: the device tree segment (a linux.PayloadSegment)
+    apex: object | None = None      # apex.py: the APEX library's declaration (an ApexSpec)
     disk: object | None = None       # disk.py: the FAT disk the tool builds for it (a DiskSpec)
 
     @property

@@ -45,3 +45,12 @@ def check_entry_alignment(part: Partition, diags: Diagnostics) -> None:
     key = "entry" if part.entry is not None else "load"
     diags.error(part.at(key), f"{part.title}: {key} {hexa(entry)} is not {INSTRUCTION}-byte aligned, so the vCPU "
                 f"would start off an instruction; use {hexa(entry - entry % INSTRUCTION)}")
+
+
+def apex_allowed(part: Partition, diags: Diagnostics) -> bool:
+    """`apex` is written into the image's apex_config, which only an ELF's symbol table locates."""
+    if part.load is None:
+        return True
+    diags.error(part.at("apex"), f"{part.title}: apex needs the image's symbol apex_config, and raw binary "
+                f"'{part.image}' has no symbols; give the ELF (remove 'load'), or remove 'apex'")
+    return False

@@ -63,6 +63,7 @@ PARTITION_KEYS = {
     "linux": Key(False, ""),
     "devices": Key(False, ""),
     "board": Key(False, ""),
+    "apex": Key(False, ""),
     "disk": Key(False, ""),
 }
 DISK_KEYS = {
@@ -329,6 +330,9 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
         part.interrupts = _read_interrupts(reader, fields["interrupts"], where)
     if "health" in fields:
         _read_health(reader, fields["health"], where, part.health)
+    if "apex" in fields:
+        from bulkhead.apex import read_apex  # apex.py builds on this module
+        part.apex = read_apex(reader, fields["apex"], where)
     _read_linux_partition(reader, node, fields, part, where, base_dir)
     if "disk" in fields:
         part.disk = _read_disk(reader, fields["disk"], f"{where}.disk", base_dir)

@@ -367,12 +367,52 @@ void apex_init(unsigned boot_kind, unsigned restarts);
  * NO_ERROR; INVALID_PARAM if not > 0; INVALID_MODE in NORMAL mode. */
 void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN_CODE);
 
+/* The partition's APEX configuration: `bulkhead build` writes the `apex:` key of the system
+ * description (docs/apex.md, "Configuration") into this table of the partition's image, and
+ * apex_init reads it. Without that key the table keeps its defaults (declared 0): the library's
+ * own limits above, no partition period, no process list. With it, a create call beyond the
+ * declared count (or beyond the declared stack or message bytes) is INVALID_CONFIG, and, when
+ * the description lists the processes, CREATE_PROCESS of a process that is not listed or whose
+ * PERIOD, TIME_CAPACITY, BASE_PRIORITY or DEADLINE differ from the list is INVALID_CONFIG too.
+ * The layout is the tool's (tools/src/bulkhead/apex.py): change both together. */
+#define APEX_CONFIG_MAGIC   0x43585041u /* "APXC" */
+#define APEX_CONFIG_VERSION 1
+struct apex_config_process {
+	char name[32];                    /* NUL-padded, at most MAX_NAME_LENGTH characters */
+	SYSTEM_TIME_TYPE period;          /* INFINITE_TIME_VALUE: aperiodic */
+	SYSTEM_TIME_TYPE time_capacity;   /* INFINITE_TIME_VALUE: no deadline */
+	unsigned int priority;
+	unsigned int deadline;            /* SOFT or HARD */
+	unsigned int stack_size;          /* 0: not declared */
+	unsigned int reserved;
+};
+/* Indexes of apex_config.limits (and of the kernel's own copy). */
+enum apex_limit {
+	APEX_LIMIT_PROCESSES, APEX_LIMIT_STACK_TOTAL, APEX_LIMIT_SEMAPHORES, APEX_LIMIT_EVENTS,
+	APEX_LIMIT_BUFFERS, APEX_LIMIT_BLACKBOARDS, APEX_LIMIT_PORTS, APEX_LIMIT_MESSAGE_POOL,
+	APEX_LIMIT_COUNT
+};
+struct apex_config {
+	unsigned int magic, version;
+	unsigned int declared;            /* 1: written from the system description */
+	unsigned int process_count;       /* entries of process_list (0: not listed) */
+	unsigned int limits[APEX_LIMIT_COUNT]; /* processes, stack bytes, ..., message pool bytes */
+	SYSTEM_TIME_TYPE partition_period; /* INFINITE_TIME_VALUE: none declared */
+	struct apex_config_process process_list[APEX_MAX_PROCESSES];
+};
+extern struct apex_config apex_config;
+
+/* What this incarnation may create of `which`: the declared limit, or the library's. */
+unsigned int apex_limit(enum apex_limit which);
+
 /* Errors the kernel detected in a process: what GET_PROCESS_STATUS has no field for. */
 struct apex_process_counters {
 	unsigned long long activations;      /* releases (START, DELAYED_START, each period) */
 	unsigned long long deadline_misses;  /* deadline timer expired before completion */
 	unsigned long long stack_overflows;  /* guard found damaged (the process was stopped) */
 	SYSTEM_TIME_TYPE last_missed_deadline; /* the DEADLINE_TIME missed last, 0 if none */
+	SYSTEM_TIME_TYPE worst_response;   /* periodic: longest release point to PERIODIC_WAIT */
+	unsigned long long completions;    /* PERIODIC_WAIT calls (completed activations) */
 };
 
 /* INVALID_PARAM for an unknown id, else NO_ERROR. */

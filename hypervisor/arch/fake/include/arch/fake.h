@@ -34,7 +34,7 @@ struct fake_state {
 	char uart_input[256];        /* bytes given to partitions' emulated UARTs */
 	unsigned uart_input_len;
 	unsigned kicks[8];
-	uint64_t reset_entry, reset_args[3];
+	uint64_t reset_entry, reset_args[4];
 	unsigned resets;
 	unsigned releases, stage2_flushes;
 	bool irq_pending;            /* a physical interrupt waits for this core */
