@@ -63,3 +63,30 @@ def test_apex_needs_the_elf_of_a_raw_binary(workdir, cli):
     assert (status, out) == (1, "")
     assert err == ("raw.yaml:9:11: error: partition 'raw': apex needs the image's symbol apex_config, and raw binary "
                    "'prog.bin' has no symbols; give the ELF (remove 'load'), or remove 'apex'\n")
+
+
+BOARD = """\
+system: {name: product, platform: qemu-virt, cores: 4, memory: 1G}
+hypervisor:
+  memory: {base: 0x40000000, size: 32M}
+partitions:
+  - name: fw
+    id: 0
+    board: qemu-virt
+    image: prog.bin
+    load: 0x40200000
+    vcpus: [{core: 1}]
+    memory:
+      - {name: ram, phys: 0x48000000, guest: 0x40000000, size: 16M, rights: rwx}
+"""
+
+
+def test_a_board_partitions_raw_binary_is_taken_outside_test_systems(workdir, cli):
+    """An unmodified program (firmware, an RTOS) comes as a raw binary and has no Bulkhead test code;
+    a paravirtual partition's raw binary still needs system.test (bad/raw.yaml)."""
+    (workdir / "prog.bin").write_bytes(PROGRAM)
+    (workdir / "board.yaml").write_text(BOARD)
+    assert cli("check", "board.yaml")[0] == 0
+    (workdir / "para.yaml").write_text(BOARD.replace("    board: qemu-virt\n", "").replace("0x40200000", "0x40000000"))
+    status, _, err = cli("check", "para.yaml")
+    assert status == 1 and "raw binary ('load' is given) of a paravirtual partition" in err, err

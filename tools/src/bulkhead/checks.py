@@ -346,10 +346,13 @@ def check_image(system: System, part: Partition, diags: Diagnostics) -> None:
 
 
 def _check_test_code(system: System, part: Partition, diags: Diagnostics) -> None:
+    # Test code is Bulkhead's own (libbhtest): an unmodified program on a board has none, so its raw
+    # binary (firmware, an RTOS) is taken as it comes; a paravirtual one is built from an ELF.
     if part.elf.has_tests is None and not system.test and part.load is not None:
-        diags.error(part.at("image"), f"{part.title}: image '{part.image}' is a raw binary ('load' is given), so "
-                    f"the tool cannot tell whether it contains test code (section {TESTS_SECTION}); use the ELF it "
-                    f"was made from, or set 'test: true' under system")
+        if part.board is None:
+            diags.error(part.at("image"), f"{part.title}: image '{part.image}' is a raw binary ('load' is given) "
+                        f"of a paravirtual partition, so the tool cannot tell whether it contains test code "
+                        f"(section {TESTS_SECTION}); use the ELF it was made from, or set 'test: true' under system")
     elif part.elf.has_tests is None and not system.test:
         diags.error(part.at("image"), f"{part.title}: image '{part.image}' has no section header table, so the "
                     f"tool cannot tell whether it contains test code (section {TESTS_SECTION}); use the image as "
