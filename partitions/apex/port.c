@@ -269,10 +269,13 @@ static void port_serve(struct apex_port *p)
 /* BH_VIRQ_PORT (IRQs masked, kernel stack): some port became ready; serve those with waiters. */
 void apex_port_irq(unsigned intid)
 {
+	unsigned long flags = apex_enter();
+
 	(void)intid;
 	for (unsigned i = 0; i < nports; i++)
 		if (ports[i].kind == PORT_QUEUING && ports[i].q.count)
 			port_serve(&ports[i]);
+	apex_leave(flags);
 }
 
 /* The idle loop's wait (IRQs masked, no process ready). With a process waiting on a queuing
