@@ -327,20 +327,28 @@ APEX_INLINE void apex_lock_ensure(struct apex_core *c)
 }
 
 /* Service prologue/epilogue: IRQs masked for the whole service, and the lock held when the
- * partition has several vCPUs (one byte test otherwise). */
+ * partition has several vCPUs (one byte test otherwise). The flags' bit 0 (DAIF's bits are
+ * 9:6) says the lock was taken, so that apex_leave tests one bit: the single-vCPU paths stay
+ * as short as they were. */
+#define APEX_FLAGS_LOCKED 1ul
+
 APEX_INLINE unsigned long apex_enter(void)
 {
 	unsigned long flags = bh_irq_save();
 
-	if (apex_here()->multi)
+	if (apex_here()->multi) {
 		apex_enter_multi();
+		flags |= APEX_FLAGS_LOCKED;
+	}
 	return flags;
 }
 
 APEX_INLINE void apex_leave(unsigned long flags)
 {
-	if (apex_here()->multi)
+	if (flags & APEX_FLAGS_LOCKED) {
 		apex_lock_give();
+		flags &= ~APEX_FLAGS_LOCKED;
+	}
 	bh_irq_restore(flags);
 }
 
