@@ -187,8 +187,11 @@ void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 
 	(void)boot_kind;
 	(void)restarts;
-	if (vcpu >= apex_k.ncores)
-		bh_halt_self(); /* not one enter_normal starts */
+	if (vcpu >= apex_k.ncores) { /* beyond APEX_MAX_CORES: enter_normal starts none */
+		bh_vcpu_halt(vcpu);
+		for (;;)
+			__asm__ volatile("wfi");
+	}
 	enter_vcpu(c);
 	apex_lock_take();
 	c->online = 1;

@@ -264,6 +264,19 @@ BH_TEST(apexmc_cores_run_in_parallel)
 	BH_EXPECT_EQ(c0_busy, 0);
 	BH_EXPECT(c0_both > 100);
 	BH_EXPECT(c1_both > 100);
+	/* SUSPEND and RESUME of a process that runs on the other core. */
+	SUSPEND(spin1, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	settle(100 * US); /* the kick reaches core 1 meanwhile */
+	unsigned long suspended_at = count1;
+
+	settle(200 * US);
+	BH_EXPECT_EQ(count1, suspended_at);
+	BH_EXPECT_EQ(apexutil_state_of(spin1), WAITING);
+	RESUME(spin1, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	settle(200 * US);
+	BH_EXPECT(count1 != suspended_at);
 	/* STOP of a process that runs on the other core: it is left there at once. */
 	STOP(spin1, &rc);
 	BH_EXPECT_EQ(rc, NO_ERROR);
