@@ -76,6 +76,7 @@ static void init_core(unsigned vcpu, unsigned ncores)
 	c->kstack_top = apex_kstack + (vcpu + 1) * KSTACK_SIZE;
 	c->multi = ncores > 1;
 	c->vcpu = (uint8_t)vcpu;
+	c->online = vcpu == 0; /* the others when they start (secondary_main) */
 	for (unsigned i = 0; i <= APEX_HANDLER_PRIORITY; i++)
 		apex_list_init(&c->ready[i]);
 	apex_list_init(&c->timers);

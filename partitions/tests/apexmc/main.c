@@ -25,7 +25,8 @@
 #define TIMER_LATE_MAX_NS (5 * US)
 
 static PROCESS_ID_TYPE driver, spin0, spin1, waiter1, lo1, gate1, fa1, fb1, lk1, hp1, tw1, ds1;
-static SEMAPHORE_ID_TYPE sem;
+static PROCESS_ID_TYPE ping0, pong1, raiser1;
+static SEMAPHORE_ID_TYPE sem, s_ping, s_pong;
 
 /* --- Where processes run ------------------------------------------------------------------------ */
 
@@ -202,6 +203,69 @@ static void ds1_body(void)
 {
 	ds_late = apexutil_now() - ds_planned;
 	check_core(1);
+}
+
+#define PING_N 500
+static volatile int pings, pongs;
+static volatile unsigned long long ping_t0, ping_t1;
+
+/* Core 0 and core 1 hand a token back and forth through two semaphores: every hand-over is a
+ * cross-core wake-up of a process that blocked, and the lock is taken from both sides. */
+static void ping0_body(void)
+{
+	RETURN_CODE_TYPE rc;
+
+	ping_t0 = bh_counter();
+	for (int i = 0; i < PING_N; i++) {
+		SIGNAL_SEMAPHORE(s_ping, &rc);
+		WAIT_SEMAPHORE(s_pong, INF, &rc);
+		if (rc == NO_ERROR)
+			pings++;
+	}
+	ping_t1 = bh_counter();
+	check_core(0);
+}
+
+static void pong1_body(void)
+{
+	RETURN_CODE_TYPE rc;
+
+	for (int i = 0; i < PING_N; i++) {
+		WAIT_SEMAPHORE(s_ping, INF, &rc);
+		if (rc == NO_ERROR)
+			pongs++;
+		SIGNAL_SEMAPHORE(s_pong, &rc);
+	}
+	check_core(1);
+}
+
+static volatile RETURN_CODE_TYPE raise_rc = -1;
+
+static void raiser1_body(void)
+{
+	RETURN_CODE_TYPE rc;
+
+	check_core(1);
+	RAISE_APPLICATION_ERROR(APPLICATION_ERROR, (MESSAGE_ADDR_TYPE) "core 1", 6, &rc);
+	raise_rc = rc;
+}
+
+static volatile PROCESS_ID_TYPE handled_pid;
+static volatile ERROR_CODE_TYPE handled_code = -1;
+static volatile PROCESSOR_CORE_ID_TYPE handler_core = -1;
+
+static void handler_body(void)
+{
+	ERROR_STATUS_TYPE e;
+	PROCESSOR_CORE_ID_TYPE core = -1;
+	RETURN_CODE_TYPE rc;
+
+	GET_MY_PROCESSOR_CORE_ID(&core, &rc);
+	handler_core = core;
+	for (GET_ERROR_STATUS(&e, &rc); rc == NO_ERROR; GET_ERROR_STATUS(&e, &rc)) {
+		handled_pid = e.FAILED_PROCESS_ID;
+		handled_code = e.ERROR_CODE;
+	}
 }
 
 /* --- Tests (the driver, core 0) ------------------------------------------------------------- */
@@ -389,6 +453,39 @@ BH_TEST(apexmc_timers_on_the_other_core)
 	BH_EXPECT(ds_late >= 0 && ds_late <= TIMER_LATE_MAX_NS);
 }
 
+BH_TEST(apexmc_cross_core_ping_pong)
+{
+	RETURN_CODE_TYPE rc;
+
+	START(pong1, &rc);
+	START(ping0, &rc);
+	for (int i = 0; i < 1000 && apexutil_state_of(ping0) != DORMANT; i++)
+		settle(1 * MS);
+	BH_EXPECT(dormant_soon(ping0));
+	BH_EXPECT(dormant_soon(pong1));
+	BH_EXPECT_EQ(pings, PING_N);
+	BH_EXPECT_EQ(pongs, PING_N);
+	unsigned long long round_trip = bh_ticks_to_ns(ping_t1 - ping_t0) / PING_N;
+
+	bh_printf("BHSTAT mc_ping_pong_round_trip_ns %llu\n", round_trip);
+	/* Two wake-ups of an idle vCPU by the other: a lost kick would wait for the next timer. */
+	BH_EXPECT(round_trip <= 2 * CROSS_WAKE_MAX_NS);
+}
+
+/* An error on core 1 goes to the error handler, which runs on core 0. */
+BH_TEST(apexmc_error_on_core_1_handled_on_core_0)
+{
+	RETURN_CODE_TYPE rc;
+
+	START(raiser1, &rc);
+	BH_EXPECT(dormant_soon(raiser1));
+	settle(200 * US);
+	BH_EXPECT_EQ(raise_rc, NO_ERROR);
+	BH_EXPECT_EQ(handled_pid, raiser1);
+	BH_EXPECT_EQ(handled_code, APPLICATION_ERROR);
+	BH_EXPECT_EQ(handler_core, 0);
+}
+
 BH_TEST(apexmc_never_on_another_core)
 {
 	bh_printf("BHSTAT mc_core_checks %u %u\n", core_checks[0], core_checks[1]);
@@ -469,7 +566,13 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	hp1 = make("hp1", hp1_body, 90, 1);
 	tw1 = make("tw1", tw1_body, 40, 1);
 	ds1 = make("ds1", ds1_body, 40, 1);
+	ping0 = make("ping0", ping0_body, 70, 0);
+	pong1 = make("pong1", pong1_body, 70, 1);
+	raiser1 = make("raiser1", raiser1_body, 40, 1);
 	CREATE_SEMAPHORE("sem", 0, 1, PRIORITY, &sem, &rc);
+	CREATE_SEMAPHORE("s_ping", 0, 1, FIFO, &s_ping, &rc);
+	CREATE_SEMAPHORE("s_pong", 0, 1, FIFO, &s_pong, &rc);
+	CREATE_ERROR_HANDLER(handler_body, S, &rc);
 	START(driver, &rc);
 	SET_PARTITION_MODE(NORMAL, &rc);
 	bh_printf("apexmc: SET_PARTITION_MODE(NORMAL) returned %d\n", (int)rc);
