@@ -1,11 +1,12 @@
-/* libapex scheduler: ready queues, blocking and waking, the kernel entry points entry.S calls,
- * process stacks and their guards.
+/* libapex scheduler: ready queues, blocking and waking, cross-core kicks, the kernel lock, the
+ * kernel entry points entry.S calls, process stacks and their guards.
  *
- * Fixed priorities MIN_PRIORITY_VALUE..MAX_PRIORITY_VALUE, one FIFO each and a bitmap of the
- * non-empty ones, so the choice costs a few instructions whatever the number of processes. The
- * running process stays at the head of its FIFO: preempted, it runs again before the other
- * processes of its priority; a process that becomes ready joins the tail. The idle context
- * (priority 0, in no queue) runs when no process is ready.
+ * Each core (vCPU) has fixed priorities MIN_PRIORITY_VALUE..MAX_PRIORITY_VALUE, one FIFO each
+ * and a bitmap of the non-empty ones, so the choice costs a few instructions whatever the
+ * number of processes. The running process stays at the head of its FIFO: preempted, it runs
+ * again before the other processes of its priority; a process that becomes ready joins the
+ * tail. The core's idle context (priority 0, in no queue) runs when none of its processes is
+ * ready.
  */
 #include "kernel.h"
 
@@ -123,6 +124,7 @@ void apex_ready_remove(struct apex_process *p)
 		apex_kick(p->core);
 }
 
+/* The lock is then held for the whole service; see kernel.h. */
 void apex_enter_multi(void)
 {
 	apex_lock_take();
@@ -179,15 +181,15 @@ HOT struct apex_process *highest_ready(struct apex_core *c)
 	return apex_container_of(c->ready[prio].next, struct apex_process, ready_link);
 }
 
-/* The context that should run now. Before NORMAL only the initialization runs; a process that
- * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile), unless the
- * error handler is ready. */
-/* Before NORMAL no process is in a ready queue (those started wait for NORMAL), so the
- * initialization, the idle context, is the choice then too. */
 /* The error handler is ready on this core when its priority's FIFO is not empty. */
 #define HANDLER_WORD (APEX_HANDLER_PRIORITY / 64)
 #define HANDLER_BIT (1ull << (APEX_HANDLER_PRIORITY % 64))
 
+/* The context that should run now on core c. Before NORMAL only the initialization runs; a
+ * process that locked preemption keeps its core until it unlocks (it cannot block meanwhile),
+ * unless the error handler is ready there. */
+/* Before NORMAL no process is in a ready queue (those started wait for NORMAL), so the
+ * initialization, the idle context, is the choice then too. */
 HOT struct apex_process *pick(struct apex_core *c)
 {
 	if (c->lock_level > 0 && c->lock_owner->state == READY &&
@@ -288,9 +290,9 @@ HOT void switch_away(struct apex_core *c, struct apex_process *cur)
 /* --- Kernel entry (entry.S), IRQs masked, on the kernel stack ----------------------------- */
 
 /* Saves the outgoing context's frame and names the next (apex_pick()'s choice, or another
- * when the outgoing process's stack turns out damaged). */
-/* The lock is held (several vCPUs); entry.S releases it when it resumes a full frame, the
- * service a light frame returns into otherwise. */
+ * when the outgoing process's stack turns out damaged). With several vCPUs the lock is held:
+ * entry.S releases it when it resumes a full frame, the service a light frame returns into
+ * otherwise. */
 static struct apex_frame *switch_from(struct apex_core *c, struct apex_frame *f)
 {
 	struct apex_process *cur = c->cur, *next;
