@@ -23,7 +23,6 @@
 #define KSTACK_SIZE 8192
 #define MAX_CORES 4	/* APEX_MAX_CORES: one kernel stack per vCPU */
 #define CORE_KSTACK_TOP 0	/* struct apex_core, reached through TPIDR_EL0 */
-#define CORE_MULTI 8
 #define LIGHT_SIZE 96	/* x19..x30 */
 
 	.macro	save_x2_to_spsr
@@ -108,10 +107,10 @@ apex_resume:
 resume_full:
 	sub	x0, x0, #1
 	mov	sp, x0
-	/* With several vCPUs the kernel lock is held here: the frame resumed has none. */
-	mrs	x1, tpidr_el0
-	ldrb	w1, [x1, #CORE_MULTI]
-	cbz	w1, 1f
+	/* With several vCPUs (TPIDRRO_EL0 = 1) the kernel lock is held here: the frame resumed
+	 * has none. */
+	mrs	x1, tpidrro_el0
+	cbz	x1, 1f
 	adrp	x1, apex_lock
 	add	x1, x1, :lo12:apex_lock
 	stlr	wzr, [x1]

@@ -17,7 +17,6 @@ _Static_assert(__builtin_offsetof(struct apex_frame, spsr) == APEX_FRAME_SPSR,
 _Static_assert(__builtin_offsetof(struct apex_process, ctx) == 0, "ctx first");
 _Static_assert(__builtin_offsetof(struct apex_core, kstack_top) == APEX_CORE_KSTACK_TOP,
 	       "entry.S CORE_KSTACK_TOP");
-_Static_assert(__builtin_offsetof(struct apex_core, multi) == APEX_CORE_MULTI, "entry.S CORE_MULTI");
 
 /* EL1h, IRQs unmasked, debug, SError and FIQ masked: how a process starts. */
 #define SPSR_PROCESS_START 0x345ul
@@ -328,7 +327,7 @@ struct apex_frame *apex_kernel_irq(struct apex_frame *f)
 	c->in_irq = 1;
 	bh_irq_dispatch();
 	c->in_irq = 0;
-	if (c->multi)
+	if (apex_multi())
 		apex_lock_take();
 	return switch_from(c, f);
 }

@@ -142,17 +142,16 @@ struct apex_process {
 #define APEX_SGI_KICK 0
 /* struct apex_core offsets entry.S uses (kernel.c checks them). */
 #define APEX_CORE_KSTACK_TOP 0
-#define APEX_CORE_MULTI 8
 
 /* One vCPU's scheduler. Touched by other vCPUs only under the lock (they ready its processes
  * and arm its timers, then kick it); cur, in_irq and the lock level only by itself. */
 struct apex_core {
 	char *kstack_top;                /* its kernel stack (entry.S: offset 0) */
-	uint8_t multi;                   /* several vCPUs: lock, kicks (entry.S: offset 8) */
-	uint8_t in_irq;                  /* interrupt handlers are running */
+	uint8_t multi;                   /* several vCPUs: lock, kicks (also in TPIDRRO_EL0) */
 	uint8_t online;                  /* started: it can be kicked */
 	uint8_t vcpu;                    /* its index, the ARINC core id */
-	LOCK_LEVEL_TYPE lock_level;
+	uint8_t in_irq;                  /* interrupt handlers are running */
+	LOCK_LEVEL_TYPE lock_level;      /* next to in_irq: apex_may_block tests both at once */
 	struct apex_process *lock_owner; /* the process that locked preemption */
 	struct apex_process *cur;        /* the running context */
 	uint64_t ready_words;            /* bit w: ready_map[w] is not 0 */
@@ -173,6 +172,16 @@ APEX_INLINE struct apex_core *apex_here(void)
 
 	__asm__("mrs %0, tpidr_el0" : "=r"(c));
 	return c;
+}
+
+/* The partition runs APEX on several vCPUs: TPIDRRO_EL0 is 1 in each of them then (0 else),
+ * a copy of apex_core.multi that a service's entry tests in two instructions. */
+APEX_INLINE unsigned long apex_multi(void)
+{
+	unsigned long m;
+
+	__asm__("mrs %0, tpidrro_el0" : "=r"(m));
+	return m;
 }
 
 struct apex_kernel {
@@ -322,7 +331,7 @@ APEX_INLINE void apex_lock_give(void)
 /* The lock, unless this vCPU holds it already (a fault inside a service, an SVC). */
 APEX_INLINE void apex_lock_ensure(struct apex_core *c)
 {
-	if (c->multi && apex_lock != (uint32_t)(uintptr_t)c)
+	if (apex_multi() && apex_lock != (uint32_t)(uintptr_t)c)
 		apex_lock_take();
 }
 
@@ -336,7 +345,7 @@ APEX_INLINE unsigned long apex_enter(void)
 {
 	unsigned long flags = bh_irq_save();
 
-	if (apex_here()->multi) {
+	if (apex_multi()) {
 		apex_enter_multi();
 		flags |= APEX_FLAGS_LOCKED;
 	}

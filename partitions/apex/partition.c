@@ -87,12 +87,12 @@ static void init_core(unsigned vcpu, unsigned ncores)
 	c->cur = &c->idle;
 }
 
-/* The calling vCPU's vectors, scheduler and (disabled) virtual timer. */
+/* The calling vCPU's vectors, scheduler, multi flag and (disabled) virtual timer. */
 static void enter_vcpu(struct apex_core *c)
 {
-	__asm__ volatile("msr tpidr_el0, %0\n\tmsr cntv_ctl_el0, xzr\n\t"
-			 "msr vbar_el1, %1\n\tisb"
-			 : : "r"(c), "r"(apex_vectors) : "memory");
+	__asm__ volatile("msr tpidr_el0, %0\n\tmsr tpidrro_el0, %1\n\tmsr cntv_ctl_el0, xzr\n\t"
+			 "msr vbar_el1, %2\n\tisb"
+			 : : "r"(c), "r"((unsigned long)c->multi), "r"(apex_vectors) : "memory");
 }
 
 void apex_init(unsigned boot_kind, unsigned restarts)

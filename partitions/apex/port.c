@@ -269,7 +269,7 @@ static void port_serve(struct apex_port *p)
 /* BH_VIRQ_PORT (IRQs masked, kernel stack): some port became ready; serve those with waiters. */
 void apex_port_irq(unsigned intid)
 {
-	int multi = apex_here()->multi;
+	unsigned long multi = apex_multi();
 
 	(void)intid;
 	if (multi)

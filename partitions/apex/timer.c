@@ -88,7 +88,7 @@ void apex_timer_irq(unsigned intid)
 	SYSTEM_TIME_TYPE now = apex_now();
 
 	(void)intid;
-	if (c->multi)
+	if (apex_multi())
 		apex_lock_take();
 	while (!apex_list_empty(&c->timers)) {
 		struct apex_timer *t = apex_container_of(c->timers.next, struct apex_timer, link);
@@ -102,7 +102,7 @@ void apex_timer_irq(unsigned intid)
 			apex_deadline_missed(apex_container_of(t, struct apex_process, deadline));
 	}
 	apex_timer_program(c);
-	if (c->multi)
+	if (apex_multi())
 		apex_lock_give();
 }
 
