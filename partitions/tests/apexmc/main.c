@@ -25,8 +25,8 @@
 #define TIMER_LATE_MAX_NS (5 * US)
 
 static PROCESS_ID_TYPE driver, spin0, spin1, waiter1, lo1, gate1, fa1, fb1, lk1, hp1, tw1, ds1;
-static PROCESS_ID_TYPE ping0, pong1, raiser1;
-static SEMAPHORE_ID_TYPE sem, s_ping, s_pong;
+static PROCESS_ID_TYPE ping0, pong1, raiser1, mutex0, mutex1, restart1;
+static SEMAPHORE_ID_TYPE sem, s_ping, s_pong, s_mutex;
 
 /* --- Where processes run ------------------------------------------------------------------------ */
 
@@ -268,6 +268,48 @@ static void handler_body(void)
 	}
 }
 
+#define MUTEX_N 300
+static volatile unsigned long shared_count;
+
+/* Both cores increment one counter under a binary semaphore, slowly (read, wait, write): a
+ * lost update would show in the total. */
+static void mutex_body(PROCESSOR_CORE_ID_TYPE core)
+{
+	RETURN_CODE_TYPE rc;
+
+	for (int i = 0; i < MUTEX_N; i++) {
+		WAIT_SEMAPHORE(s_mutex, INF, &rc);
+		unsigned long v = shared_count;
+
+		for (int k = 0; k < 20; k++)
+			relax();
+		shared_count = v + 1;
+		SIGNAL_SEMAPHORE(s_mutex, &rc);
+	}
+	check_core(core);
+}
+
+static void mutex0_body(void)
+{
+	mutex_body(0);
+}
+
+static void mutex1_body(void)
+{
+	mutex_body(1);
+}
+
+static volatile unsigned long restart1_runs;
+
+static void restart1_body(void)
+{
+	restart1_runs++;
+	for (;;) {
+		check_core(1);
+		relax();
+	}
+}
+
 /* --- Tests (the driver, core 0) ------------------------------------------------------------- */
 
 static void settle(SYSTEM_TIME_TYPE d)
@@ -486,6 +528,53 @@ BH_TEST(apexmc_error_on_core_1_handled_on_core_0)
 	BH_EXPECT_EQ(handler_core, 0);
 }
 
+BH_TEST(apexmc_semaphore_excludes_across_cores)
+{
+	RETURN_CODE_TYPE rc;
+
+	shared_count = 0;
+	START(mutex1, &rc);
+	START(mutex0, &rc);
+	for (int i = 0; i < 1000 && (apexutil_state_of(mutex0) != DORMANT ||
+				     apexutil_state_of(mutex1) != DORMANT); i++)
+		settle(1 * MS);
+	BH_EXPECT_EQ(apexutil_state_of(mutex0), DORMANT);
+	BH_EXPECT_EQ(apexutil_state_of(mutex1), DORMANT);
+	BH_EXPECT_EQ(shared_count, 2 * MUTEX_N);
+}
+
+/* STOP of a process running on core 1, then START at once: NO_ACTION until core 1 has left it
+ * (its kick), then a fresh start, 50 times. */
+BH_TEST(apexmc_stop_and_start_a_running_process)
+{
+	int refused = 0, started = 0;
+	RETURN_CODE_TYPE rc;
+
+	restart1_runs = 0;
+	START(restart1, &rc);
+	settle(50 * US);
+	for (int i = 0; i < 50; i++) {
+		unsigned long runs = restart1_runs;
+
+		STOP(restart1, &rc);
+		BH_EXPECT_EQ(rc, NO_ERROR);
+		for (int k = 0; k < 1000; k++) {
+			START(restart1, &rc);
+			if (rc == NO_ERROR)
+				break;
+			BH_EXPECT_EQ(rc, NO_ACTION);
+			refused++;
+			relax();
+		}
+		started += rc == NO_ERROR;
+		settle(50 * US);
+		BH_EXPECT(restart1_runs == runs + 1);
+	}
+	STOP(restart1, &rc);
+	bh_printf("BHSTAT mc_restarts %d refused %d\n", started, refused);
+	BH_EXPECT_EQ(started, 50);
+}
+
 BH_TEST(apexmc_never_on_another_core)
 {
 	bh_printf("BHSTAT mc_core_checks %u %u\n", core_checks[0], core_checks[1]);
@@ -569,9 +658,13 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	ping0 = make("ping0", ping0_body, 70, 0);
 	pong1 = make("pong1", pong1_body, 70, 1);
 	raiser1 = make("raiser1", raiser1_body, 40, 1);
+	mutex0 = make("mutex0", mutex0_body, 60, 0);
+	mutex1 = make("mutex1", mutex1_body, 60, 1);
+	restart1 = make("restart1", restart1_body, 20, 1);
 	CREATE_SEMAPHORE("sem", 0, 1, PRIORITY, &sem, &rc);
 	CREATE_SEMAPHORE("s_ping", 0, 1, FIFO, &s_ping, &rc);
 	CREATE_SEMAPHORE("s_pong", 0, 1, FIFO, &s_pong, &rc);
+	CREATE_SEMAPHORE("s_mutex", 1, 1, FIFO, &s_mutex, &rc);
 	CREATE_ERROR_HANDLER(handler_body, S, &rc);
 	START(driver, &rc);
 	SET_PARTITION_MODE(NORMAL, &rc);
