@@ -152,13 +152,12 @@ void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN
 /* --- Modes ------------------------------------------------------------------------------------ */
 
 /* Never returns: with IRQs unmasked, every interrupt may hand the CPU to a process; with none
- * ready the vCPU waits, IRQs masked over the check so that no wake-up is lost (both waits
- * return at once when an interrupt is pending): in BH_HC_QUEUING_RECEIVE_WAIT for a process
- * waiting on a queuing port, whose message may then make it ready, else in BH_HC_IDLE. */
-/* With several vCPUs the lock is not held over the wait (the others go on); an interrupt
- * that comes meanwhile, a kick included, stays pending and ends the wait, so no wake-up is lost.
- * The port wait, which completes a waiter's request from the hypervisor's side, is a
- * single-vCPU partition's only: another vCPU could end that waiter's wait meanwhile. */
+ * of its processes ready the vCPU waits, IRQs masked over the check so that no wake-up is lost
+ * (both waits return at once when an interrupt is pending): in BH_HC_QUEUING_RECEIVE_WAIT for
+ * a process waiting on a queuing port, whose message may then make it ready, else in
+ * BH_HC_IDLE. With several vCPUs the lock is released over the wait (the others go on; a kick
+ * meanwhile stays pending and ends it), and the port wait, which leaves a waiter's request to
+ * the hypervisor, is not used: another vCPU could end that waiter's wait meanwhile. */
 _Noreturn static void idle_loop(struct apex_core *c)
 {
 	for (;;) {
@@ -184,7 +183,7 @@ _Noreturn static void idle_loop(struct apex_core *c)
 /* Entry of vCPUs 1.. (crt0), started by enter_normal: their processes are released already. */
 void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
-	struct apex_core *c = &apex_cores[vcpu];
+	struct apex_core *c;
 
 	(void)boot_kind;
 	(void)restarts;
@@ -193,6 +192,7 @@ void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 		for (;;)
 			__asm__ volatile("wfi");
 	}
+	c = &apex_cores[vcpu];
 	enter_vcpu(c);
 	apex_lock_take();
 	c->online = 1;

@@ -2,8 +2,9 @@
  * which is always armed for the earliest of them and disabled when there is none, so no
  * interrupt comes that has nothing to do (a tick-less kernel). A process's timers are in its
  * core's list; another vCPU that makes one the earliest there kicks that core, whose interrupt
- * path reprograms its timer (a cancel needs no kick: an early interrupt finds nothing due). Times are ns of the system counter
- * (CNTVOFF_EL2 = 0: the counter since power-on, the same clock in every partition).
+ * path reprograms its timer (a cancel needs no kick: an early interrupt finds nothing due).
+ * Times are ns of the system counter (CNTVOFF_EL2 = 0: the counter since power-on, the same
+ * clock in every partition).
  */
 #include "kernel.h"
 
