@@ -138,7 +138,8 @@ MC_TESTS = ("apexmc_affinity_services_during_init", "apexmc_affinity_in_normal",
             "apexmc_cores_run_in_parallel", "apexmc_semaphore_wakes_other_core",
             "apexmc_preemption_and_fifo_per_core", "apexmc_lock_preemption_is_per_core",
             "apexmc_timers_on_the_other_core", "apexmc_cross_core_ping_pong",
-            "apexmc_error_on_core_1_handled_on_core_0", "apexmc_semaphore_excludes_across_cores",
+            "apexmc_error_on_core_1_handled_on_core_0", "apexmc_errors_of_core_1",
+            "apexmc_semaphore_excludes_across_cores",
             "apexmc_stop_and_start_a_running_process", "apexmc_never_on_another_core")
 
 

@@ -25,7 +25,7 @@
 #define TIMER_LATE_MAX_NS (5 * US)
 
 static PROCESS_ID_TYPE driver, spin0, spin1, waiter1, lo1, gate1, fa1, fb1, lk1, hp1, tw1, ds1;
-static PROCESS_ID_TYPE ping0, pong1, raiser1, mutex0, mutex1, restart1;
+static PROCESS_ID_TYPE ping0, pong1, raiser1, mutex0, mutex1, restart1, faulter1, late1;
 static SEMAPHORE_ID_TYPE sem, s_ping, s_pong, s_mutex;
 
 /* --- Where processes run ------------------------------------------------------------------------ */
@@ -250,9 +250,27 @@ static void raiser1_body(void)
 	raise_rc = rc;
 }
 
+/* An undefined instruction on core 1: its ILLEGAL_REQUEST, taken on core 1's kernel stack. */
+static void faulter1_body(void)
+{
+	check_core(1);
+	__asm__ volatile("udf #0");
+}
+
+/* Overruns its 200 us capacity on core 1: a DEADLINE_MISSED from core 1's timer. */
+static void late1_body(void)
+{
+	SYSTEM_TIME_TYPE t0 = apexutil_now();
+
+	check_core(1);
+	while (apexutil_now() - t0 < 1 * MS)
+		relax();
+}
+
 static volatile PROCESS_ID_TYPE handled_pid;
 static volatile ERROR_CODE_TYPE handled_code = -1;
 static volatile PROCESSOR_CORE_ID_TYPE handler_core = -1;
+static volatile int handled;
 
 static void handler_body(void)
 {
@@ -265,6 +283,7 @@ static void handler_body(void)
 	for (GET_ERROR_STATUS(&e, &rc); rc == NO_ERROR; GET_ERROR_STATUS(&e, &rc)) {
 		handled_pid = e.FAILED_PROCESS_ID;
 		handled_code = e.ERROR_CODE;
+		handled++;
 	}
 }
 
@@ -528,6 +547,27 @@ BH_TEST(apexmc_error_on_core_1_handled_on_core_0)
 	BH_EXPECT_EQ(handler_core, 0);
 }
 
+/* A fault and a missed deadline of core-1 processes reach the handler on core 0; the faulty
+ * process is stopped, the late one goes on. */
+BH_TEST(apexmc_errors_of_core_1)
+{
+	RETURN_CODE_TYPE rc;
+	int before = handled;
+
+	START(faulter1, &rc);
+	BH_EXPECT(dormant_soon(faulter1));
+	settle(200 * US);
+	BH_EXPECT_EQ(handled, before + 1);
+	BH_EXPECT_EQ(handled_pid, faulter1);
+	BH_EXPECT_EQ(handled_code, ILLEGAL_REQUEST);
+	START(late1, &rc);
+	BH_EXPECT(dormant_soon(late1));
+	BH_EXPECT_EQ(handled, before + 2);
+	BH_EXPECT_EQ(handled_pid, late1);
+	BH_EXPECT_EQ(handled_code, DEADLINE_MISSED);
+	BH_EXPECT_EQ(handler_core, 0);
+}
+
 BH_TEST(apexmc_semaphore_excludes_across_cores)
 {
 	RETURN_CODE_TYPE rc;
@@ -661,6 +701,9 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	mutex0 = make("mutex0", mutex0_body, 60, 0);
 	mutex1 = make("mutex1", mutex1_body, 60, 1);
 	restart1 = make("restart1", restart1_body, 20, 1);
+	faulter1 = make("faulter1", faulter1_body, 40, 1);
+	late1 = apexutil_make("late1", late1_body, 40, INF, 200 * US, S, SOFT);
+	INITIALIZE_PROCESS_CORE_AFFINITY(late1, 1, &rc);
 	CREATE_SEMAPHORE("sem", 0, 1, PRIORITY, &sem, &rc);
 	CREATE_SEMAPHORE("s_ping", 0, 1, FIFO, &s_ping, &rc);
 	CREATE_SEMAPHORE("s_pong", 0, 1, FIFO, &s_pong, &rc);
