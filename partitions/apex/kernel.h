@@ -159,6 +159,7 @@ struct apex_core {
 	struct apex_link ready[APEX_HANDLER_PRIORITY + 1];
 	struct apex_link timers;
 	unsigned long context_switches;
+	unsigned long phys_core;         /* the physical core it runs on (BH_HC_GET_IDS) */
 	struct apex_process idle;        /* vCPU 0: the initialization, then its idle loop */
 };
 

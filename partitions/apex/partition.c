@@ -87,6 +87,27 @@ static void init_core(unsigned vcpu, unsigned ncores)
 	c->cur = &c->idle;
 }
 
+/* The physical core the calling vCPU is served on: its core, for a pinned vCPU. */
+static unsigned long physical_core(void)
+{
+	return bh_hvc(BH_HC_GET_IDS, 0, 0, 0, 0, 0).x3;
+}
+
+/* Two vCPUs of the partition on one physical core could deadlock: one that waits for the
+ * kernel lock spins (it cannot tell the hypervisor) while the holder, switched out in the
+ * middle of a service, waits for the core. Fail closed: the partition halts, saying why. */
+static void check_own_core(struct apex_core *c)
+{
+	for (unsigned i = 0; i < apex_k.ncores; i++) {
+		if (&apex_cores[i] == c || !apex_cores[i].online ||
+		    apex_cores[i].phys_core != c->phys_core)
+			continue;
+		bh_printf("apex: vCPUs %u and %u share core %lu; give each its own core\n", i,
+			  c->vcpu, c->phys_core);
+		bh_halt_self();
+	}
+}
+
 /* The calling vCPU's vectors, scheduler, multi flag and (disabled) virtual timer. */
 static void enter_vcpu(struct apex_core *c)
 {
@@ -126,6 +147,7 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	bh_irq_set_handler(BH_VIRQ_PORT, apex_port_irq);
 	bh_irq_set_handler(BH_VIRQ_HM, apex_hm_irq);
 	bh_irq_set_handler(APEX_SGI_KICK, apex_timer_irq);
+	apex_cores[0].phys_core = physical_core();
 	enter_vcpu(&apex_cores[0]);
 }
 
@@ -194,7 +216,9 @@ void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	}
 	c = &apex_cores[vcpu];
 	enter_vcpu(c);
+	c->phys_core = physical_core();
 	apex_lock_take();
+	check_own_core(c);
 	c->online = 1;
 	apex_timer_program(c); /* its processes' releases and deadlines */
 	apex_lock_give();

@@ -163,3 +163,12 @@ def test_apex_multicore():
     s = stats(run, "apexmc")
     print(f"BHSTAT apexmc figures (instructions under -icount): {s}")
     assert 0 < s["mc_cross_core_wake_min_ns"] <= s["mc_cross_core_wake_max_ns"], s
+
+
+def test_apex_multicore_refuses_a_shared_core():
+    """Two vCPUs of one APEX partition on one core could deadlock on the kernel lock: the second
+    vCPU finds the first on its core when it starts, and the partition halts, saying why."""
+    run = run_system("apex_mc_shared.yaml", icount=True, timeout=60,
+                     until=lambda r: r.index(r"\[bulkhead\] partition apexmc halted") >= 0)
+    assert not run.timed_out, "the partition did not halt"
+    assert run.index(r"\[apexmc\] apex: vCPUs 0 and 1 share core 1; give each its own core") >= 0
