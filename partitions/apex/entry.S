@@ -21,6 +21,8 @@
 #define FRAME_SPSR 256
 #define ESR_SVC0 0x56000000	/* EC 0x15 (SVC64), IL 1, immediate 0 */
 #define KSTACK_SIZE 8192
+#define MAX_CORES 4	/* APEX_MAX_CORES: one kernel stack per vCPU */
+#define CORE_KSTACK_TOP 0	/* struct apex_core, reached through TPIDR_EL0 */
 #define LIGHT_SIZE 96	/* x19..x30 */
 
 	.macro	save_x2_to_spsr
@@ -44,11 +46,11 @@
 	str	x1, [sp, #FRAME_SPSR]
 	.endm
 
-	/* x0 = the frame just saved; continue on the kernel stack. */
+	/* x0 = the frame just saved; continue on this vCPU's kernel stack. */
 	.macro	to_kernel_stack
 	mov	x0, sp
-	adrp	x1, apex_kstack_top
-	add	x1, x1, :lo12:apex_kstack_top
+	mrs	x1, tpidr_el0
+	ldr	x1, [x1, #CORE_KSTACK_TOP]
 	mov	sp, x1
 	.endm
 
@@ -105,7 +107,14 @@ apex_resume:
 resume_full:
 	sub	x0, x0, #1
 	mov	sp, x0
-	ldr	x1, [sp, #FRAME_SPSR]
+	/* With several vCPUs (TPIDRRO_EL0 = 1) the kernel lock is held here: the frame resumed
+	 * has none. */
+	mrs	x1, tpidrro_el0
+	cbz	x1, 1f
+	adrp	x1, apex_lock
+	add	x1, x1, :lo12:apex_lock
+	stlr	wzr, [x1]
+1:	ldr	x1, [sp, #FRAME_SPSR]
 	ldp	x30, x0, [sp, #240]
 	msr	elr_el1, x0
 	msr	spsr_el1, x1
@@ -181,7 +190,7 @@ sync_fault:
 	.balign	16
 	.global	apex_kstack
 apex_kstack:
-	.space	KSTACK_SIZE
+	.space	KSTACK_SIZE * MAX_CORES
 	.global	apex_kstack_top
 apex_kstack_top:
 

@@ -49,7 +49,7 @@ static unsigned long hm_process(const struct apex_process *p)
 {
 	if (p == &apex_k.handler)
 		return APEX_HM_HANDLER;
-	return p == &apex_k.idle ? APEX_HM_NO_PROCESS : (unsigned long)p->id;
+	return apex_is_idle(p) ? APEX_HM_NO_PROCESS : (unsigned long)p->id;
 }
 
 /* Partition-level: Bulkhead's health monitor and its configured action (which may not let
@@ -82,7 +82,7 @@ void apex_error(ERROR_CODE_TYPE code, struct apex_process *p, unsigned long addr
 {
 	if (p == &apex_k.handler)
 		handler_faulted = code != APPLICATION_ERROR;
-	if (!apex_k.has_handler || p == &apex_k.handler || p == &apex_k.idle ||
+	if (!apex_k.has_handler || p == &apex_k.handler || apex_is_idle(p) ||
 	    err_count == APEX_MAX_PENDING_ERRORS) {
 		to_health_monitor(code, p);
 		return;
@@ -111,20 +111,24 @@ void apex_handler_restart_if_pending(void)
 void apex_hm_irq(unsigned intid)
 {
 	struct bh_hm_log_entry e;
-	struct apex_process *p = apex_k.cur;
+	unsigned long flags;
+	struct apex_process *p;
 
 	(void)intid;
 	if (bh_hm_take(&e) != BH_OK)
 		return;
+	flags = apex_enter();
+	p = apex_current();
 	if (e.event == BH_EVENT_MEMORY_VIOLATION) {
-		if (p != &apex_k.idle)
+		if (!apex_is_idle(p))
 			apex_detach(p);
 		apex_error(MEMORY_VIOLATION, p, (unsigned long)e.pc, 0, 0);
 	} else if (e.event == BH_EVENT_TRAPPED_INSTRUCTION || e.event == BH_EVENT_SMC) {
-		if (p != &apex_k.idle)
+		if (!apex_is_idle(p))
 			apex_detach(p);
 		apex_error(ILLEGAL_REQUEST, p, (unsigned long)e.pc, 0, 0);
 	}
+	apex_leave(flags);
 	/* Others (libapex's own partition_error and deadline_miss events, propagated back)
 	 * were partition-level already. */
 }
@@ -155,7 +159,8 @@ void CREATE_ERROR_HANDLER(SYSTEM_ADDRESS_TYPE ENTRY_POINT, STACK_SIZE_TYPE STACK
 		h->attr.PERIOD = INFINITE_TIME_VALUE;
 		h->attr.TIME_CAPACITY = INFINITE_TIME_VALUE;
 		apex_name_copy(h->attr.NAME, "error_handler");
-		apex_set_priority(h, APEX_HANDLER_PRIORITY);
+		h->prio = APEX_HANDLER_PRIORITY;
+		apex_bind(h, &apex_cores[0]); /* errors of every core start it there */
 		apex_k.has_handler = 1;
 	}
 	apex_leave(flags);
@@ -196,7 +201,8 @@ void RAISE_APPLICATION_ERROR(ERROR_CODE_TYPE ERROR_CODE, MESSAGE_ADDR_TYPE MESSA
 		rc = INVALID_PARAM;
 	} else {
 		/* An interrupt handler's call is the partition's, not the interrupted process's. */
-		struct apex_process *p = apex_k.in_irq ? &apex_k.idle : apex_current();
+		struct apex_core *c = apex_here();
+		struct apex_process *p = c->in_irq ? &c->idle : c->cur;
 
 		apex_error(APPLICATION_ERROR, p, (unsigned long)__builtin_return_address(0),
 			   MESSAGE_ADDR, LENGTH);

@@ -1,11 +1,12 @@
-/* libapex scheduler: ready queues, blocking and waking, the kernel entry points entry.S calls,
- * process stacks and their guards.
+/* libapex scheduler: ready queues, blocking and waking, cross-core kicks, the kernel lock, the
+ * kernel entry points entry.S calls, process stacks and their guards.
  *
- * Fixed priorities MIN_PRIORITY_VALUE..MAX_PRIORITY_VALUE, one FIFO each and a bitmap of the
- * non-empty ones, so the choice costs a few instructions whatever the number of processes. The
- * running process stays at the head of its FIFO: preempted, it runs again before the other
- * processes of its priority; a process that becomes ready joins the tail. The idle context
- * (priority 0, in no queue) runs when no process is ready.
+ * Each core (vCPU) has fixed priorities MIN_PRIORITY_VALUE..MAX_PRIORITY_VALUE, one FIFO each
+ * and a bitmap of the non-empty ones, so the choice costs a few instructions whatever the
+ * number of processes. The running process stays at the head of its FIFO: preempted, it runs
+ * again before the other processes of its priority; a process that becomes ready joins the
+ * tail. The core's idle context (priority 0, in no queue) runs when none of its processes is
+ * ready.
  */
 #include "kernel.h"
 
@@ -14,6 +15,8 @@ _Static_assert(__builtin_offsetof(struct apex_frame, elr) == APEX_FRAME_ELR, "en
 _Static_assert(__builtin_offsetof(struct apex_frame, spsr) == APEX_FRAME_SPSR,
 	       "entry.S FRAME_SPSR");
 _Static_assert(__builtin_offsetof(struct apex_process, ctx) == 0, "ctx first");
+_Static_assert(__builtin_offsetof(struct apex_core, kstack_top) == APEX_CORE_KSTACK_TOP,
+	       "entry.S CORE_KSTACK_TOP");
 
 /* EL1h, IRQs unmasked, debug, SError and FIQ masked: how a process starts. */
 #define SPSR_PROCESS_START 0x345ul
@@ -23,6 +26,8 @@ _Static_assert(__builtin_offsetof(struct apex_process, ctx) == 0, "ctx first");
 #define GUARD_WORDS (APEX_STACK_GUARD_SIZE / 8)
 
 struct apex_kernel apex_k;
+struct apex_core apex_cores[APEX_MAX_CORES];
+uint32_t apex_lock;
 
 /* One pool for every process stack, guards included (APEX_STACK_POOL_SIZE). */
 static uint64_t stack_pool[APEX_STACK_POOL_SIZE / 8] __attribute__((aligned(16)));
@@ -42,11 +47,12 @@ struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
 
 #define HOT APEX_INLINE
 
+/* In p's core's queues, whichever vCPU calls. */
 HOT void ready_add(struct apex_process *p)
 {
 	apex_list_insert_before(p->ready_head, &p->ready_link);
 	*p->ready_word |= p->ready_bit;
-	apex_k.ready_words |= p->ready_word_bit;
+	p->core->ready_words |= p->ready_word_bit;
 }
 
 /* p alone in its FIFO (both neighbours the head) empties it. */
@@ -56,30 +62,92 @@ HOT void ready_remove(struct apex_process *p)
 
 	apex_list_remove(&p->ready_link);
 	if (alone && !(*p->ready_word &= ~p->ready_bit))
-		apex_k.ready_words &= ~p->ready_word_bit;
+		p->core->ready_words &= ~p->ready_word_bit;
 }
 
-/* The current priority and where its FIFO and bitmap bits are, so that the ready-queue
- * operations compute no address. */
+/* The current priority and where its FIFO and bitmap bits are (in its core's queues), so
+ * that the ready-queue operations compute no address. */
 void apex_set_priority(struct apex_process *p, PRIORITY_TYPE prio)
 {
 	unsigned w = (unsigned)prio / 64;
 
 	p->prio = prio;
-	p->ready_head = &apex_k.ready[prio];
-	p->ready_word = &apex_k.ready_map[w];
+	p->ready_head = &p->core->ready[prio];
+	p->ready_word = &p->core->ready_map[w];
 	p->ready_bit = 1ull << ((unsigned)prio % 64);
 	p->ready_word_bit = 1ull << w;
+}
+
+void apex_bind(struct apex_process *p, struct apex_core *c)
+{
+	p->core = c;
+	p->wake.core = c;
+	p->deadline.core = c;
+	apex_set_priority(p, p->prio);
+}
+
+/* --- Cross-core wake-ups -------------------------------------------------------------------- */
+
+/* An SGI to c's vCPU (a paravirtual partition's ICC_SGI1R_EL1 reaches its own vCPUs, which are
+ * Aff0 = index): its interrupt path reschedules and reprograms its timer. A vCPU not started
+ * yet needs none: it looks at both when it starts. */
+void apex_kick(struct apex_core *c)
+{
+	if (c->online)
+		__asm__ volatile("msr S3_0_C12_C11_5, %0"
+				 : : "r"((unsigned long)APEX_SGI_KICK << 24 | 1ul << c->vcpu) : "memory");
+}
+
+/* p was just readied on its core: another vCPU preempts if p outranks what runs there. */
+static void readied_elsewhere(struct apex_process *p)
+{
+	struct apex_core *c = p->core;
+
+	if (c != apex_here() && p->prio > c->cur->prio)
+		apex_kick(c);
 }
 
 void apex_ready_add(struct apex_process *p)
 {
 	ready_add(p);
+	if (p->core->multi)
+		readied_elsewhere(p);
 }
 
+/* Removing the process another vCPU runs (STOP, SUSPEND, SET_PRIORITY from here) makes that
+ * vCPU choose again. */
 void apex_ready_remove(struct apex_process *p)
 {
 	ready_remove(p);
+	if (p->core->multi && p->core->cur == p && p->core != apex_here())
+		apex_kick(p->core);
+}
+
+/* The lock is then held for the whole service; see kernel.h. */
+void apex_enter_multi(void)
+{
+	apex_lock_take();
+	if (apex_here()->cur->state != READY)
+		apex_reschedule();
+}
+
+/* --- The kernel lock ------------------------------------------------------------------------ */
+
+void apex_lock_take(void)
+{
+	uint32_t me = (uint32_t)(uintptr_t)apex_here(), seen, failed;
+
+	__asm__ volatile("1:	ldaxr	%w0, [%2]\n"
+			 "	cbnz	%w0, 2f\n"
+			 "	stxr	%w1, %w3, [%2]\n"
+			 "	cbnz	%w1, 1b\n"
+			 "	b	3f\n"
+			 "2:	wfe\n" /* the holder's release store wakes it */
+			 "	b	1b\n"
+			 "3:"
+			 : "=&r"(seen), "=&r"(failed)
+			 : "r"(&apex_lock), "r"(me)
+			 : "memory");
 }
 
 /* The idle context runs on the partition's own stack (crt0's, in the bss), which has no
@@ -102,32 +170,36 @@ void apex_ready_rotate(struct apex_process *p)
 }
 
 /* Two count-leading-zeros: the highest non-empty word, then its highest priority. */
-HOT struct apex_process *highest_ready(void)
+HOT struct apex_process *highest_ready(struct apex_core *c)
 {
-	if (!apex_k.ready_words)
-		return &apex_k.idle;
-	unsigned w = 63 - (unsigned)__builtin_clzll(apex_k.ready_words);
-	unsigned prio = w * 64 + 63 - (unsigned)__builtin_clzll(apex_k.ready_map[w]);
+	if (!c->ready_words)
+		return &c->idle;
+	unsigned w = 63 - (unsigned)__builtin_clzll(c->ready_words);
+	unsigned prio = w * 64 + 63 - (unsigned)__builtin_clzll(c->ready_map[w]);
 
-	return apex_container_of(apex_k.ready[prio].next, struct apex_process, ready_link);
+	return apex_container_of(c->ready[prio].next, struct apex_process, ready_link);
 }
 
-/* The context that should run now. Before NORMAL only the initialization runs; a process that
- * locked preemption keeps the CPU until it unlocks (it cannot block meanwhile), unless the
- * error handler is ready. */
+/* The error handler is ready on this core when its priority's FIFO is not empty. */
+#define HANDLER_WORD (APEX_HANDLER_PRIORITY / 64)
+#define HANDLER_BIT (1ull << (APEX_HANDLER_PRIORITY % 64))
+
+/* The context that should run now on core c. Before NORMAL only the initialization runs; a
+ * process that locked preemption keeps its core until it unlocks (it cannot block meanwhile),
+ * unless the error handler is ready there. */
 /* Before NORMAL no process is in a ready queue (those started wait for NORMAL), so the
  * initialization, the idle context, is the choice then too. */
-HOT struct apex_process *pick(void)
+HOT struct apex_process *pick(struct apex_core *c)
 {
-	if (apex_k.lock_level > 0 && apex_k.lock_owner->state == READY &&
-	    apex_k.handler.state != READY)
-		return apex_k.lock_owner;
-	return highest_ready();
+	if (c->lock_level > 0 && c->lock_owner->state == READY &&
+	    !(c->ready_map[HANDLER_WORD] & HANDLER_BIT))
+		return c->lock_owner;
+	return highest_ready(c);
 }
 
 struct apex_process *apex_pick(void)
 {
-	return pick();
+	return pick(apex_here());
 }
 
 /* The guard word next to the stack: an overflow from above damages it first (unless a frame
@@ -174,10 +246,11 @@ static struct apex_frame *discarded;
  * switch waits for the end of the interrupt path, which always looks. */
 void apex_reschedule(void)
 {
-	struct apex_process *cur = apex_k.cur, *next;
+	struct apex_core *c = apex_here();
+	struct apex_process *cur = c->cur, *next;
 	struct apex_frame **save = &cur->ctx;
 
-	if (apex_k.in_irq)
+	if (c->in_irq)
 		return;
 	if (cur->state == DORMANT || stack_damaged(cur, __builtin_frame_address(0))) {
 		/* The error handler stopped: it may start again at once, with a fresh first frame
@@ -187,17 +260,17 @@ void apex_reschedule(void)
 			__asm__ volatile("svc #0" : : : "memory");
 		next = next_after_stopped(cur);
 		save = &discarded; /* never resumed; the handler's fresh context stays */
-	} else if ((next = pick()) == cur) {
+	} else if ((next = pick(c)) == cur) {
 		return;
 	}
-	apex_k.counters.context_switches++;
-	apex_k.cur = next;
+	c->context_switches++;
+	c->cur = next;
 	apex_switch_to(save, next->ctx);
 }
 
 /* apex_reschedule for a process that just left the ready queues to wait (never in an
  * interrupt handler, never with preemption locked): another context runs. */
-HOT void switch_away(struct apex_process *cur)
+HOT void switch_away(struct apex_core *c, struct apex_process *cur)
 {
 	struct apex_process *next;
 	struct apex_frame **save = &cur->ctx;
@@ -206,46 +279,57 @@ HOT void switch_away(struct apex_process *cur)
 		next = next_after_stopped(cur);
 		save = &discarded;
 	} else {
-		next = highest_ready();
+		next = highest_ready(c);
 	}
-	apex_k.counters.context_switches++;
-	apex_k.cur = next;
+	c->context_switches++;
+	c->cur = next;
 	apex_switch_to(save, next->ctx);
 }
 
 /* --- Kernel entry (entry.S), IRQs masked, on the kernel stack ----------------------------- */
 
 /* Saves the outgoing context's frame and names the next (apex_pick()'s choice, or another
- * when the outgoing process's stack turns out damaged). */
-static struct apex_frame *switch_from(struct apex_frame *f)
+ * when the outgoing process's stack turns out damaged). With several vCPUs the lock is held:
+ * entry.S releases it when it resumes a full frame, the service a light frame returns into
+ * otherwise. */
+static struct apex_frame *switch_from(struct apex_core *c, struct apex_frame *f)
 {
-	struct apex_process *cur = apex_k.cur, *next;
+	struct apex_process *cur = c->cur, *next;
 
 	cur->ctx = apex_full_frame(f);
 	if (cur->state == DORMANT || stack_damaged(cur, f))
 		next = next_after_stopped(cur);
 	else
-		next = pick();
+		next = pick(c);
 	if (next != cur) {
-		apex_k.counters.context_switches++;
-		apex_k.cur = next;
+		c->context_switches++;
+		c->cur = next;
 	}
 	return next->ctx;
 }
 
-/* An SVC #0 a process issued itself: a reschedule point. */
+/* An SVC #0: a reschedule point (apex_reschedule's, inside a service that holds the lock). */
 struct apex_frame *apex_kernel_svc(struct apex_frame *f)
 {
-	return switch_from(f);
+	struct apex_core *c = apex_here();
+
+	apex_lock_ensure(c);
+	return switch_from(c, f);
 }
 
+/* The handlers take the lock themselves (they call services); the switch after them takes it
+ * here. */
 struct apex_frame *apex_kernel_irq(struct apex_frame *f)
 {
-	apex_k.cur->ctx = apex_full_frame(f);
-	apex_k.in_irq = 1;
+	struct apex_core *c = apex_here();
+
+	c->cur->ctx = apex_full_frame(f);
+	c->in_irq = 1;
 	bh_irq_dispatch();
-	apex_k.in_irq = 0;
-	return switch_from(f);
+	c->in_irq = 0;
+	if (apex_multi())
+		apex_lock_take();
+	return switch_from(c, f);
 }
 
 /* ESR_EL1 exception classes a process can cause (Arm ARM D17.2.37). */
@@ -283,17 +367,18 @@ extern char apex_kstack[], apex_kstack_top[];
  * and stops the partition. */
 struct apex_frame *apex_kernel_fault(struct apex_frame *f)
 {
-	struct apex_process *cur = apex_k.cur;
+	struct apex_core *c = apex_here();
+	struct apex_process *cur = c->cur;
 	uint64_t esr;
 
-	if (cur == &apex_k.idle ||
-	    ((char *)f >= apex_kstack && (char *)f < apex_kstack_top))
+	if (cur == &c->idle || ((char *)f >= apex_kstack && (char *)f < apex_kstack_top))
 		return 0;
 	__asm__ volatile("mrs %0, esr_el1" : "=r"(esr));
+	apex_lock_ensure(c); /* a fault inside a service holds it already */
 	cur->ctx = apex_full_frame(f);
 	apex_detach(cur);
 	apex_error(error_of_exception(esr), cur, f->elr, 0, 0);
-	return switch_from(f);
+	return switch_from(c, f);
 }
 
 /* --- Blocking and waking -------------------------------------------------------------------- */
@@ -339,7 +424,8 @@ void apex_waitq_reposition(struct apex_process *p)
 RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 				    SYSTEM_TIME_TYPE until)
 {
-	struct apex_process *p = apex_k.cur;
+	struct apex_core *c = apex_here();
+	struct apex_process *p = c->cur;
 
 	ready_remove(p);
 	p->state = WAITING;
@@ -355,7 +441,7 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 	}
 	if (until != INFINITE_TIME_VALUE)
 		apex_timer_arm(&p->wake, until);
-	switch_away(p);
+	switch_away(c, p);
 	return p->wait_result;
 }
 
@@ -365,7 +451,7 @@ RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_o
 {
 	if (!apex_may_block())
 		return INVALID_MODE;
-	apex_k.cur->req = (struct apex_port_request){ buf, length, length_out };
+	apex_current()->req = (struct apex_port_request){ buf, length, length_out };
 	return apex_block_current(APEX_BLOCK_RESOURCE, q,
 				  time_out == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE
 								  : apex_now() + time_out);
@@ -386,6 +472,8 @@ void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result)
 	if (!p->suspended) {
 		p->state = READY;
 		ready_add(p);
+		if (p->core->multi)
+			readied_elsewhere(p);
 	}
 }
 
@@ -403,9 +491,9 @@ void apex_detach(struct apex_process *p)
 	p->block = APEX_BLOCK_NONE;
 	p->suspended = 0;
 	p->state = DORMANT;
-	if (p == apex_k.lock_owner) {
-		apex_k.lock_level = 0;
-		apex_k.lock_owner = 0;
+	if (p == p->core->lock_owner) {
+		p->core->lock_level = 0;
+		p->core->lock_owner = 0;
 	}
 }
 

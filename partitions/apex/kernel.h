@@ -1,9 +1,12 @@
 /* libapex internals: the kernel's objects and the primitives the services are built from.
  *
- * Everything runs on vCPU 0. Kernel state changes only with IRQs masked (services mask them,
- * interrupt handlers run masked), so no lock is needed. A service that must give up the CPU
- * calls apex_reschedule(), which issues SVC: the exception path saves the full register frame
- * on the process's stack and resumes whichever context apex_pick() names (entry.S).
+ * Each of the partition's vCPUs (a "core", ARINC 653 multicore) schedules the processes bound
+ * to it: its own current process, ready queues, timers and idle context (struct apex_core,
+ * reached through TPIDR_EL0). Objects are shared by all. Kernel state changes only with IRQs
+ * masked (services mask them, interrupt handlers run masked) and, when the partition has
+ * several vCPUs (`multi`), under one partition-wide spinlock; a single-vCPU partition takes
+ * no lock. The lock is held across a context switch and released by whoever resumes: the
+ * service a light frame returns into, or entry.S before the exception return of a full frame.
  */
 #ifndef APEX_KERNEL_H
 #define APEX_KERNEL_H
@@ -75,6 +78,7 @@ struct apex_timer {
 	struct apex_link link;  /* self-linked while not armed */
 	SYSTEM_TIME_TYPE at;
 	uint8_t kind;
+	struct apex_core *core; /* whose list and virtual timer: its process's core */
 };
 
 /* Why a process is not ready (at most one at a time); SUSPEND by another process is the
@@ -125,27 +129,70 @@ struct apex_process {
 	uint64_t *stack_hi;        /* one past the highest */
 	uint64_t guard_top;        /* what stack_lo[-1], the guard's top word, must hold */
 	struct apex_process_counters counters;
+	struct apex_core *core;    /* the vCPU it runs on (INITIALIZE_PROCESS_CORE_AFFINITY) */
 };
 
 /* The error handler runs above every process priority, preemption lock or not. */
 #define APEX_HANDLER_PRIORITY (MAX_PRIORITY_VALUE + 1)
 
+/* The vCPUs (cores) a partition may run APEX on: 0 .. APEX_MAX_CORES - 1. */
+#define APEX_MAX_CORES 4
+/* The SGI one vCPU sends another of its partition (ICC_SGI1R_EL1) to make it reschedule or
+ * reprogram its virtual timer: a cross-core wake-up. */
+#define APEX_SGI_KICK 0
+/* struct apex_core offsets entry.S uses (kernel.c checks them). */
+#define APEX_CORE_KSTACK_TOP 0
+
+/* One vCPU's scheduler. Touched by other vCPUs only under the lock (they ready its processes
+ * and arm its timers, then kick it); cur, in_irq and the lock level only by itself. */
+struct apex_core {
+	char *kstack_top;                /* its kernel stack (entry.S: offset 0) */
+	uint8_t multi;                   /* several vCPUs: lock, kicks (also in TPIDRRO_EL0) */
+	uint8_t online;                  /* started: it can be kicked */
+	uint8_t vcpu;                    /* its index, the ARINC core id */
+	uint8_t in_irq;                  /* interrupt handlers are running */
+	LOCK_LEVEL_TYPE lock_level;      /* next to in_irq: apex_may_block tests both at once */
+	struct apex_process *lock_owner; /* the process that locked preemption */
+	struct apex_process *cur;        /* the running context */
+	uint64_t ready_words;            /* bit w: ready_map[w] is not 0 */
+	uint64_t ready_map[(MAX_PRIORITY_VALUE + 64) / 64];
+	struct apex_link ready[APEX_HANDLER_PRIORITY + 1];
+	struct apex_link timers;
+	unsigned long context_switches;
+	unsigned long phys_core;         /* the physical core it runs on (BH_HC_GET_IDS) */
+	struct apex_process idle;        /* vCPU 0: the initialization, then its idle loop */
+};
+
+extern struct apex_core apex_cores[APEX_MAX_CORES];
+
+/* This vCPU's scheduler (TPIDR_EL0, set once per vCPU): not volatile, so the compiler reads it
+ * once per function. A context never changes vCPU. */
+APEX_INLINE struct apex_core *apex_here(void)
+{
+	struct apex_core *c;
+
+	__asm__("mrs %0, tpidr_el0" : "=r"(c));
+	return c;
+}
+
+/* The partition runs APEX on several vCPUs: TPIDRRO_EL0 is 1 in each of them then (0 else),
+ * a copy of apex_core.multi that a service's entry tests in two instructions. */
+APEX_INLINE unsigned long apex_multi(void)
+{
+	unsigned long m;
+
+	__asm__("mrs %0, tpidrro_el0" : "=r"(m));
+	return m;
+}
+
 struct apex_kernel {
 	struct apex_process procs[APEX_MAX_PROCESSES];
 	unsigned nprocs;
-	struct apex_process idle;        /* the initialization, then the idle loop */
+	unsigned ncores;                 /* the partition's vCPUs (NUM_ASSIGNED_CORES) */
 	struct apex_process handler;     /* the error handler (DORMANT until an error starts it) */
 	uint8_t has_handler;             /* CREATE_ERROR_HANDLER succeeded */
-	struct apex_process *cur;        /* the running context */
-	struct apex_link ready[APEX_HANDLER_PRIORITY + 1];
-	uint64_t ready_map[(MAX_PRIORITY_VALUE + 64) / 64];
-	uint64_t ready_words;            /* bit w: ready_map[w] is not 0 */
-	struct apex_link timers;
 	OPERATING_MODE_TYPE mode;
 	START_CONDITION_TYPE start_condition;
-	LOCK_LEVEL_TYPE lock_level;
-	struct apex_process *lock_owner;    /* the process that locked preemption */
-	uint8_t in_irq;                     /* interrupt handlers are running */
 	SYSTEM_TIME_TYPE partition_period;  /* INFINITE_TIME_VALUE: none */
 	SYSTEM_TIME_TYPE period_origin;
 	SYSTEM_TIME_TYPE normal_since;      /* when NORMAL began */
@@ -159,16 +206,23 @@ extern struct apex_kernel apex_k;
 /* --- kernel.c: scheduling ------------------------------------------------------------- */
 static inline struct apex_process *apex_current(void)
 {
-	return apex_k.cur;
+	return apex_here()->cur;
 }
-/* The running context is a process (not the initialization or the idle loop). */
+/* The running context is a process (not the initialization or an idle loop). */
 static inline int apex_in_process(void)
 {
-	return apex_k.cur != &apex_k.idle;
+	struct apex_core *c = apex_here();
+
+	return c->cur != &c->idle;
 }
 static inline int apex_in_handler(void)
 {
-	return apex_k.cur == &apex_k.handler;
+	return apex_current() == &apex_k.handler;
+}
+/* An idle context (or the initialization): not a process, not the error handler. */
+static inline int apex_is_idle(const struct apex_process *p)
+{
+	return p->id == 0 && p != &apex_k.handler;
 }
 struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id);
 struct apex_process *apex_pick(void);
@@ -177,6 +231,14 @@ void apex_ready_add(struct apex_process *p);   /* tail of its priority's FIFO */
 void apex_ready_remove(struct apex_process *p);
 void apex_ready_rotate(struct apex_process *p); /* to the tail of its priority's FIFO */
 void apex_set_priority(struct apex_process *p, PRIORITY_TYPE prio);
+/* Binds p to core c (its ready queues and timers), at its current priority. */
+void apex_bind(struct apex_process *p, struct apex_core *c);
+/* Another vCPU's scheduling may have changed: make it reschedule (and reprogram its timer). */
+void apex_kick(struct apex_core *c);
+/* A service's lock with several vCPUs. The current process may have been stopped or
+ * suspended by another vCPU meanwhile (its kick not taken yet, IRQs being masked): it gives
+ * up the CPU first (a stopped one never comes back), so no service acts for it. */
+void apex_enter_multi(void);
 void apex_idle_guard(struct apex_process *idle);
 /* Ends the current block with `result`; the process becomes ready unless suspended. */
 void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result);
@@ -199,7 +261,9 @@ void apex_stack_reset(struct apex_process *p);
  * handler and in an interrupt handler. */
 APEX_INLINE int apex_may_block(void)
 {
-	return apex_k.cur->may_block && apex_k.lock_level == 0 && !apex_k.in_irq;
+	struct apex_core *c = apex_here();
+
+	return c->cur->may_block && c->lock_level == 0 && !c->in_irq;
 }
 
 /* --- waitq ------------------------------------------------------------------------------ */
@@ -213,7 +277,8 @@ void apex_waitq_reposition(struct apex_process *p);
 SYSTEM_TIME_TYPE apex_now(void);
 void apex_timer_arm(struct apex_timer *t, SYSTEM_TIME_TYPE at);
 void apex_timer_cancel(struct apex_timer *t);
-void apex_timer_irq(unsigned intid);
+void apex_timer_irq(unsigned intid);   /* also the kick's handler (APEX_SGI_KICK) */
+void apex_timer_program(struct apex_core *c); /* c is this vCPU */
 /* now + delta, or -1 if it is not a time the kernel can wait for (negative, overflow). */
 SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delta);
 /* A time-out: INFINITE_TIME_VALUE, 0 or a positive delay the clock can reach. */
@@ -263,14 +328,45 @@ int apex_name_eq(const char *a, const char *b);  /* NAME_TYPE compare (30 chars 
 void apex_name_copy(char *dst, const char *src);
 int apex_name_valid(const char *n);              /* not empty */
 
-/* Service prologue/epilogue: IRQs masked for the whole service. */
-static inline unsigned long apex_enter(void)
+/* The partition-wide kernel lock: 0 free, else the low 32 bits of its holder's apex_core. */
+extern uint32_t apex_lock;
+void apex_lock_take(void);   /* spins with WFE (QEMU -icount needs it in every spin loop) */
+
+APEX_INLINE void apex_lock_give(void)
 {
-	return bh_irq_save();
+	__atomic_store_n(&apex_lock, 0, __ATOMIC_RELEASE);
 }
 
-static inline void apex_leave(unsigned long flags)
+/* The lock, unless this vCPU holds it already (a fault inside a service, an SVC). */
+APEX_INLINE void apex_lock_ensure(struct apex_core *c)
 {
+	if (apex_multi() && apex_lock != (uint32_t)(uintptr_t)c)
+		apex_lock_take();
+}
+
+/* Service prologue/epilogue: IRQs masked for the whole service, and the lock held when the
+ * partition has several vCPUs (one byte test otherwise). The flags' bit 0 (DAIF's bits are
+ * 9:6) says the lock was taken, so that apex_leave tests one bit: the single-vCPU paths stay
+ * as short as they were. */
+#define APEX_FLAGS_LOCKED 1ul
+
+APEX_INLINE unsigned long apex_enter(void)
+{
+	unsigned long flags = bh_irq_save();
+
+	if (apex_multi()) {
+		apex_enter_multi();
+		flags |= APEX_FLAGS_LOCKED;
+	}
+	return flags;
+}
+
+APEX_INLINE void apex_leave(unsigned long flags)
+{
+	if (flags & APEX_FLAGS_LOCKED) {
+		apex_lock_give();
+		flags &= ~APEX_FLAGS_LOCKED;
+	}
 	bh_irq_restore(flags);
 }
 

@@ -1,14 +1,19 @@
-/* libapex partition: start-up, operating modes, status, and the idle loop.
+/* libapex partition: start-up, operating modes, status, and the idle loops.
  *
- * main is the initialization (COLD_START or WARM_START, from the hypervisor's boot kind). It
- * creates processes and resources and ends with SET_PARTITION_MODE(NORMAL), which releases
- * the processes started meanwhile and turns main's context into the idle loop: it runs when no
- * process is ready and waits in BH_HC_IDLE, so a partition with nothing to do gives its core
- * away until its next timer or port interrupt.
+ * main is the initialization (COLD_START or WARM_START, from the hypervisor's boot kind), on
+ * vCPU 0. It creates processes and resources and ends with SET_PARTITION_MODE(NORMAL), which
+ * releases the processes started meanwhile, starts the partition's other vCPUs and turns
+ * main's context into vCPU 0's idle loop. Each vCPU's idle loop runs when none of its
+ * processes is ready and waits in BH_HC_IDLE, so a vCPU with nothing to do gives its core away
+ * until its next timer, port interrupt or kick.
  */
 #include "kernel.h"
 
 extern const unsigned long long apex_vectors[];
+extern char apex_kstack[];
+
+/* Kernel stack size per vCPU: entry.S's KSTACK_SIZE. */
+#define KSTACK_SIZE 8192
 
 static PARTITION_ID_TYPE partition_id;
 
@@ -52,6 +57,65 @@ static void init_context(struct apex_process *p)
 	p->deadline.at = INFINITE_TIME_VALUE;
 }
 
+/* The partition's vCPUs, up to APEX_MAX_CORES: those BH_HC_VCPU_STATUS knows. */
+static unsigned count_vcpus(void)
+{
+	unsigned n = 1;
+
+	while (n < APEX_MAX_CORES && bh_vcpu_status(n, 0, 0) >= 0)
+		n++;
+	return n;
+}
+
+/* A vCPU's scheduler, empty, its idle context running. */
+static void init_core(unsigned vcpu, unsigned ncores)
+{
+	struct apex_core *c = &apex_cores[vcpu];
+
+	*c = (struct apex_core){ 0 };
+	c->kstack_top = apex_kstack + (vcpu + 1) * KSTACK_SIZE;
+	c->multi = ncores > 1;
+	c->vcpu = (uint8_t)vcpu;
+	c->online = vcpu == 0; /* the others when they start (secondary_main) */
+	for (unsigned i = 0; i <= APEX_HANDLER_PRIORITY; i++)
+		apex_list_init(&c->ready[i]);
+	apex_list_init(&c->timers);
+	init_context(&c->idle);
+	c->idle.state = READY;
+	c->idle.core = c;
+	apex_idle_guard(&c->idle);
+	c->cur = &c->idle;
+}
+
+/* The physical core the calling vCPU is served on: its core, for a pinned vCPU. */
+static unsigned long physical_core(void)
+{
+	return bh_hvc(BH_HC_GET_IDS, 0, 0, 0, 0, 0).x3;
+}
+
+/* Two vCPUs of the partition on one physical core could deadlock: one that waits for the
+ * kernel lock spins (it cannot tell the hypervisor) while the holder, switched out in the
+ * middle of a service, waits for the core. Fail closed: the partition halts, saying why. */
+static void check_own_core(struct apex_core *c)
+{
+	for (unsigned i = 0; i < apex_k.ncores; i++) {
+		if (&apex_cores[i] == c || !apex_cores[i].online ||
+		    apex_cores[i].phys_core != c->phys_core)
+			continue;
+		bh_printf("apex: vCPUs %u and %u share core %lu; give each its own core\n", i,
+			  c->vcpu, c->phys_core);
+		bh_halt_self();
+	}
+}
+
+/* The calling vCPU's vectors, scheduler, multi flag and (disabled) virtual timer. */
+static void enter_vcpu(struct apex_core *c)
+{
+	__asm__ volatile("msr tpidr_el0, %0\n\tmsr tpidrro_el0, %1\n\tmsr cntv_ctl_el0, xzr\n\t"
+			 "msr vbar_el1, %2\n\tisb"
+			 : : "r"(c), "r"((unsigned long)c->multi), "r"(apex_vectors) : "memory");
+}
+
 void apex_init(unsigned boot_kind, unsigned restarts)
 {
 	(void)restarts;
@@ -62,14 +126,11 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	/* A warm restart keeps memory: nothing of the previous incarnation may survive. */
 	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
 	apex_k = (struct apex_kernel){ 0 };
-	for (unsigned i = 0; i <= APEX_HANDLER_PRIORITY; i++)
-		apex_list_init(&apex_k.ready[i]);
-	apex_list_init(&apex_k.timers);
-	init_context(&apex_k.idle);
+	apex_lock = 0;
+	apex_k.ncores = count_vcpus();
+	for (unsigned i = 0; i < APEX_MAX_CORES; i++)
+		init_core(i, apex_k.ncores);
 	init_context(&apex_k.handler);
-	apex_k.idle.state = READY;
-	apex_idle_guard(&apex_k.idle);
-	apex_k.cur = &apex_k.idle;
 	apex_k.mode = boot_kind == BH_BOOT_WARM_RESTART ? WARM_START : COLD_START;
 	apex_k.start_condition = boot_kind == BH_BOOT_COLD ? NORMAL_START
 				 : bh_restart_cause() == BH_RESTART_HM ? HM_PARTITION_RESTART
@@ -86,7 +147,9 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	bh_irq_set_handler(BH_VIRQ_VTIMER, apex_timer_irq);
 	bh_irq_set_handler(BH_VIRQ_PORT, apex_port_irq);
 	bh_irq_set_handler(BH_VIRQ_HM, apex_hm_irq);
-	__asm__ volatile("msr vbar_el1, %0\n\tisb" : : "r"(apex_vectors) : "memory");
+	bh_irq_set_handler(APEX_SGI_KICK, apex_timer_irq);
+	apex_cores[0].phys_core = physical_core();
+	enter_vcpu(&apex_cores[0]);
 }
 
 void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN_CODE)
@@ -112,22 +175,55 @@ void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN
 /* --- Modes ------------------------------------------------------------------------------------ */
 
 /* Never returns: with IRQs unmasked, every interrupt may hand the CPU to a process; with none
- * ready the vCPU waits, IRQs masked over the check so that no wake-up is lost (both waits
- * return at once when an interrupt is pending): in BH_HC_QUEUING_RECEIVE_WAIT for a process
- * waiting on a queuing port, whose message may then make it ready, else in BH_HC_IDLE. */
-_Noreturn static void idle_loop(void)
+ * of its processes ready the vCPU waits, IRQs masked over the check so that no wake-up is lost
+ * (both waits return at once when an interrupt is pending): in BH_HC_QUEUING_RECEIVE_WAIT for
+ * a process waiting on a queuing port, whose message may then make it ready, else in
+ * BH_HC_IDLE. With several vCPUs the lock is released over the wait (the others go on; a kick
+ * meanwhile stays pending and ends it), and the port wait, which leaves a waiter's request to
+ * the hypervisor, is not used: another vCPU could end that waiter's wait meanwhile. */
+_Noreturn static void idle_loop(struct apex_core *c)
 {
 	for (;;) {
-		bh_irq_disable();
-		if (apex_pick() == &apex_k.idle) {
+		unsigned long flags = apex_enter();
+
+		if (apex_pick() == &c->idle) {
 			apex_k.counters.idle_waits++;
-			if (!apex_port_idle_wait())
+			if (c->multi) {
+				apex_lock_give();
 				bh_idle();
-			apex_reschedule(); /* the process a message made ready */
+				apex_lock_take();
+			} else if (!apex_port_idle_wait()) {
+				bh_idle();
+			}
 		}
+		apex_reschedule(); /* the process a message made ready */
+		apex_leave(flags);
 		bh_irq_enable();
 		__asm__ volatile("isb" : : : "memory");
 	}
+}
+
+/* Entry of vCPUs 1.. (crt0), started by enter_normal: their processes are released already. */
+void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
+{
+	struct apex_core *c;
+
+	(void)boot_kind;
+	(void)restarts;
+	if (vcpu >= apex_k.ncores) { /* beyond APEX_MAX_CORES: enter_normal starts none */
+		bh_vcpu_halt(vcpu);
+		for (;;)
+			__asm__ volatile("wfi");
+	}
+	c = &apex_cores[vcpu];
+	enter_vcpu(c);
+	c->phys_core = physical_core();
+	apex_lock_take();
+	check_own_core(c);
+	c->online = 1;
+	apex_timer_program(c); /* its processes' releases and deadlines */
+	apex_lock_give();
+	idle_loop(c);
 }
 
 _Noreturn static void enter_normal(void)
@@ -146,8 +242,12 @@ _Noreturn static void enter_normal(void)
 		else
 			apex_release(p, apex_first_release(now) + p->start_delay);
 	}
+	for (unsigned v = 1; v < apex_k.ncores; v++)
+		bh_vcpu_start(v);
 	apex_reschedule();
-	idle_loop();
+	if (apex_k.ncores > 1)
+		apex_lock_give(); /* main's context is vCPU 0's idle loop from here */
+	idle_loop(&apex_cores[0]);
 }
 
 void SET_PARTITION_MODE(OPERATING_MODE_TYPE OPERATING_MODE, RETURN_CODE_TYPE *RETURN_CODE)
@@ -186,10 +286,10 @@ void GET_PARTITION_STATUS(PARTITION_STATUS_TYPE *PARTITION_STATUS, RETURN_CODE_T
 	PARTITION_STATUS->PERIOD = apex_k.partition_period;
 	PARTITION_STATUS->DURATION = INFINITE_TIME_VALUE;
 	PARTITION_STATUS->IDENTIFIER = partition_id;
-	PARTITION_STATUS->LOCK_LEVEL = apex_k.lock_level;
+	PARTITION_STATUS->LOCK_LEVEL = apex_here()->lock_level;
 	PARTITION_STATUS->OPERATING_MODE = apex_k.mode;
 	PARTITION_STATUS->START_CONDITION = apex_k.start_condition;
-	PARTITION_STATUS->NUM_ASSIGNED_CORES = 1;
+	PARTITION_STATUS->NUM_ASSIGNED_CORES = apex_k.ncores;
 	*RETURN_CODE = NO_ERROR;
 }
 
@@ -198,5 +298,7 @@ void apex_get_counters(struct apex_counters *c)
 	unsigned long flags = apex_enter();
 
 	*c = apex_k.counters;
+	for (unsigned i = 0; i < apex_k.ncores; i++)
+		c->context_switches += apex_cores[i].context_switches;
 	apex_leave(flags);
 }

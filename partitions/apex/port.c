@@ -269,10 +269,16 @@ static void port_serve(struct apex_port *p)
 /* BH_VIRQ_PORT (IRQs masked, kernel stack): some port became ready; serve those with waiters. */
 void apex_port_irq(unsigned intid)
 {
+	unsigned long multi = apex_multi();
+
 	(void)intid;
+	if (multi)
+		apex_lock_take();
 	for (unsigned i = 0; i < nports; i++)
 		if (ports[i].kind == PORT_QUEUING && ports[i].q.count)
 			port_serve(&ports[i]);
+	if (multi)
+		apex_lock_give();
 }
 
 /* The idle loop's wait (IRQs masked, no process ready). With a process waiting on a queuing

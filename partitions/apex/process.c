@@ -142,7 +142,8 @@ void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS
 		p->attr = *ATTRIBUTES;
 		apex_name_copy(p->attr.NAME, ATTRIBUTES->NAME);
 		p->id = (PROCESS_ID_TYPE)++apex_k.nprocs;
-		apex_set_priority(p, p->attr.BASE_PRIORITY);
+		p->prio = p->attr.BASE_PRIORITY;
+		apex_bind(p, &apex_cores[0]); /* the default affinity: the initialization's core */
 		p->state = DORMANT;
 		p->may_block = 1;
 		apex_list_init(&p->ready_link);
@@ -181,6 +182,13 @@ static void start_process(struct apex_process *p, SYSTEM_TIME_TYPE delay)
 	apex_reschedule();
 }
 
+/* DORMANT, and not still running: a process another vCPU stopped while it ran there is left
+ * at that vCPU's next interrupt (the kick), and only then may its stack start afresh. */
+static int startable(const struct apex_process *p)
+{
+	return p->state == DORMANT && p->core->cur != p;
+}
+
 void START(PROCESS_ID_TYPE PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE)
 {
 	unsigned long flags = apex_enter();
@@ -189,7 +197,7 @@ void START(PROCESS_ID_TYPE PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE)
 
 	if (!p)
 		rc = INVALID_PARAM;
-	else if (p->state != DORMANT)
+	else if (!startable(p))
 		rc = NO_ACTION;
 	else
 		start_process(p, 0);
@@ -210,7 +218,7 @@ void DELAYED_START(PROCESS_ID_TYPE PROCESS_ID, SYSTEM_TIME_TYPE DELAY_TIME,
 		rc = INVALID_PARAM;
 	else if (p->attr.PERIOD != INFINITE_TIME_VALUE && DELAY_TIME >= p->attr.PERIOD)
 		rc = INVALID_PARAM;
-	else if (p->state != DORMANT)
+	else if (!startable(p))
 		rc = NO_ACTION;
 	else
 		start_process(p, DELAY_TIME);
@@ -346,18 +354,21 @@ void SET_PRIORITY(PROCESS_ID_TYPE PROCESS_ID, PRIORITY_TYPE PRIORITY,
 	*RETURN_CODE = rc;
 }
 
+/* The lock level is the calling vCPU's: preemption is locked on its core only, and the
+ * processes of other cores go on (ARINC 653 multicore). */
 void LOCK_PREEMPTION(LOCK_LEVEL_TYPE *LOCK_LEVEL, RETURN_CODE_TYPE *RETURN_CODE)
 {
 	unsigned long flags = apex_enter();
+	struct apex_core *c = apex_here();
 	RETURN_CODE_TYPE rc = NO_ERROR;
 
 	if (!apex_in_process() || apex_in_handler())
 		rc = NO_ACTION;
-	else if (apex_k.lock_level >= MAX_LOCK_LEVEL)
+	else if (c->lock_level >= MAX_LOCK_LEVEL)
 		rc = INVALID_CONFIG;
-	else if (apex_k.lock_level++ == 0)
-		apex_k.lock_owner = apex_current();
-	*LOCK_LEVEL = apex_k.lock_level;
+	else if (c->lock_level++ == 0)
+		c->lock_owner = c->cur;
+	*LOCK_LEVEL = c->lock_level;
 	apex_leave(flags);
 	*RETURN_CODE = rc;
 }
@@ -365,14 +376,15 @@ void LOCK_PREEMPTION(LOCK_LEVEL_TYPE *LOCK_LEVEL, RETURN_CODE_TYPE *RETURN_CODE)
 void UNLOCK_PREEMPTION(LOCK_LEVEL_TYPE *LOCK_LEVEL, RETURN_CODE_TYPE *RETURN_CODE)
 {
 	unsigned long flags = apex_enter();
+	struct apex_core *c = apex_here();
 	RETURN_CODE_TYPE rc = NO_ERROR;
 
-	if (!apex_in_process() || apex_in_handler() || apex_k.lock_level == 0) {
+	if (!apex_in_process() || apex_in_handler() || c->lock_level == 0) {
 		rc = NO_ACTION;
-	} else if (--apex_k.lock_level == 0) {
+	} else if (--c->lock_level == 0) {
 		apex_reschedule(); /* what became ready meanwhile runs now */
 	}
-	*LOCK_LEVEL = apex_k.lock_level;
+	*LOCK_LEVEL = c->lock_level;
 	apex_leave(flags);
 	*RETURN_CODE = rc;
 }
@@ -415,7 +427,8 @@ void GET_PROCESS_STATUS(PROCESS_ID_TYPE PROCESS_ID, PROCESS_STATUS_TYPE *PROCESS
 	PROCESS_STATUS->CURRENT_PRIORITY = p->prio;
 	PROCESS_STATUS->DEADLINE_TIME = p->state == DORMANT ? INFINITE_TIME_VALUE : p->deadline.at;
 	PROCESS_STATUS->PROCESS_STATE =
-		p == apex_current() ? RUNNING : (PROCESS_STATE_TYPE)p->state;
+		p == p->core->cur && p->state == READY ? RUNNING : (PROCESS_STATE_TYPE)p->state;
+	PROCESS_STATUS->PROCESSOR_CORE_ID = p->core->vcpu;
 	apex_leave(flags);
 	*RETURN_CODE = NO_ERROR;
 }
@@ -430,4 +443,33 @@ void apex_get_process_counters(PROCESS_ID_TYPE PROCESS_ID, struct apex_process_c
 		*c = p->counters;
 	apex_leave(flags);
 	*RETURN_CODE = p ? NO_ERROR : INVALID_PARAM;
+}
+
+/* --- Multicore (ARINC 653 Part 1 Supplement 4) -------------------------------------------------- */
+
+void INITIALIZE_PROCESS_CORE_AFFINITY(PROCESS_ID_TYPE PROCESS_ID,
+				      PROCESSOR_CORE_ID_TYPE PROCESSOR_CORE_ID,
+				      RETURN_CODE_TYPE *RETURN_CODE)
+{
+	unsigned long flags = apex_enter();
+	struct apex_process *p = apex_process_by_id(PROCESS_ID);
+	RETURN_CODE_TYPE rc = NO_ERROR;
+
+	if (!p)
+		rc = INVALID_PARAM;
+	else if (PROCESSOR_CORE_ID < 0 || (unsigned)PROCESSOR_CORE_ID >= apex_k.ncores)
+		rc = INVALID_CONFIG; /* not a core of this partition */
+	else if (apex_k.mode == NORMAL)
+		rc = INVALID_MODE;
+	else
+		apex_bind(p, &apex_cores[PROCESSOR_CORE_ID]); /* in no queue, no timer yet */
+	apex_leave(flags);
+	*RETURN_CODE = rc;
+}
+
+void GET_MY_PROCESSOR_CORE_ID(PROCESSOR_CORE_ID_TYPE *PROCESSOR_CORE_ID,
+			      RETURN_CODE_TYPE *RETURN_CODE)
+{
+	*PROCESSOR_CORE_ID = apex_here()->vcpu;
+	*RETURN_CODE = NO_ERROR;
 }

@@ -1,7 +1,10 @@
-/* libapex time: one sorted list of one-shot timers on the EL1 virtual timer (CNTV), which is
- * always armed for the earliest of them and disabled when there is none, so no interrupt
- * comes that has nothing to do (a tick-less kernel). Times are ns of the system counter
- * (CNTVOFF_EL2 = 0: the counter since power-on, the same clock in every partition).
+/* libapex time: one sorted list of one-shot timers per vCPU on its EL1 virtual timer (CNTV),
+ * which is always armed for the earliest of them and disabled when there is none, so no
+ * interrupt comes that has nothing to do (a tick-less kernel). A process's timers are in its
+ * core's list; another vCPU that makes one the earliest there kicks that core, whose interrupt
+ * path reprograms its timer (a cancel needs no kick: an early interrupt finds nothing due).
+ * Times are ns of the system counter (CNTVOFF_EL2 = 0: the counter since power-on, the same
+ * clock in every partition).
  */
 #include "kernel.h"
 
@@ -20,13 +23,13 @@ SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delt
 }
 
 /* The compare value rounds up, so the interrupt never comes before the earliest expiry. */
-static void hw_program(void)
+void apex_timer_program(struct apex_core *c)
 {
-	if (apex_list_empty(&apex_k.timers)) {
+	if (apex_list_empty(&c->timers)) {
 		__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
 		return;
 	}
-	struct apex_timer *t = apex_container_of(apex_k.timers.next, struct apex_timer, link);
+	struct apex_timer *t = apex_container_of(c->timers.next, struct apex_timer, link);
 	unsigned long long cval = bh_ns_to_ticks((unsigned long long)t->at);
 
 	__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1\n\tisb"
@@ -41,28 +44,33 @@ static int armed(const struct apex_timer *t)
 /* Behind every timer of the same expiry: equal times expire in the order they were armed. */
 void apex_timer_arm(struct apex_timer *t, SYSTEM_TIME_TYPE at)
 {
+	struct apex_core *c = t->core;
 	struct apex_link *pos;
 
 	if (armed(t))
 		apex_list_remove(&t->link);
 	t->at = at;
-	for (pos = apex_k.timers.next; pos != &apex_k.timers; pos = pos->next)
+	for (pos = c->timers.next; pos != &c->timers; pos = pos->next)
 		if (apex_container_of(pos, struct apex_timer, link)->at > at)
 			break;
 	apex_list_insert_before(pos, &t->link);
-	if (apex_k.timers.next == &t->link)
-		hw_program();
+	if (c->timers.next != &t->link)
+		return;
+	if (c == apex_here())
+		apex_timer_program(c);
+	else
+		apex_kick(c);
 }
 
 void apex_timer_cancel(struct apex_timer *t)
 {
 	if (!armed(t))
 		return;
-	int was_first = apex_k.timers.next == &t->link;
+	int was_first = t->core->timers.next == &t->link;
 
 	apex_list_remove(&t->link);
-	if (was_first)
-		hw_program();
+	if (was_first && t->core == apex_here())
+		apex_timer_program(t->core);
 }
 
 /* A wake timer ends what its process waits for: a delay or release on time, a suspension or a
@@ -72,16 +80,19 @@ static void wake_expired(struct apex_process *p)
 	apex_unblock(p, p->block == APEX_BLOCK_TIME ? NO_ERROR : TIMED_OUT);
 }
 
-/* BH_VIRQ_VTIMER handler (IRQs masked, kernel stack). Reprogramming the compare value into the
- * future, or disabling the timer, drops the interrupt's level before its EOI. */
+/* BH_VIRQ_VTIMER handler (IRQs masked, kernel stack), and the kick's: this vCPU's timers.
+ * Reprogramming the compare value into the future, or disabling the timer, drops the
+ * interrupt's level before its EOI. */
 void apex_timer_irq(unsigned intid)
 {
+	struct apex_core *c = apex_here();
 	SYSTEM_TIME_TYPE now = apex_now();
 
 	(void)intid;
-	while (!apex_list_empty(&apex_k.timers)) {
-		struct apex_timer *t =
-			apex_container_of(apex_k.timers.next, struct apex_timer, link);
+	if (apex_multi())
+		apex_lock_take();
+	while (!apex_list_empty(&c->timers)) {
+		struct apex_timer *t = apex_container_of(c->timers.next, struct apex_timer, link);
 
 		if (t->at > now)
 			break;
@@ -91,7 +102,9 @@ void apex_timer_irq(unsigned intid)
 		else
 			apex_deadline_missed(apex_container_of(t, struct apex_process, deadline));
 	}
-	hw_program();
+	apex_timer_program(c);
+	if (apex_multi())
+		apex_lock_give();
 }
 
 /* --- Time services -------------------------------------------------------------------------- */

@@ -168,7 +168,9 @@ def test_vcpu_services():
     run = run_system("vcpus.yaml", timeout=120, icount=True,
                      until=lambda r: r.index(r"\[vcpus\] BHTEST-SUMMARY") >= 0)
     assert run.index(r"\[vcpus\] BHTEST-SUMMARY \d+ passed, 0 failed") >= 0
+    assert run.verdicts().get(("vcpus", "sgi_to_another_vcpu"), ("missing",))[0] == "PASS"
     assert run.count(r"\[vcpus\] vcpus: v1 started") == 2
+    assert run.count(r"HM: partition vcpus") == 0  # the SGI writes are served, not trapped events
 
 
 def test_dedicated_core_takes_no_hypervisor_tick():

@@ -140,6 +140,14 @@ static uint64_t emulate(struct vcpu *v, uint32_t key, bool read, uint64_t val)
 	return 0;
 }
 
+/* A paravirtual partition's vCPUs interrupt each other the architectural way too (libapex's
+ * cross-core wake-ups): an SGI to vCPUs of its own partition, nothing else. */
+static bool paravirtual_sgi(struct vcpu *v, uint64_t val)
+{
+	vgic_send_sgi(v, val);
+	return true;
+}
+
 bool arch_vmachine_sysreg(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
 	uint32_t key = (uint32_t)esr & ISS_SYSREG_MASK;
@@ -147,7 +155,7 @@ bool arch_vmachine_sysreg(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	unsigned rt = (unsigned)(esr >> 5) & 31;
 
 	if (!v->partition->cfg->vmachine)
-		return false;
+		return key == ICC_SGI1R_EL1 && !read && paravirtual_sgi(v, rt < 31 ? r->x[rt] : 0);
 	/* PMU: no counters (PMCR_EL0.N reads 0). Set/way: the caches are coherent and every
 	 * partition's memory is write-back cacheable at stage 2, so there is nothing to do. */
 	if (key != ICC_SGI1R_EL1 && SYSREG_OP0(key) != 2 && !pmu_register(key) && !set_way(key))

@@ -104,11 +104,46 @@ BH_TEST(v1_exec_time)
 	BH_EXPECT(ns > 0);
 }
 
+/* An SGI from one vCPU to another of its partition (msr ICC_SGI1R_EL1, which the hypervisor
+ * serves for paravirtual partitions too): it wakes v2 from its sleep, whose idle loop takes it. */
+#define SGI_TEST 3u
+#define SGI_TARGET(vcpu) ((unsigned long)SGI_TEST << 24 | 1ul << (vcpu))
+#define SGI_SETTLE_MS 2u
+
+static volatile unsigned sgis_taken;
+
+static void sgi_handler(unsigned intid)
+{
+	if (intid == SGI_TEST && bh_vcpu_self() == V2)
+		sgis_taken = sgis_taken + 1;
+}
+
+static void send_sgi(unsigned long value)
+{
+	__asm__ volatile("msr S3_0_C12_C11_5, %0\n\tisb" : : "r"(value) : "memory");
+}
+
+BH_TEST(sgi_to_another_vcpu)
+{
+	unsigned before = sgis_taken;
+
+	send_sgi(SGI_TARGET(V2));
+	bh_sleep_ms(SGI_SETTLE_MS);
+	BH_EXPECT_EQ(sgis_taken, before + 1);
+	send_sgi(SGI_TARGET(BAD_VCPU)); /* no such vCPU: nobody */
+	bh_sleep_ms(SGI_SETTLE_MS);
+	BH_EXPECT_EQ(sgis_taken, before + 1);
+	send_sgi(SGI_TARGET(V2));
+	bh_sleep_ms(SGI_SETTLE_MS);
+	BH_EXPECT_EQ(sgis_taken, before + 2);
+}
+
 int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
 	(void)vcpu;
 	(void)boot_kind;
 	(void)restarts;
+	bh_irq_set_handler(SGI_TEST, sgi_handler);
 	bh_test_run_all();
 	bh_halt_self();
 }

@@ -5,7 +5,8 @@
  * each service returning its RETURN_CODE_TYPE through the last argument. Lowercase apex_ names
  * are Bulkhead's own additions (start-up, counters, limits) and say so.
  *
- * One vCPU (vCPU 0) runs every process: preemptive fixed priority, FIFO among equal priorities.
+ * Each vCPU of the partition (an ARINC 653 core) runs the processes bound to it, vCPU 0 by
+ * default: preemptive fixed priority, FIFO among equal priorities.
  * Processes run at EL1 with the general-purpose registers only: partitions are built with
  * -mgeneral-regs-only and a context switch saves no FP/SIMD state, so a process must not use
  * FP/SIMD registers.
@@ -125,11 +126,15 @@ typedef struct {
 	PROCESS_NAME_TYPE NAME;
 } PROCESS_ATTRIBUTE_TYPE;
 
+/* A core is one of the partition's vCPUs, by index: 0 .. NUM_ASSIGNED_CORES - 1. */
+typedef APEX_INTEGER PROCESSOR_CORE_ID_TYPE;
+
 typedef struct {
 	SYSTEM_TIME_TYPE DEADLINE_TIME;   /* INFINITE_TIME_VALUE: none; undefined while DORMANT */
 	PRIORITY_TYPE CURRENT_PRIORITY;
 	PROCESS_STATE_TYPE PROCESS_STATE;
 	PROCESS_ATTRIBUTE_TYPE ATTRIBUTES;
+	PROCESSOR_CORE_ID_TYPE PROCESSOR_CORE_ID; /* its core affinity (Bulkhead: always one core) */
 } PROCESS_STATUS_TYPE;
 
 void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS_ID,
@@ -151,6 +156,13 @@ void GET_PROCESS_ID(const char *PROCESS_NAME, PROCESS_ID_TYPE *PROCESS_ID,
 		    RETURN_CODE_TYPE *RETURN_CODE);
 void GET_PROCESS_STATUS(PROCESS_ID_TYPE PROCESS_ID, PROCESS_STATUS_TYPE *PROCESS_STATUS,
 			RETURN_CODE_TYPE *RETURN_CODE);
+/* Multicore (ARINC 653 Part 1 Supplement 4): during initialization only, binds a process to one
+ * of the partition's cores (default: core 0, the initialization's). */
+void INITIALIZE_PROCESS_CORE_AFFINITY(PROCESS_ID_TYPE PROCESS_ID,
+				      PROCESSOR_CORE_ID_TYPE PROCESSOR_CORE_ID,
+				      RETURN_CODE_TYPE *RETURN_CODE);
+void GET_MY_PROCESSOR_CORE_ID(PROCESSOR_CORE_ID_TYPE *PROCESSOR_CORE_ID,
+			      RETURN_CODE_TYPE *RETURN_CODE);
 
 /* ---------------------------------------------------------------------------------------
  * Semaphores and events (intra-partition).
