@@ -45,9 +45,10 @@ def analysed(config: str) -> dict[str, rta.ProcessVerdict]:
     return {v.name: v for v in report.processes if v.period is not None}
 
 
-def run_apexrta(config: str):
+def run_apexrta(config: str, allowed_hm: str = "$^"):
     """Boots the system under -icount, checks the initialization's INVALID_CONFIG checks and returns the
-    measured figures of each periodic process."""
+    measured figures of each periodic process. No health-monitor event of apexrta but those matching
+    allowed_hm."""
     run = run_system(config, icount=True, timeout=300,
                      until=lambda r: r.index(r"\[apexrta\] APEXRTA done") >= 0)
     assert not run.timed_out, "the reporter never printed its figures"
@@ -55,7 +56,8 @@ def run_apexrta(config: str):
               (re.search(r"\[apexrta\] APEXRTA limit (\w+) (ok|FAIL)", line) for line in run.lines) if m}
     assert limits == {name: "ok" for name in LIMIT_CHECKS}, limits
     assert run.index(r"\[apexrta\] APEXRTA partition_period_ns 1000000") >= 0
-    assert run.count("HM: partition apexrta") == 0
+    events = [line for line in run.lines if "HM: partition apexrta" in line]
+    assert not [line for line in events if not re.search(allowed_hm, line)], events
     return measured(run)
 
 
@@ -94,4 +96,6 @@ def test_analysis_against_measurement_on_a_cyclic_plan():
 def test_analysis_bounds_measurement_on_an_edf_budget():
     verdicts = analysed(EDF_CONFIG)
     assert verdicts["fast"].met and verdicts["tight"].met is False and verdicts["late"].met is False, verdicts
-    compare(EDF_CONFIG, verdicts, run_apexrta(EDF_CONFIG))
+    # The budget is the supply the analysis bounds: a period whose demand exceeds it (tight and late
+    # are not guaranteed) uses it up, which the hypervisor reports (budget_overrun, ignore).
+    compare(EDF_CONFIG, verdicts, run_apexrta(EDF_CONFIG, allowed_hm=r"budget_overrun .*EDF budget used up"))
