@@ -137,7 +137,12 @@ def test_linux_runs_smp_on_best_effort_vcpus_and_is_told_its_stolen_time():
         if cpu == "cpu0":
             assert t["steal"] == 0 and busy >= 0.9 * wall, t
         else:
-            assert busy >= 0.4 * wall and t["steal"] >= 0.1 * wall, (cpu, t, wall)
+            assert busy >= 0.3 * wall and t["steal"] >= 0.1 * wall, (cpu, t, wall)
+    # Round robin shares the free cores among the three over time, not within each second (one run
+    # gave 60, 76 and 93 ticks, another 65, 68 and 95): together they must use most of what the
+    # spinners leave (3 x 75 % of the wall time), each its part (above).
+    be_busy = sum(t["user"] + t["system"] for cpu, t in cpus.items() if cpu != "cpu0")
+    assert be_busy >= 1.5 * wall, (be_busy, wall)
     assert run.index(r"BHBE hwrng 4096 bytes") >= 0
     on_cpu = re.search(r"BHBE irq +\d+: +(\d+) +(\d+) +(\d+) +(\d+) .*virtio0", run.log)
     assert on_cpu and int(on_cpu[3]) > 0, "the device's interrupt reached CPU 2"
