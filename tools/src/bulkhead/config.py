@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import board, checks, linux
+from bulkhead import board, checks, firmware, linux
 from bulkhead.channels import check_channels
 from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics, Pos
 from bulkhead.elfimage import ElfProblem, read_elf
@@ -40,6 +40,7 @@ def check(path: str | Path, images: bool = True) -> tuple[System | None, list[Di
         _load_image(part, diags)
         checks.check_image(system, part, diags)
         board.check_image(part, diags)
+        firmware.check_image(part, diags)
     return system, diags.sorted()
 
 

@@ -43,6 +43,7 @@ class Area(Located):
     size: int | None = None
     rights: str | None = "rw"
     kind: str | None = "normal"  # "normal" or "device"
+    flash_bank: int | None = None  # firmware.py: the backed part of this flash bank, not RAM
 
     @property
     def title(self) -> str:
@@ -115,6 +116,8 @@ class Partition(Located):
     devices: list[PassDevice] = field(default_factory=list)  # pass-through devices (linux.py)
     board: str | None = None        # the virtual board an unmodified image sees (board.py), as written
     board_dtb: object | None = None  # board.py: the device tree segment (a linux.PayloadSegment)
+    firmware: object | None = None  # firmware.py: flash bank 0's image (a firmware.BankSpec)
+    flash: object | None = None     # firmware.py: flash bank 1's image, the firmware's variables
 
     @property
     def title(self) -> str:
@@ -126,6 +129,8 @@ class Partition(Located):
             return self.entry
         if self.linux is not None:
             return self.linux.payload.entry if self.linux.payload else None
+        if self.firmware is not None:
+            return 0  # the reset address: flash bank 0
         return self.elf.entry if self.elf else None
 
     @property
@@ -135,7 +140,8 @@ class Partition(Located):
         if self.linux is not None:
             return self.linux.payload.segments if self.linux.payload else ()
         segments = tuple(self.elf.segments) if self.elf else ()
-        return segments + ((self.board_dtb,) if self.board_dtb is not None and segments else ())
+        return segments + ((self.board_dtb,) if self.board_dtb is not None and (segments or self.firmware)
+                           else ())
 
     @property
     def emulated_machine(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import linux
+from bulkhead import firmware, linux
 from bulkhead.model import System
 from bulkhead.units import M
 
@@ -30,6 +30,7 @@ def qemu_command(system: System, image: str | Path, icount: bool = False, intera
     if icount:
         argv += ICOUNT_ARGS
     argv += ["-kernel", str(image)]
+    argv += firmware.loader_args(system)  # flash bank images into their RAM (firmware.py)
     return argv + system.qemu_args
 
 

@@ -16,6 +16,7 @@ from bulkhead.diagnostics import Diagnostics, Pos, suggest
 from bulkhead.model import (Area, CorePolicy, Hypervisor, Interrupt, Partition, Plan, Schedule, Slot, System,
                             Vcpu)
 from bulkhead.model import InitramfsFile, InitramfsSpec, LibraryDir, LinuxSpec, ModuleRef, PassDevice
+from bulkhead import firmware
 from bulkhead.platforms import PLATFORMS
 from bulkhead.units import DURATION_UNITS, U64_MAX, parse_duration, parse_int
 from bulkhead.yamlsrc import (TAG_BOOL, TAG_NULL, MappingNode, Node, ScalarNode, SequenceNode,
@@ -61,6 +62,8 @@ PARTITION_KEYS = {
     "linux": Key(False, ""),
     "devices": Key(False, ""),
     "board": Key(False, ""),
+    "firmware": Key(False, ""),
+    "flash": Key(False, ""),
 }
 VCPU_KEYS = {
     "core": Key(False, "'core: 1' (the physical core this vCPU runs on)"),  # required unless best_effort
@@ -322,6 +325,7 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
     if "health" in fields:
         _read_health(reader, fields["health"], where, part.health)
     _read_linux_partition(reader, node, fields, part, where, base_dir)
+    firmware.read_keys(reader, fields, part, where, base_dir)
     if "health" in fields and "linux" in fields:
         _check_linux_health(reader, fields["health"], where)
     elif "health" in fields and "board" in fields:
@@ -563,7 +567,7 @@ def _read_linux_partition(reader: Reader, node: Node, fields: dict[str, Node], p
     if "devices" in fields:
         part.devices = _read_devices(reader, fields["devices"], f"{where}.devices")
     if "linux" not in fields:
-        if "image" not in fields:
+        if "image" not in fields and "firmware" not in fields:
             reader.diags.error(pos_of(node), f"missing required key 'image' in {where}; add "
                                f"{PARTITION_KEYS['image'].hint} (or 'linux:' for a Linux partition)")
         return
