@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 
-from harness import CONFIGS, Console, check_stage2_pool, partition_view, run_command
+from harness import BUILD, Console, check_stage2_pool, partition_view, run_command
 
 FIRMWARE = "/usr/share/qemu-efi-aarch64/QEMU_EFI.fd"
 PROMPT = r"Shell> "
-ESCAPES = re.compile(r"\x1b\[[0-9;=?]*[a-zA-Z]")
+# The terminal's escape sequences; the console shows ESC as '?' for a partition without input focus.
+ESCAPES = re.compile(r"[\x1b?]\[[0-9;=?]*[a-zA-Z]")
 COUNTER = re.compile(r"^\[counter\] counter (\d+)", re.M)
 
 
@@ -90,4 +91,55 @@ def test_uefi_shell_in_a_partition_beside_a_real_time_partition():
         fw_expect(con, "uefi", PROMPT, 120)
         assert counter_now(con) > before, "the real-time partition went on through the reset"
         assert "partition counter halted" not in con.text
+        no_hm_events(con)
+
+
+GUID = "5b3f3c5e-8a4f-4c33-9d4e-2a1b0c9d8e7f"
+VARS = {name: BUILD / "systest" / "firmware_two" / f"vars-{name[-1]}.fd" for name in ("uefi_a", "uefi_b")}
+
+
+def shells_up(con: Console) -> None:
+    """Both shells started; the prompt (a line without its end) shows for the one with input focus,
+    uefi_a: the console holds the other's unfinished line until it has the focus."""
+    for name in ("uefi_a", "uefi_b"):
+        fw_expect(con, name, r"UEFI Interactive Shell v2\.2", 180)
+        fw_expect(con, name, r"in 1 seconds to skip", 120)
+    fw_expect(con, "uefi_a", PROMPT, 60)
+
+
+def variable(con: Console, name: str) -> str:
+    return command(con, name, f"dmpstore BhVar -guid {GUID}")
+
+
+def test_two_firmware_partitions_each_with_its_own_flash_written_back():
+    for path in VARS.values():
+        path.unlink(missing_ok=True)  # both start from erased variables banks
+    with Console.boot("firmware_two.yaml") as con:
+        shells_up(con)
+        # Input goes to uefi_a first: a non-volatile variable there, in its flash only.
+        command(con, "uefi_a", f"setvar BhVar -guid {GUID} -nv -bs =S\"alpha\"")
+        assert "alpha" in variable(con, "uefi_a")
+        # A reset of uefi_a: its flash (not reloaded by the hypervisor) keeps the variable.
+        con.send("reset\r")
+        con.expect(r"partition uefi_a .*restart", 60)
+        fw_expect(con, "uefi_a", r"UEFI Interactive Shell v2\.2", 120)
+        fw_expect(con, "uefi_a", PROMPT, 60)
+        assert "alpha" in variable(con, "uefi_a")
+        con.send("\x01\x01\x01")  # input to uefi_b, which has its own flash
+        con.expect(r"console input goes to uefi_b", 10)
+        con.send("\r")
+        fw_expect(con, "uefi_b", PROMPT, 30)
+        assert "alpha" not in variable(con, "uefi_b")
+        assert not re.search(r"partition uefi_b .*restart", con.text), "uefi_a's reset restarted only uefi_a"
+        no_hm_events(con)
+    # The run ended: each variables bank was written back into its own file.
+    a, b = (VARS[name].read_bytes() for name in ("uefi_a", "uefi_b"))
+    assert len(a) == len(b) == 768 * 1024
+    assert "BhVar".encode("utf-16-le") in a and b"alpha" in a
+    assert b"alpha" not in b and b"_FVH" in b, "uefi_b formatted its own store, without the variable"
+
+    # A new run loads the written-back files: the variable is there again.
+    with Console.boot("firmware_two.yaml") as con:
+        shells_up(con)
+        assert "alpha" in variable(con, "uefi_a")
         no_hm_events(con)
