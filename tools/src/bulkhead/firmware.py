@@ -124,8 +124,10 @@ def _size_bank(diags: Diagnostics, spec: BankSpec, where: str) -> None:
                     f"e.g. 'size: 768K' (the runner then creates it erased)")
         return
     if spec.size == 0 or spec.size % BLOCK or spec.size > BANK_SIZE:
-        diags.error(spec.at("size", "image"), f"{where}: the image is {size_text(spec.size)}; a flash bank image "
-                    f"must be a multiple of the {size_text(BLOCK)} erase block and at most {size_text(BANK_SIZE)}")
+        what = f"size {size_text(spec.size)}" if "size" in spec.marks else f"image '{spec.image}'"
+        diags.error(spec.at("size", "image"), f"{where}: {what} is not a whole number of {size_text(BLOCK)} erase "
+                    f"blocks up to the {size_text(BANK_SIZE)} of a flash bank; pad or cut the image (a flash bank "
+                    f"image must be a multiple of {size_text(BLOCK)}, at most {size_text(BANK_SIZE)})")
         spec.size = None
 
 
@@ -140,12 +142,18 @@ def _add_area(part: Partition, spec: BankSpec) -> None:
     part.areas.append(area)
 
 
+def emulated_rtc(part: Partition) -> bool:
+    """A board partition has the emulated PL031 unless the real one is passed through to it."""
+    return part.board is not None and not any(
+        a.is_device and a.placed and a.guest <= RTC_IPA < a.guest + a.size for a in part.areas)
+
+
 def check_boards(system: System, diags: Diagnostics) -> None:
     """No area of a board partition over its RTC, nor (with firmware) over its flash banks."""
     for part in system.partitions:
         if part.board is None:
             continue
-        ranges = [("the emulated PL031 real-time clock", RTC_IPA, RTC_SIZE)]
+        ranges = [("the emulated PL031 real-time clock", RTC_IPA, RTC_SIZE)] if emulated_rtc(part) else []
         if part.firmware is not None:
             ranges.append(("the flash banks", BANK_IPA[0], 2 * BANK_SIZE))
         for area in part.areas:
@@ -175,10 +183,11 @@ def add_nodes(part: Partition, root: Node) -> None:
     flash = [a for a in part.areas if getattr(a, "flash_bank", None) is not None]
     names = {f"memory@{a.guest:x}" for a in flash}
     root.children = [c for c in root.children if c.name not in names]  # flash is not RAM
-    rtc = root.add(Node(f"pl031@{RTC_IPA:x}"))
-    rtc.prop("compatible", ["arm,pl031", "arm,primecell"]).prop("reg", reg(RTC_IPA, RTC_SIZE))
-    rtc.prop("interrupts", Cells(0, RTC_INTID - 32, 4))
-    rtc.prop("clocks", Cells(Ref("apb_pclk"))).prop("clock-names", "apb_pclk")
+    if emulated_rtc(part):
+        rtc = root.add(Node(f"pl031@{RTC_IPA:x}"))
+        rtc.prop("compatible", ["arm,pl031", "arm,primecell"]).prop("reg", reg(RTC_IPA, RTC_SIZE))
+        rtc.prop("interrupts", Cells(0, RTC_INTID - 32, 4))
+        rtc.prop("clocks", Cells(Ref("apb_pclk"))).prop("clock-names", "apb_pclk")
     if part.firmware is not None:
         node = root.add(Node(f"flash@{BANK_IPA[0]:x}"))
         node.prop("compatible", "cfi-flash").prop("bank-width", Cells(4))
@@ -189,7 +198,7 @@ def vmachine_fields(part: Partition) -> str:
     """The board fields of struct bh_vmachine_cfg (emit_c.py)."""
     if part.board is None:
         return ""
-    text = (f"\t.rtc_ipa = {hexa(RTC_IPA)}ul,\n\t.rtc_host_pa = {hexa(HOST_RTC_PA)}ul,\n"
+    text = "" if not emulated_rtc(part) else (f"\t.rtc_ipa = {hexa(RTC_IPA)}ul,\n\t.rtc_host_pa = {hexa(HOST_RTC_PA)}ul,\n"
             f"\t.rtc_intid = {RTC_INTID}u,\n")
     if part.firmware is None:
         return text

@@ -125,12 +125,12 @@ class Partition(Located):
 
     @property
     def entry_point(self) -> int | None:
+        if self.firmware is not None:  # the reset address, flash bank 0 (none while it is in error)
+            return 0 if self.firmware.size else None
         if self.entry is not None:
             return self.entry
         if self.linux is not None:
             return self.linux.payload.entry if self.linux.payload else None
-        if self.firmware is not None:
-            return 0  # the reset address: flash bank 0
         return self.elf.entry if self.elf else None
 
     @property
