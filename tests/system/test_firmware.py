@@ -9,6 +9,7 @@ the board does not have) fails the tests."""
 from __future__ import annotations
 
 import re
+import time
 
 from harness import BUILD, Console, check_stage2_pool, partition_view, run_command
 
@@ -38,6 +39,12 @@ def command(con: Console, name: str, line: str, timeout: float = 60.0) -> str:
     """Type a shell command; return what the shell printed up to its next prompt."""
     con.send(line + "\r")
     return fw_expect(con, name, re.escape(line) + r"\n(?P<out>(?:.*\n)*?)" + PROMPT, timeout)["out"]
+
+
+def clock_seconds(out: str) -> int:
+    """Seconds since midnight of the shell's `time` output (hh:mm:ss)."""
+    h, m, sec = map(int, re.search(r"(\d\d):(\d\d):(\d\d)", out).groups())
+    return h * 3600 + m * 60 + sec
 
 
 def counter_now(con: Console) -> int:
@@ -75,6 +82,17 @@ def test_uefi_shell_in_a_partition_beside_a_real_time_partition():
         total = re.search(r"Total Memory:\s+(\d+) MB", out)
         assert total and int(total[1]) == 128, out
         assert "Available" in out and "RT_Code" in out, out
+
+        # The emulated PL031: the host's time of day, read once from the real RTC, advancing with
+        # the counter. The shell's `date` and `time` read it through the firmware's RTC driver.
+        days = {time.strftime("%m/%d/%Y", time.gmtime(time.time() + d)) for d in (-60, 0, 60)}
+        out = command(con, "uefi", "date")
+        assert any(day in out for day in days), out
+        first = clock_seconds(command(con, "uefi", "time"))
+        time.sleep(3)
+        later = clock_seconds(command(con, "uefi", "time"))
+        assert 2 <= (later - first) % 86400 <= 30, (first, later)
+        assert abs((first - time.time()) % 86400) < 120 or abs((first - time.time()) % 86400) > 86400 - 120
 
         # Bank 1 was erased; the firmware formatted its variable store there by flash commands:
         # a firmware volume header ("_FVH" at offset 0x28) read back through read-array mode.
