@@ -15,6 +15,7 @@
  * devices at once, the 16-bit answer repeated in each half of the 32-bit bus word. */
 #include "arch/aarch64.h"
 #include "arch/vmachine.h"
+#include "console.h"
 #include "lib.h"
 #include "panic.h"
 #include "partition.h"
@@ -73,6 +74,7 @@ static void set_mapped(struct partition *p, unsigned bank, struct vflash *f, boo
 	__asm__ volatile("dsb ishst" ::: "memory"); /* the descriptors before the invalidation */
 	arch_stage2_flush(p);
 	f->unmapped = !mapped;
+	f->switches++;
 }
 
 static void enter(struct partition *p, unsigned bank, struct vflash *f, unsigned mode,
@@ -168,6 +170,7 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 	const struct bh_flash_cfg *c = bank_cfg(p, bank);
 	uint8_t cmd = (uint8_t)val;
 
+	f->writes++;
 	switch (f->cycle) {
 	case CYCLE_NONE:
 		command(p, bank, f, off, cmd);
@@ -262,6 +265,16 @@ bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint
 	return false;
 }
 
+/* What the last run of the partition did with a bank: trapped writes (commands and data),
+ * stage-2 switches between read-array and command modes, reads of the erased tail. */
+static void log_use(const struct partition *p, unsigned bank, struct vflash *f)
+{
+	if (f->writes || f->tail_reads)
+		bh_log("partition %s: flash bank %u: %lu writes, %lu mode switches, %lu tail reads",
+		       p->cfg->name, bank, f->writes, f->switches, f->tail_reads);
+	f->writes = f->switches = f->tail_reads = 0;
+}
+
 /* A restart is the devices' reset: read-array mode, status ready; the contents stay. */
 void vflash_reset(struct partition *p)
 {
@@ -276,6 +289,7 @@ void vflash_reset(struct partition *p)
 		f->status = SR_READY;
 		f->count = f->buf_words = 0;
 		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+		log_use(p, bank, f);
 	}
 	arch_spin_unlock(&vm->board_lock);
 }

@@ -64,6 +64,8 @@ struct vflash {
 	uint32_t buf[32];   /* buffered program: the words, written at the confirm command */
 	uint32_t buf_words;
 	uint64_t tail_reads; /* reads of the erased, unbacked part (counted for the log) */
+	uint64_t writes;     /* trapped writes, and */
+	uint64_t switches;   /* stage-2 switches, since the partition started (for the log) */
 };
 
 /* A PL031 real-time clock: seconds = base + elapsed counter time since the last load. */
