@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 
-from harness import BUILD, Console, check_stage2_pool, partition_view, run_command
+from harness import BUILD, Console, check_stage2_pool, partition_view, run_command, run_system
 
 FIRMWARE = "/usr/share/qemu-efi-aarch64/QEMU_EFI.fd"
 PROMPT = r"Shell> "
@@ -65,6 +65,32 @@ def test_bare_qemu_boots_the_same_firmware_to_its_shell():
                       any("UEFI Interactive Shell" in line for line in r.lines))
     assert run.index(r"UEFI firmware \(version") >= 0
     assert run.index(r"UEFI Interactive Shell v2\.2") >= 0
+
+
+PROBE = BUILD / "board" / "flashprobe.fd"
+
+
+def probe_lines(lines: list[str], prefix: str = "") -> list[str]:
+    return [line[len(prefix):] for line in lines if line.startswith(prefix + "flashprobe: ")]
+
+
+def test_flash_answers_as_qemus_pflash_cfi01():
+    """flashprobe (partitions/board/flashprobe) drives bank 1 as firmware does -- identifier, CFI
+    query, erase, word and buffered program, status, clear status, a broken sequence -- and prints
+    each answer: the same lines under QEMU's -bios (its own pflash_cfi01) and in a partition."""
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a53", "-m", "128M",
+            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio", "-bios", str(PROBE)]
+    bare = run_command(argv, "flashprobe on bare QEMU", timeout=30,
+                       until=lambda r: r.index(r"^flashprobe: done") >= 0)
+    expected = probe_lines(bare.lines)
+    assert expected[-1] == "flashprobe: done" and len(expected) == 60, expected
+    assert "flashprobe: query 0x00000010 0x00510051" in expected  # 'Q', from both devices
+
+    (BUILD / "systest" / "firmware_flashprobe" / "vars.fd").unlink(missing_ok=True)
+    run = run_system("firmware_flashprobe.yaml", timeout=60,
+                     until=lambda r: r.index(r"^\[probe\] flashprobe: done") >= 0)
+    assert probe_lines(run.lines, "[probe] ") == expected
+    assert run.index(r"HM: partition") < 0
 
 
 def test_uefi_shell_in_a_partition_beside_a_real_time_partition():

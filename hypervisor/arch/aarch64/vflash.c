@@ -23,30 +23,27 @@
 
 #define FLASH_BLOCK 0x40000ul  /* erase block of the bank (both devices) */
 #define FLASH_BUS 4u           /* bytes per bus word: two 16-bit devices */
-#define FLASH_BUFFER_WORDS 32u /* buffered program: bus words per command */
 
 enum { MODE_ARRAY, MODE_STATUS, MODE_QUERY, MODE_ID };
 enum { CYCLE_NONE, CYCLE_PROGRAM, CYCLE_ERASE, CYCLE_BUF_COUNT, CYCLE_BUF_DATA, CYCLE_BUF_CONFIRM,
        CYCLE_LOCK };
 
 #define SR_READY 0x80u
-#define SR_ERASE_ERROR 0x20u
 #define SR_PROGRAM_ERROR 0x10u
-#define SR_SEQUENCE_ERROR (SR_ERASE_ERROR | SR_PROGRAM_ERROR)
 
 /* The CFI query table of one device, indexed by its word address (16-bit units): what
  * pflash_cfi01 answers for virt's geometry (32 MiB per device, 256 blocks of 128 KiB each,
- * 64-byte write buffer). Unlisted addresses read 0. */
+ * 2 KiB write buffer). Unlisted addresses read 0. */
 static const uint8_t cfi_table[0x40] = {
 	[0x10] = 'Q', [0x11] = 'R', [0x12] = 'Y',
 	[0x13] = 0x01, [0x14] = 0x00, /* primary command set: Intel/Sharp extended */
 	[0x15] = 0x31, [0x16] = 0x00, /* primary extended table at 0x31 */
 	[0x1b] = 0x45, [0x1c] = 0x55, /* Vcc 4.5 - 5.5 V */
-	[0x1f] = 0x01, [0x20] = 0x01, [0x21] = 0x01, /* typical timeouts: 2 us, 2 us, 2 ms */
-	[0x23] = 0x01, [0x24] = 0x01, [0x25] = 0x01,
+	[0x1f] = 0x07, [0x20] = 0x07, [0x21] = 0x0a, /* typical timeouts: 128 us, 128 us, 1 s */
+	[0x23] = 0x04, [0x24] = 0x04, [0x25] = 0x04, /* maximum: 16 times those */
 	[0x27] = 25,                   /* device size 2^25 bytes */
 	[0x28] = 0x02, [0x29] = 0x00,  /* x8/x16 interface */
-	[0x2a] = 6, [0x2b] = 0,        /* write buffer 2^6 bytes per device */
+	[0x2a] = 11, [0x2b] = 0,       /* write buffer 2^11 bytes per device */
 	[0x2c] = 1,                    /* one erase region: */
 	[0x2d] = 0xff, [0x2e] = 0x00,  /* 256 blocks */
 	[0x2f] = 0x00, [0x30] = 0x02,  /* of 512 * 256 bytes */
@@ -113,13 +110,6 @@ static void erase_block(const struct bh_flash_cfg *c, uint64_t off)
 	arch_sync_loaded_image(backing(c, start), n);
 }
 
-/* Buffered program, confirmed: the words collected since the count. */
-static void program_buffer(const struct bh_flash_cfg *c, struct vflash *f)
-{
-	for (uint32_t i = 0; i < f->buf_words; i++) /* at most FLASH_BUFFER_WORDS */
-		program(c, f, f->buf_start + i * FLASH_BUS, f->buf[i], FLASH_BUS);
-}
-
 /* The first write of a command. */
 static void command(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
 		    uint8_t cmd)
@@ -129,16 +119,21 @@ static void command(struct partition *p, unsigned bank, struct vflash *f, uint64
 		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
 		break;
 	case 0x70: enter(p, bank, f, MODE_STATUS, CYCLE_NONE); break;
-	case 0x50:
-		f->status = SR_READY;
+	case 0x50: /* clears the ready bit too, as pflash_cfi01 does */
+		f->status = 0;
 		break;
 	case 0x90: enter(p, bank, f, MODE_ID, CYCLE_NONE); break;
 	case 0x98: enter(p, bank, f, MODE_QUERY, CYCLE_NONE); break;
 	case 0x10: case 0x40: enter(p, bank, f, MODE_STATUS, CYCLE_PROGRAM); break;
-	case 0x20: enter(p, bank, f, MODE_STATUS, CYCLE_ERASE); break;
+	case 0x20: /* pflash_cfi01 erases at the setup command; the confirm only completes it */
+		erase_block(bank_cfg(p, bank), off);
+		f->status |= SR_READY;
+		enter(p, bank, f, MODE_STATUS, CYCLE_ERASE);
+		break;
 	case 0x60: enter(p, bank, f, MODE_STATUS, CYCLE_LOCK); break;
 	case 0xe8:
 		f->buf_start = off & ~(uint64_t)(FLASH_BUS - 1);
+		f->status |= SR_READY; /* the buffer is free */
 		enter(p, bank, f, MODE_STATUS, CYCLE_BUF_COUNT);
 		break;
 	default: /* as pflash_cfi01: an unknown command returns to read-array mode */
@@ -146,22 +141,30 @@ static void command(struct partition *p, unsigned bank, struct vflash *f, uint64
 	}
 }
 
-/* Buffered program: a data word at off, inside the buffer the count announced. */
+/* Buffered program: a data word at off, inside the window the count announced, programmed at
+ * once (as pflash_cfi01 does; the confirm only completes the command). */
 static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
 			unsigned size, uint64_t val)
 {
 	uint64_t index = (off - f->buf_start) / FLASH_BUS;
 
 	if (size != FLASH_BUS || off < f->buf_start || index >= f->count) {
-		f->status |= SR_SEQUENCE_ERROR;
-		enter(p, bank, f, MODE_STATUS, CYCLE_NONE);
+		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE); /* a broken sequence, as pflash_cfi01 */
 		return;
 	}
-	f->buf[index] = (uint32_t)val;
-	if (index + 1 > f->buf_words)
-		f->buf_words = (uint32_t)index + 1;
-	if (index + 1 == f->count)
+	program(bank_cfg(p, bank), f, off, val, size);
+	if (++f->buf_words == f->count)
 		f->cycle = CYCLE_BUF_CONFIRM;
+}
+
+/* The second write of a two-cycle command: the confirm, or anything else, which pflash_cfi01
+ * treats as a broken sequence and answers by returning to read-array mode. */
+static bool confirmed(struct partition *p, unsigned bank, struct vflash *f, bool ok)
+{
+	if (ok)
+		return true;
+	enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+	return false;
 }
 
 static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
@@ -178,34 +181,23 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 	case CYCLE_PROGRAM:
 		program(c, f, off, val, size);
 		break;
-	case CYCLE_ERASE:
-		if (cmd == 0xd0)
-			erase_block(c, off);
-		else
-			f->status |= SR_SEQUENCE_ERROR;
+	case CYCLE_ERASE: /* the block was erased at the setup command */
+	case CYCLE_BUF_CONFIRM:
+		if (!confirmed(p, bank, f, cmd == 0xd0))
+			return;
 		break;
-	case CYCLE_BUF_COUNT:
+	case CYCLE_LOCK: /* lock or unlock: blocks are never locked */
+		if (!confirmed(p, bank, f, cmd == 0x01 || cmd == 0xd0))
+			return;
+		break;
+	case CYCLE_BUF_COUNT: /* bus words - 1, in each device's half */
 		f->count = (uint32_t)(val & 0xffff) + 1;
 		f->buf_words = 0;
-		if (f->count > FLASH_BUFFER_WORDS) {
-			f->status |= SR_SEQUENCE_ERROR;
-			break;
-		}
 		f->cycle = CYCLE_BUF_DATA;
 		return;
 	case CYCLE_BUF_DATA:
 		buffer_word(p, bank, f, off, size, val);
 		return;
-	case CYCLE_BUF_CONFIRM:
-		if (cmd == 0xd0)
-			program_buffer(c, f);
-		else
-			f->status |= SR_SEQUENCE_ERROR;
-		break;
-	case CYCLE_LOCK: /* lock, unlock, lock-down: blocks are never locked */
-		if (cmd != 0x01 && cmd != 0xd0 && cmd != 0x2f)
-			f->status |= SR_SEQUENCE_ERROR;
-		break;
 	}
 	f->status |= SR_READY;
 	enter(p, bank, f, MODE_STATUS, CYCLE_NONE);

@@ -59,10 +59,9 @@ struct vflash {
 	uint8_t cycle;      /* a command waiting for its next write (program, erase, buffer, lock) */
 	uint8_t status;     /* the status register */
 	bool unmapped;      /* the backed part is unmapped at stage 2, so reads trap */
-	uint32_t count;     /* buffered program: bus words still to come */
+	uint32_t count;     /* buffered program: bus words announced (1 .. 65536) */
+	uint32_t buf_words; /* buffered program: bus words written so far */
 	uint64_t buf_start; /* buffered program: bank offset of the first word */
-	uint32_t buf[32];   /* buffered program: the words, written at the confirm command */
-	uint32_t buf_words;
 	uint64_t tail_reads; /* reads of the erased, unbacked part (counted for the log) */
 	uint64_t writes;     /* trapped writes, and */
 	uint64_t switches;   /* stage-2 switches, since the partition started (for the log) */
