@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 
-from harness import BUILD, Console, check_stage2_pool, partition_view, run_command, run_system
+from harness import BUILD, ROOT, Console, check_stage2_pool, partition_view, run_command, run_system
 
 FIRMWARE = "/usr/share/qemu-efi-aarch64/QEMU_EFI.fd"
 PROMPT = r"Shell> "
@@ -195,4 +195,25 @@ def test_two_firmware_partitions_each_with_its_own_flash_written_back():
     with Console.boot("firmware_two.yaml") as con:
         shells_up(con)
         assert "alpha" in variable(con, "uefi_a")
+        no_hm_events(con)
+
+
+def test_uefi_beside_the_default_system():
+    """configs/demo-uefi.yaml: the default system's real-time partitions and Linux, and UEFI's shell
+    on core 1; the console input is moved to the shell with Ctrl-A three times."""
+    with Console.boot(ROOT / "configs" / "demo-uefi.yaml") as con:
+        fw_expect(con, "uefi", r"UEFI Interactive Shell v2\.2", 180)
+        fw_expect(con, "uefi", r"in 1 seconds to skip", 120)
+        for _ in range(4):  # Linux, the monitor, the shell: at most a full round
+            if re.findall(r"console input goes to (\w+)", con.text)[-1] == "uefi":
+                break
+            con.send("\x01\x01\x01")
+            con.wait(1)
+        assert re.findall(r"console input goes to (\w+)", con.text)[-1] == "uefi"
+        con.send("\r")
+        fw_expect(con, "uefi", PROMPT, 30)
+        control = con.text.count("[control]")
+        assert "UEFI v2.70 (EDK II, 0x00010000)" in command(con, "uefi", "ver")
+        con.wait(2)
+        assert con.text.count("[control]") > control, "the control loop goes on beside the firmware"
         no_hm_events(con)
