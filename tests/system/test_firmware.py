@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 from harness import BUILD, ROOT, Console, check_stage2_pool, partition_view, run_command, run_system
 
@@ -70,26 +71,37 @@ def test_bare_qemu_boots_the_same_firmware_to_its_shell():
 PROBE = BUILD / "board" / "flashprobe.fd"
 
 
-def probe_lines(lines: list[str], prefix: str = "") -> list[str]:
-    return [line[len(prefix):] for line in lines if line.startswith(prefix + "flashprobe: ")]
+RTC_PROBE = BUILD / "board" / "rtcprobe.fd"
 
 
-def test_flash_answers_as_qemus_pflash_cfi01():
-    """flashprobe (partitions/board/flashprobe) drives bank 1 as firmware does -- identifier, CFI
-    query, erase, word and buffered program, status, clear status, a broken sequence -- and prints
-    each answer: the same lines under QEMU's -bios (its own pflash_cfi01) and in a partition."""
+def probe_lines(lines: list[str], name: str, prefix: str = "") -> list[str]:
+    return [line[len(prefix):] for line in lines if line.startswith(f"{prefix}{name}: ")]
+
+
+def bare_probe(image: Path, name: str) -> list[str]:
     argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a53", "-m", "128M",
-            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio", "-bios", str(PROBE)]
-    bare = run_command(argv, "flashprobe on bare QEMU", timeout=30,
-                       until=lambda r: r.index(r"^flashprobe: done") >= 0)
-    expected = probe_lines(bare.lines)
-    assert expected[-1] == "flashprobe: done" and len(expected) == 60, expected
-    assert "flashprobe: query 0x00000010 0x00510051" in expected  # 'Q', from both devices
+            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio", "-bios", str(image)]
+    run = run_command(argv, f"{name} on bare QEMU", timeout=30, until=lambda r: r.index(rf"^{name}: done") >= 0)
+    return probe_lines(run.lines, name)
 
-    (BUILD / "systest" / "firmware_flashprobe" / "vars.fd").unlink(missing_ok=True)
-    run = run_system("firmware_flashprobe.yaml", timeout=60,
-                     until=lambda r: r.index(r"^\[probe\] flashprobe: done") >= 0)
-    assert probe_lines(run.lines, "[probe] ") == expected
+
+def test_flash_and_rtc_answer_as_qemus_own():
+    """flashprobe (partitions/board/flashprobe) drives bank 1 as firmware does -- identifier, CFI
+    query, erase, word and buffered program, status, clear status, a broken sequence -- and rtcprobe
+    the PL031 -- identification, control, load, match, interrupt status and mask --, each printing
+    every answer: the same lines under QEMU's -bios (its pflash_cfi01 and PL031) and in partitions."""
+    flash = bare_probe(PROBE, "flashprobe")
+    assert flash[-1] == "flashprobe: done" and len(flash) == 60, flash
+    assert "flashprobe: query 0x00000010 0x00510051" in flash  # 'Q', from both devices
+    rtc = bare_probe(RTC_PROBE, "rtcprobe")
+    assert rtc[-1] == "rtcprobe: done" and "rtcprobe: match within 1 to 2.1 s 0x00000001" in rtc, rtc
+
+    (BUILD / "systest" / "firmware_probes" / "vars.fd").unlink(missing_ok=True)
+    run = run_system("firmware_probes.yaml", timeout=60,
+                     until=lambda r: r.index(r"^\[probe\] flashprobe: done") >= 0 and
+                     r.index(r"^\[rtc\] rtcprobe: done") >= 0)
+    assert probe_lines(run.lines, "flashprobe", "[probe] ") == flash
+    assert probe_lines(run.lines, "rtcprobe", "[rtc] ") == rtc
     assert run.index(r"HM: partition") < 0
 
 
