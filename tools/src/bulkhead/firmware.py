@@ -198,8 +198,10 @@ def vmachine_fields(part: Partition) -> str:
     """The board fields of struct bh_vmachine_cfg (emit_c.py)."""
     if part.board is None:
         return ""
-    text = "" if not emulated_rtc(part) else (f"\t.rtc_ipa = {hexa(RTC_IPA)}ul,\n\t.rtc_host_pa = {hexa(HOST_RTC_PA)}ul,\n"
-            f"\t.rtc_intid = {RTC_INTID}u,\n")
+    text = ""
+    if emulated_rtc(part):
+        text = (f"\t.rtc_ipa = {hexa(RTC_IPA)}ul,\n\t.rtc_host_pa = {hexa(HOST_RTC_PA)}ul,\n"
+                f"\t.rtc_intid = {RTC_INTID}u,\n")
     if part.firmware is None:
         return text
     banks = []
