@@ -20,6 +20,8 @@ have gcc                   || need_apt+=(gcc libc6-dev)
 # The arm64 C library: static Linux benchmark programs (linux/bench, make bench).
 [ -f /usr/aarch64-linux-gnu/lib/libc.a ] || need_apt+=(libc6-dev-arm64-cross)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# Debian's UEFI firmware for arm64 virtual machines (QEMU_EFI.fd): firmware partitions (test_firmware.py).
+[ -f /usr/share/qemu-efi-aarch64/QEMU_EFI.fd ] || need_apt+=(qemu-efi-aarch64)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "bootstrap: installing ${need_apt[*]}"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from bulkhead.config import load
-from bulkhead.qemu import qemu_command
+from bulkhead.qemu import FlashWriteBack, qemu_command
 from bulkhead.stage2 import pool_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,8 +161,12 @@ class Console:
     @classmethod
     def boot(cls, config: Path | str, icount: bool = False) -> "Console":
         config = CONFIGS / config if isinstance(config, str) else config
-        argv = qemu_command(load(config), build_image(config), icount=icount, interactive=False)
-        return cls(argv, config.name)
+        system, image = load(config), build_image(config)
+        con = cls(qemu_command(system, image, icount=icount, interactive=False), config.name)
+        con.flash = FlashWriteBack(system, image)
+        if con.flash.banks:  # flash banks to write back: QMP, and finish() at close
+            con.flash.connect()
+        return con
 
     def _pump(self, until: float) -> bool:
         """Read what QEMU printed until the deadline or the first chunk; False once it exited."""
@@ -215,6 +219,13 @@ class Console:
         return self.text.splitlines()
 
     def close(self) -> None:
+        flash = getattr(self, "flash", None)
+        if flash is not None and flash.banks and self.proc.poll() is None:
+            flash.finish()  # the variables banks into their files, then QEMU quits
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                pass
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()

@@ -103,3 +103,65 @@ def test_board_partition_with_a_dma_device_has_identity_mapped_ram(workdir, caps
     tree = decompile(workdir / "out" / "virt.dtb")
     assert node(tree, "virtio_mmio@a003c00")["props"]["reg"] == [0, 0x0A003C00, 0, 0x200]
     assert "dma-coherent" in node(tree, "virtio_mmio@a003c00")["props"]
+
+
+FIRMWARE_CONFIG = """\
+system: {name: demo, platform: qemu-virt, cores: 4, memory: 1G}
+hypervisor:
+  memory: {base: 0x40000000, size: 32M}
+partitions:
+  - name: fw
+    id: 0
+    board: qemu-virt
+    firmware: {image: fw.fd, phys: 0x50000000}
+    flash: {image: out/vars.fd, phys: 0x50400000, size: 512K, write_back: true}
+    vcpus: [{core: 1}]
+    memory:
+      - {name: ram, phys: 0x48000000, guest: 0x40000000, size: 16M, rights: rwx}
+"""
+
+
+def test_firmware_partition_flash_tables_device_tree_and_runner(workdir, capsys):
+    from bulkhead.config import load
+    from bulkhead.qemu import qemu_command
+
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG)
+    assert cli_main(build_args("fw.yaml", make_hyp_kit(workdir / "kit"))) == 0
+    (workdir / "dump.c").write_text(DUMP_C)
+    run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", str(CONFIG_INCLUDE), "out/bh_config.c",
+         "out/bh_images.S", "dump.c", "-o", "dump"], workdir)
+    dump = subprocess.run([str(workdir / "dump")], capture_output=True, text=True, check=True).stdout
+    lines = dump.splitlines()
+    assert lines[0].startswith("fw entry=0 boot_arg=0x40000000 ")  # the reset address; DT at RAM start
+    # bank 0 backed by the image's 256 KiB, bank 1 by its 512 KiB: read-only and executable (0x5)
+    assert "  area 0x50000000 0 0x40000 0x5" in lines
+    assert "  area 0x50400000 0x4000000 0x80000 0x5" in lines
+    assert [line for line in lines if "segment" in line][0].startswith("  segment 0x40000000 ")  # only the DT
+    c = (workdir / "out" / "bh_config.c").read_text()
+    assert ".phys = 0x50400000ul, .backed = 0x80000ul" in c and ".rtc_intid = 34u" in c
+
+    tree = decompile(workdir / "out" / "fw.dtb")
+    assert node(tree, "flash@0")["props"]["reg"] == [0, 0, 0, 0x4000000, 0, 0x4000000, 0, 0x4000000]
+    assert node(tree, "flash@0")["props"]["bank-width"] == [4]
+    assert node(tree, "pl031@9010000")["props"]["interrupts"] == [0, 2, 4]
+    assert "memory@0" not in tree["children"] and "memory@4000000" not in tree["children"]  # flash is not RAM
+
+    argv = qemu_command(load(workdir / "fw.yaml"), workdir / "out" / "bulkhead.img", interactive=False)
+    joined = " ".join(argv)
+    assert f"loader,file={workdir / 'fw.fd'},addr=0x50000000,force-raw=on" in joined
+    assert f"loader,file={workdir / 'out' / 'vars.fd'},addr=0x50400000,force-raw=on" in joined
+    assert "-no-shutdown" in argv and f"unix:{workdir / 'out' / 'qmp.sock'},server=on,wait=off" in joined
+    assert (workdir / "out" / "vars.fd").read_bytes() == b"\xff" * (512 * 1024)  # created erased
+
+
+def test_firmware_ram_is_checked_like_any_area(workdir):
+    from bulkhead import config
+
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG.replace("phys: 0x50000000", "phys: 0x48f00000"))
+    _, errors = config.check(workdir / "fw.yaml")
+    assert [e.message for e in errors] == [
+        "partition 'fw' area 'ram': 0x48000000-0x48ffffff overlaps partition 'fw' area 'flash bank 0' "
+        "(0x48f00000-0x48f3ffff) in physical memory; areas must not share memory, move or shrink one of them"]
+    assert errors[0].pos.line == 12  # the ram area's phys

@@ -112,7 +112,7 @@ int main(void)
 """
 
 EXPECTED_DUMP = """\
-magic=0x44484b42 version=6 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
+magic=0x44484b42 version=7 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
 partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=none
   area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
   area phys=0xa000000 ipa=0xa000000 size=0x1000 flags=0xb
@@ -140,7 +140,7 @@ SCHED_SEGMENTS = """\
 """
 
 EXPECTED_SCHED_DUMP = (
-    "magic=0x44484b42 version=6 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
+    "magic=0x44484b42 version=7 name=sched hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=4\n"
     "partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=48,49\n" + SCHED_SEGMENTS % "0x42200000" +
     "  vcpu core=0 priority=0 period=0 budget=0 deadline=0\n"
     "  vcpu core=1 priority=5 period=0 budget=0 deadline=0\n"

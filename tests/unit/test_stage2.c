@@ -156,3 +156,32 @@ TEST(stage2_boot_uses_the_configured_pool_exactly)
 	uint64_t *l2 = child((uint64_t *)(uintptr_t)partitions[0].stage2_root, 1);
 	EXPECT_EQ(l2[0] & 3, VALID | TABLE);
 }
+
+/* An emulated flash bank's backed part (arch/aarch64/vflash.c): unmapped while the bank is in a
+ * command mode, mapped again in read-array mode, with its addresses and rights unchanged. */
+TEST(stage2_set_present_toggles_blocks_and_pages_only)
+{
+	uint64_t *root = new_space(BLOCK_1G);
+	stage2_map(root, 0x0, 0x50000000, BLOCK_2M + 0x2000, BH_AREA_READ | BH_AREA_EXEC);
+	stage2_map(root, 0x40000000, 0x48000000, BLOCK_2M, RW);
+	uint64_t *l2 = child(root, 0), *l3 = child(l2, 1), block = l2[0], page = l3[1];
+	unsigned used = stage2_pages_used();
+
+	EXPECT_EQ(stage2_set_present(root, 0x0, BLOCK_2M + 0x2000, false), 3);
+	EXPECT_EQ(l2[0], block & ~VALID);
+	EXPECT_EQ(l3[1], page & ~VALID);
+	EXPECT_EQ(l2[1] & 3, VALID | TABLE); /* the table above the pages stays */
+	EXPECT_EQ(child(root, 1)[0] & VALID, VALID); /* other memory untouched */
+	EXPECT_EQ(stage2_set_present(root, 0x0, BLOCK_2M + 0x2000, true), 3);
+	EXPECT_EQ(l2[0], block);
+	EXPECT_EQ(l3[1], page);
+	EXPECT_EQ(stage2_pages_used(), used); /* no table allocated */
+}
+
+TEST(stage2_set_present_refuses_unmapped_ranges)
+{
+	uint64_t *root = new_space(BLOCK_1G);
+	stage2_map(root, 0x0, 0x50000000, 0x2000, BH_AREA_READ);
+	FAKE_RUN(stage2_set_present(root, 0x0, 0x3000, false)); /* the third page was never mapped */
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+}

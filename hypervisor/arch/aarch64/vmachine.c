@@ -27,6 +27,8 @@ void arch_partition_reset(struct partition *p)
 	vgic_reset_dist(p);
 	vuart_reset(p);
 	vgpio_reset(p);
+	vflash_reset(p);
+	vrtc_reset(p);
 }
 
 static bool in(uint64_t ipa, uint64_t base, uint64_t size)
@@ -67,6 +69,10 @@ static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64
 		return vcall_access(v, ipa - m->call_ipa, size, write, val);
 	if (in(ipa, m->steal_ipa, PAGE_SIZE))
 		return steal_access(v, ipa - m->steal_ipa, size, write, val);
+	if (m->rtc_ipa && in(ipa, m->rtc_ipa, PAGE_SIZE))
+		return vrtc_access(v, ipa - m->rtc_ipa, size, write, val);
+	if (m->flash_count)
+		return vflash_access(v, ipa, size, write, val);
 	return false;
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from bulkhead import board, disk, linux, scheduling
+from bulkhead import board, disk, firmware, linux, scheduling
 from bulkhead.abi import DEFAULT_POLICY, MAX_SYSTEM_VCPUS, PARTITION_NAME_MAX, SYSTEM_NAME_MAX, TESTS_SECTION
 from bulkhead.diagnostics import Diagnostics
 from bulkhead.model import Area, Interrupt, Partition, System
@@ -33,6 +33,7 @@ def check_system(system: System, diags: Diagnostics) -> None:
     linux.check_linux(system, diags)
     board.check_boards(system, diags)
     disk.check_disks(system, diags)
+    firmware.check_boards(system, diags)
     scheduling.check_schedule(system, system.cores if _cores_known(system) else None, diags)
 
 

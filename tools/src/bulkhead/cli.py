@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
-from bulkhead import abi, chrome, config, plan, rta, timeline, trace
+from bulkhead import abi, chrome, config, firmware, plan, rta, timeline, trace
 from bulkhead.build import BuildOptions, build
 from bulkhead.diagnostics import ConfigError
 from bulkhead.disk import missing_disks
-from bulkhead.qemu import bare_linux_command, qemu_command
+from bulkhead.qemu import FlashWriteBack, bare_linux_command, qemu_command
 from bulkhead.toolchain import ToolError
 from bulkhead.units import hexa
 
@@ -120,7 +121,10 @@ def _qemu(args: argparse.Namespace) -> int:
         if missing:
             raise ToolError(f"{missing[0]} does not exist: `bulkhead build` writes a partition's disk beside the "
                             f"image; build {args.config} into {Path(args.image).parent}")
-    return _run_qemu(qemu_command(system, args.image, icount=args.icount), args.print)
+    argv = qemu_command(system, args.image, icount=args.icount)
+    if args.print or not firmware.write_backs(system):
+        return _run_qemu(argv, args.print)
+    return _run_qemu_writing_back(argv, FlashWriteBack(system, args.image))
 
 
 def _bare(args: argparse.Namespace) -> int:
@@ -130,6 +134,17 @@ def _bare(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ToolError(str(exc)) from exc
     return _run_qemu(argv, args.print)
+
+
+def _run_qemu_writing_back(argv: list[str], flash: FlashWriteBack) -> int:
+    """QEMU as a child, so the flash banks are written back when the system powers off."""
+    try:
+        proc = subprocess.Popen(argv)
+    except OSError as exc:
+        raise ToolError(f"cannot run {argv[0]}: {exc.strerror}") from exc
+    flash.connect()
+    flash.watch()
+    return proc.wait()
 
 
 def _run_qemu(argv: list[str], print_only: bool) -> int:

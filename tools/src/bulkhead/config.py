@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import apex, board, checks, linux, rawimage
+from bulkhead import apex, board, checks, firmware, linux, rawimage
 from bulkhead.channels import check_channels
 from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics, Pos
 from bulkhead.elfimage import ElfProblem, read_elf
@@ -45,6 +45,7 @@ def check(path: str | Path, images: bool = True) -> tuple[System | None, list[Di
             apex.bind_image(system, part, diags)
         checks.check_image(system, part, diags)
         board.check_image(part, diags)
+        firmware.check_image(part, diags)
     return system, diags.sorted()
 
 

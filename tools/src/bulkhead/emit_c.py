@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bulkhead import linux
+from bulkhead import firmware, linux
 from bulkhead.abi import (ACTION_ENUM, AREA_DEVICE_FLAG, HM_EVENTS, PART_SYSTEM_FLAG, POLICY_ENUM, RIGHT_FLAGS,
                           SLOT_NOTIFY_FLAG, VCPU_BEST_EFFORT_FLAG)
 from bulkhead.emit_channels import partition_fields, render_channels, system_fields
@@ -201,6 +201,7 @@ def _vmachine(part: Partition) -> str:
             f"\t.gpio_ipa = {u64(linux.EVENTS_IPA)},\n"
             f"\t.call_ipa = {u64(linux.CALL_IPA)},\n"
             f"\t.steal_ipa = {u64(linux.STEAL_IPA)},\n"
+            f"{firmware.vmachine_fields(part)}"
             f"}};\n")
 
 

@@ -43,6 +43,7 @@ class Area(Located):
     size: int | None = None
     rights: str | None = "rw"
     kind: str | None = "normal"  # "normal" or "device"
+    flash_bank: int | None = None  # firmware.py: the backed part of this flash bank, not RAM
 
     @property
     def title(self) -> str:
@@ -118,6 +119,8 @@ class Partition(Located):
     board_dtb: object | None = None  # board.py: the device tree segment (a linux.PayloadSegment)
     apex: object | None = None      # apex.py: the APEX library's declaration (an ApexSpec)
     disk: object | None = None       # disk.py: the FAT disk the tool builds for it (a DiskSpec)
+    firmware: object | None = None  # firmware.py: flash bank 0's image (a firmware.BankSpec)
+    flash: object | None = None     # firmware.py: flash bank 1's image, the firmware's variables
 
     @property
     def title(self) -> str:
@@ -125,6 +128,8 @@ class Partition(Located):
 
     @property
     def entry_point(self) -> int | None:
+        if self.firmware is not None:  # the reset address, flash bank 0 (none while it is in error)
+            return 0 if self.firmware.size else None
         if self.entry is not None:
             return self.entry
         if self.linux is not None:
@@ -138,7 +143,8 @@ class Partition(Located):
         if self.linux is not None:
             return self.linux.payload.segments if self.linux.payload else ()
         segments = tuple(self.elf.segments) if self.elf else ()
-        return segments + ((self.board_dtb,) if self.board_dtb is not None and segments else ())
+        return segments + ((self.board_dtb,) if self.board_dtb is not None and (segments or self.firmware)
+                           else ())
 
     @property
     def emulated_machine(self) -> bool:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
+import time
 from pathlib import Path
 
-from bulkhead import disk, linux
+from bulkhead import disk, firmware, linux
 from bulkhead.model import System
 from bulkhead.units import M
 
@@ -41,7 +45,92 @@ def qemu_command(system: System, image: str | Path, icount: bool = False, intera
     argv += ["-kernel", str(image)]
     # The disks before qemu_args: each takes its own slot first, QEMU fills others from the highest free.
     argv += disk.qemu_disk_args(system, Path(image).parent)
+    argv += firmware.loader_args(system)  # flash bank images into their RAM (firmware.py)
+    if firmware.write_backs(system):
+        # Kept alive after the system powers off, so the flash can still be read (FlashWriteBack).
+        argv += ["-no-shutdown", "-qmp", f"unix:{qmp_socket(image)},server=on,wait=off"]
     return argv + system.qemu_args
+
+
+def qmp_socket(image: str | Path) -> Path:
+    """The QMP socket of a run of image, beside it."""
+    return Path(image).resolve().parent / "qmp.sock"
+
+
+class FlashWriteBack:
+    """Writes the variables banks marked `write_back` (firmware.py) back into their files when the run
+    ends: QEMU runs with -no-shutdown, so when the system powers off it stops instead of exiting; then
+    (or when the harness ends the run, finish()) the flash RAM is saved with QMP's pmemsave and QEMU
+    quits. watch() does it in a thread on the system's own power-off."""
+
+    def __init__(self, system: System, image: str | Path):
+        self.banks = firmware.write_backs(system)
+        self.path = qmp_socket(image)
+        self.sock: socket.socket | None = None
+        self.pending = b""
+        self.lock = threading.Lock()
+        self.done = False
+
+    def connect(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.connect(str(self.path))
+                break
+            except OSError:
+                sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.sock = sock
+        self._message()  # the greeting
+        self._command("qmp_capabilities")
+
+    def _message(self) -> dict:
+        while b"\n" not in self.pending:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("QEMU closed its QMP socket")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(line)
+
+    def _command(self, name: str, **arguments) -> dict:
+        self.sock.sendall(json.dumps({"execute": name, "arguments": arguments}).encode() + b"\n")
+        while True:
+            reply = self._message()
+            if "return" in reply or "error" in reply:
+                if "error" in reply:
+                    raise RuntimeError(f"QMP {name}: {reply['error'].get('desc')}")
+                return reply
+
+    def finish(self) -> None:
+        """Stop the machine, save every bank, quit QEMU (once)."""
+        with self.lock:
+            if self.done or self.sock is None:
+                return
+            self.done = True
+            self._command("stop")
+            for phys, size, path in self.banks:
+                self._command("pmemsave", val=phys, size=size, filename=str(path))
+            try:
+                self._command("quit")
+            except (ConnectionError, OSError):
+                pass  # it quit before it answered
+
+    def watch(self) -> threading.Thread:
+        """In a thread: on the system's power-off (QMP event SHUTDOWN), finish()."""
+        def run() -> None:
+            try:
+                while not self.done:
+                    if self._message().get("event") == "SHUTDOWN":
+                        self.finish()
+            except (ConnectionError, OSError, ValueError):
+                pass
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
 
 
 # Bare Linux (no hypervisor): the same kernel, initramfs and bootargs as a Linux partition, booted by QEMU

@@ -17,6 +17,7 @@ from bulkhead.disk import DiskFile, DiskSpec
 from bulkhead.model import (Area, CorePolicy, Hypervisor, Interrupt, Partition, Plan, Schedule, Slot, System,
                             Vcpu)
 from bulkhead.model import InitramfsFile, InitramfsSpec, LibraryDir, LinuxSpec, ModuleRef, PassDevice
+from bulkhead import firmware
 from bulkhead.platforms import PLATFORMS
 from bulkhead.units import DURATION_UNITS, U64_MAX, parse_duration, parse_int
 from bulkhead.yamlsrc import (TAG_BOOL, TAG_NULL, MappingNode, Node, ScalarNode, SequenceNode,
@@ -65,6 +66,8 @@ PARTITION_KEYS = {
     "board": Key(False, ""),
     "apex": Key(False, ""),
     "disk": Key(False, ""),
+    "firmware": Key(False, ""),
+    "flash": Key(False, ""),
 }
 DISK_KEYS = {
     "device": Key(True, "'device: virtio-mmio@30' (one of the partition's devices: the disk's slot)"),
@@ -336,6 +339,7 @@ def _read_partition(reader: Reader, node: Node, index: int, base_dir: Path) -> P
     _read_linux_partition(reader, node, fields, part, where, base_dir)
     if "disk" in fields:
         part.disk = _read_disk(reader, fields["disk"], f"{where}.disk", base_dir)
+    firmware.read_keys(reader, fields, part, where, base_dir)
     if "health" in fields and "linux" in fields:
         _check_linux_health(reader, fields["health"], where)
     elif "health" in fields and "board" in fields:
@@ -596,7 +600,7 @@ def _read_linux_partition(reader: Reader, node: Node, fields: dict[str, Node], p
     if "devices" in fields:
         part.devices = _read_devices(reader, fields["devices"], f"{where}.devices")
     if "linux" not in fields:
-        if "image" not in fields:
+        if "image" not in fields and "firmware" not in fields:
             reader.diags.error(pos_of(node), f"missing required key 'image' in {where}; add "
                                f"{PARTITION_KEYS['image'].hint} (or 'linux:' for a Linux partition)")
         return

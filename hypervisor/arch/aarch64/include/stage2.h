@@ -2,6 +2,7 @@
 #ifndef AARCH64_STAGE2_H
 #define AARCH64_STAGE2_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "config_tables.h"
 
@@ -15,5 +16,9 @@ uint64_t *stage2_new_root(void);
 void stage2_map(uint64_t *root, uint64_t ipa, uint64_t pa, uint64_t size, uint32_t flags);
 uint64_t stage2_leaf_attrs(uint32_t flags);
 unsigned stage2_pages_used(void);
+/* Make the leaves mapping [ipa, ipa + size) invalid (present false) or valid again, keeping
+ * their addresses and rights: an emulated flash bank unmapped while it is in a command mode.
+ * The range must be mapped by stage2_map; returns the leaves changed. The caller flushes TLBs. */
+unsigned stage2_set_present(uint64_t *root, uint64_t ipa, uint64_t size, bool present);
 
 #endif

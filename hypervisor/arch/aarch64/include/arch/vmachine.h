@@ -52,6 +52,28 @@ struct vgpio {
 	uint32_t dir, is, ibe, iev, ie, ris;
 };
 
+/* A CFI flash bank (Intel command set, as QEMU's pflash_cfi01 on virt): the command state
+ * machine; the contents are the bank's backing RAM (bh_flash_cfg). */
+struct vflash {
+	uint8_t mode;       /* what a read returns: array, status, query or identifier */
+	uint8_t cycle;      /* a command waiting for its next write (program, erase, buffer, lock) */
+	uint8_t status;     /* the status register */
+	bool unmapped;      /* the backed part is unmapped at stage 2, so reads trap */
+	uint32_t count;     /* buffered program: bus words announced (1 .. 65536) */
+	uint32_t buf_words; /* buffered program: bus words written so far */
+	uint64_t buf_start; /* buffered program: bank offset of the first word */
+	uint64_t tail_reads; /* reads of the erased, unbacked part (counted for the log) */
+	uint64_t writes;     /* trapped writes, and */
+	uint64_t switches;   /* stage-2 switches, since the partition started (for the log) */
+};
+
+/* A PL031 real-time clock: seconds = base + elapsed counter time since the last load. */
+struct vrtc {
+	uint64_t base_ticks; /* counter value when the RTC held `base` */
+	uint32_t base;       /* seconds at base_ticks */
+	uint32_t match, imsc, ris, cr, armed;
+};
+
 struct vmachine {
 	struct spinlock lock; /* distributor and redistributor register writes */
 	struct vgic_dist dist;
@@ -59,6 +81,9 @@ struct vmachine {
 	struct vuart uart;
 	struct vgpio gpio;
 	int64_t call_status[VMACHINE_MAX_VCPUS]; /* per vCPU: how its last user-space call went */
+	struct spinlock board_lock; /* flash banks and RTC */
+	struct vflash flash[BH_FLASH_BANKS];
+	struct vrtc rtc;
 };
 
 struct vcpu;
@@ -72,6 +97,9 @@ bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 bool vgpio_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 bool vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+/* Board devices: the flash banks (ipa anywhere in a bank) and the PL031. */
+bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val);
+bool vrtc_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 
 /* ICC_SGI1R_EL1 written by the guest: raise the SGI in the vCPUs it names. */
 void vgic_send_sgi(struct vcpu *v, uint64_t value);
@@ -86,6 +114,10 @@ void vgic_reset_dist(struct partition *p);
 void vgic_reset_redist(struct vcpu *v);
 void vuart_reset(struct partition *p);
 void vgpio_reset(struct partition *p);
+/* Partition (re)start: banks back in read-array mode (contents kept), RTC running from the
+ * host's time of day. */
+void vflash_reset(struct partition *p);
+void vrtc_reset(struct partition *p);
 
 /* Trap handlers: true if the access was emulated (the caller skips the instruction), false
  * if it is not part of the machine (the caller raises a health-monitor event). */
