@@ -211,9 +211,9 @@ def test_two_firmware_partitions_each_with_its_own_flash_written_back():
 
 
 def test_uefi_beside_the_default_system():
-    """configs/demo-uefi.yaml: the default system's real-time partitions and Linux, and UEFI's shell
+    """configs/uefi.yaml: the default system's real-time partitions and Linux, and UEFI's shell
     on core 1; the console input is moved to the shell with Ctrl-A three times."""
-    with Console.boot(ROOT / "configs" / "demo-uefi.yaml") as con:
+    with Console.boot(ROOT / "configs" / "uefi.yaml") as con:
         fw_expect(con, "uefi", r"UEFI Interactive Shell v2\.2", 180)
         fw_expect(con, "uefi", r"in 1 seconds to skip", 120)
         for _ in range(4):  # Linux, the monitor, the shell: at most a full round
