@@ -229,3 +229,40 @@ def test_uefi_beside_the_default_system():
         con.wait(2)
         assert con.text.count("[control]") > control, "the control loop goes on beside the firmware"
         no_hm_events(con)
+
+
+LINUX_DIR = BUILD / "systest" / "uefi_linux"
+EFI_COMMAND = r"fs0:\Image.efi initrd=\initrd console=ttyAMA0 rdinit=/init panic=-1"
+
+
+def write_initrd() -> None:
+    """The disk's initrd: linux_basic.yaml's initramfs (busybox, basic-init.sh), as the tool builds it."""
+    from bulkhead.config import load
+    from bulkhead.linux import write_bare_inputs
+
+    system = load(ROOT / "tests" / "system" / "configs" / "linux_basic.yaml")
+    _, cpio = write_bare_inputs(system.partition_named("linux"), LINUX_DIR)
+    (LINUX_DIR / "initrd.cpio").write_bytes(cpio.read_bytes())
+
+
+def test_linux_boots_by_uefi_from_the_disk_the_tool_built():
+    """uefi_linux.yaml: Linux booted the standard way. UEFI (QEMU_EFI.fd, from the partition's flash)
+    finds the FAT disk the tool built (virtio-blk passed through, identity-mapped RAM) and, from its
+    shell, starts Debian's arm64 kernel through the kernel's EFI stub with an initrd from the same disk
+    (the stub loads it by UEFI's file protocol). Linux reaches user space, sees that UEFI started it,
+    and the real-time partition beside it never stops."""
+    write_initrd()
+    with Console.boot("uefi_linux.yaml") as con:
+        fw_expect(con, "uefi", r"UEFI Interactive Shell v2\.2", 180)
+        fw_expect(con, "uefi", PROMPT, 60)
+        assert "FS0:" in command(con, "uefi", "map -r"), "the disk's FAT file system"
+        before = counter_now(con)
+        con.send(EFI_COMMAND + "\r")
+        fw_expect(con, "uefi", r"EFI stub: Booting Linux Kernel", 120)
+        fw_expect(con, "uefi", r"^BHLINUX nproc=1$", 240)
+        fw_expect(con, "uefi", r"/ # ", 30)
+        con.send("cat /proc/cmdline; ls /sys/firmware/efi; cat /sys/firmware/efi/fw_platform_size\r")
+        out = fw_expect(con, "uefi", r"(?P<out>initrd=.*?\n(?:.*\n)*?)/ # ", 30)["out"]
+        assert "rdinit=/init" in out and "efivars" in out and "systab" in out and "\n64\n" in out, out
+        assert counter_now(con) > before + 100, "the real-time partition ran on while UEFI booted Linux"
+        no_hm_events(con)

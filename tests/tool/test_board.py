@@ -165,3 +165,37 @@ def test_firmware_ram_is_checked_like_any_area(workdir):
         "partition 'fw' area 'ram': 0x48000000-0x48ffffff overlaps partition 'fw' area 'flash bank 0' "
         "(0x48f00000-0x48f3ffff) in physical memory; areas must not share memory, move or shrink one of them"]
     assert errors[0].pos.line == 12  # the ram area's phys
+
+
+FIRMWARE_DMA_CONFIG = """\
+system: {name: demo, platform: qemu-virt, cores: 4, memory: 1G}
+hypervisor:
+  memory: {base: 0x7c000000, size: 32M}
+partitions:
+  - name: fw
+    id: 0
+    board: qemu-virt
+    firmware: {image: fw.fd, phys: 0x60000000}
+    flash: {image: vars.fd, phys: 0x60400000, size: 512K}
+    vcpus: [{core: 1}]
+    memory:
+      - {name: ram, phys: 0x40000000, guest: 0x40000000, size: 16M, rights: rwx}
+    devices: [virtio-mmio@30]
+"""
+
+
+def test_a_firmware_partition_with_a_dma_device_keeps_its_flash_banks_where_they_are(workdir):
+    """Identity-mapped RAM for the DMA device, but not the flash banks: firmware's code and variables,
+    read in place, never DMA buffers (a DMA at their guest addresses would reach the machine's own
+    flash, which no partition can have)."""
+    from bulkhead import config
+
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "vars.fd").write_bytes(b"\xff" * (512 * 1024))
+    (workdir / "fw.yaml").write_text(FIRMWARE_DMA_CONFIG)
+    assert config.check(workdir / "fw.yaml")[1] == []
+    # The same with the RAM not identity mapped: refused, at the RAM's phys only.
+    (workdir / "fw.yaml").write_text(FIRMWARE_DMA_CONFIG.replace("phys: 0x40000000, guest",
+                                                                 "phys: 0x48000000, guest"))
+    errors = config.check(workdir / "fw.yaml")[1]
+    assert [e.message.split(":")[0] for e in errors] == ["partition 'fw' area 'ram'"], [e.message for e in errors]

@@ -5,6 +5,9 @@ addresses, since nothing (no IOMMU on qemu-virt) translates them. The device wri
 physical addresses, so a partition that passes one through needs each of its normal areas
 identity mapped (guest = phys); a board partition's RAM is then at the board's RAM base in
 physical memory too, where the hypervisor memory usually is (hypervisor.memory.base moves it).
+The flash banks of a firmware partition are the exception: read in place, never DMA buffers; a
+DMA at their guest addresses would reach the machine's own flash at the same physical addresses,
+which no partition can have (neither RAM nor an assignable device).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ def check_identity(system: System, part: Partition, board_name: str, diags: Diag
     for area in part.areas:
         if area.kind != "normal" or not area.placed or area.guest == area.phys:
             continue
+        if getattr(area, "flash_bank", None) is not None:
+            continue  # firmware's code and variables, read in place: never a DMA buffer
         diags.error(area.at("phys"), f"{part.title} {area.title}: phys {hexa(area.phys)} differs from guest "
                     f"{hexa(area.guest)}, but {device.text} (line {device.pos.line}) does DMA to guest physical "
                     f"addresses, so every normal area of a partition with board '{board_name}' and a DMA device "
