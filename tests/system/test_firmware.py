@@ -105,6 +105,27 @@ def test_flash_and_rtc_answer_as_qemus_own():
     assert run.index(r"HM: partition") < 0
 
 
+
+CUT_PROBE = BUILD / "board" / "flashcut.fd"
+
+
+def test_power_loss_in_the_middle_of_a_program_leaves_old_or_new_never_a_mix():
+    """flashcut (partitions/board/flashcut) programs a word in full, then starts a word program and a
+    buffered program without finishing them and loses power (PSCI SYSTEM_RESET: QEMU resets the
+    machine, Bulkhead restarts the partition). After it, each word holds its previous content or the
+    new one, never a mix, and the bank reads as array again: the same lines as under QEMU's -bios."""
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a53", "-m", "128M",
+            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio", "-bios", str(CUT_PROBE)]
+    bare = probe_lines(run_command(argv, "flashcut on bare QEMU", timeout=30,
+                                   until=lambda r: r.index(r"^flashcut: done") >= 0).lines, "flashcut")
+    assert bare[:3] == ["flashcut: start", "flashcut: programmed 0x11111111", "flashcut: power lost"], bare
+    assert "flashcut: word whose program was cut 0xffffffff" in bare and bare[-1] == "flashcut: done", bare
+    (BUILD / "systest" / "firmware_cut" / "vars.fd").unlink(missing_ok=True)
+    run = run_system("firmware_cut.yaml", timeout=60, until=lambda r: r.index(r"^\[cut\] flashcut: done") >= 0)
+    assert probe_lines(run.lines, "flashcut", "[cut] ") == bare
+    assert run.index(r"partition cut .*restart") >= 0, "the power loss restarted the partition"
+    assert run.index(r"HM: partition") < 0
+
 def test_uefi_shell_in_a_partition_beside_a_real_time_partition():
     with Console.boot("firmware_uefi.yaml") as con:
         fw_expect(con, "uefi", r"UEFI firmware \(version")

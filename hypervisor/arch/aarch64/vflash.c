@@ -141,8 +141,9 @@ static void command(struct partition *p, unsigned bank, struct vflash *f, uint64
 	}
 }
 
-/* Buffered program: a data word at off, inside the window the count announced, programmed at
- * once (as pflash_cfi01 does; the confirm only completes the command). */
+/* Buffered program: a data word at off, inside the window the count announced, kept in the
+ * write buffer; the flash changes only at the confirm, so a sequence broken (or a partition
+ * restarted: power lost) before it leaves every word as it was, as QEMU's pflash_cfi01 does. */
 static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
 			unsigned size, uint64_t val)
 {
@@ -152,9 +153,19 @@ static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, ui
 		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE); /* a broken sequence, as pflash_cfi01 */
 		return;
 	}
-	program(bank_cfg(p, bank), f, off, val, size);
+	f->buf[index] = (uint32_t)val;
+	f->written[index / 64] |= 1ul << (index % 64);
 	if (++f->buf_words == f->count)
 		f->cycle = CYCLE_BUF_CONFIRM;
+}
+
+/* The confirm: the buffer goes into the flash (a word written twice keeps its last value; one
+ * of the window never written stays as it is). */
+static void buffer_commit(const struct bh_flash_cfg *c, struct vflash *f)
+{
+	for (uint32_t i = 0; i < f->count; i++)
+		if (f->written[i / 64] & (1ul << (i % 64)))
+			program(c, f, f->buf_start + (uint64_t)i * FLASH_BUS, f->buf[i], FLASH_BUS);
 }
 
 /* The second write of a two-cycle command: the confirm, or anything else, which pflash_cfi01
@@ -182,9 +193,13 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 		program(c, f, off, val, size);
 		break;
 	case CYCLE_ERASE: /* the block was erased at the setup command */
+		if (!confirmed(p, bank, f, cmd == 0xd0))
+			return;
+		break;
 	case CYCLE_BUF_CONFIRM:
 		if (!confirmed(p, bank, f, cmd == 0xd0))
 			return;
+		buffer_commit(c, f);
 		break;
 	case CYCLE_LOCK: /* lock or unlock: blocks are never locked */
 		if (!confirmed(p, bank, f, cmd == 0x01 || cmd == 0xd0))
@@ -192,7 +207,12 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 		break;
 	case CYCLE_BUF_COUNT: /* bus words - 1, in each device's half */
 		f->count = (uint32_t)(val & 0xffff) + 1;
+		if (f->count > VFLASH_BUFFER_WORDS) { /* more than the buffer holds: a broken sequence */
+			enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+			return;
+		}
 		f->buf_words = 0;
+		memset(f->written, 0, sizeof(f->written));
 		f->cycle = CYCLE_BUF_DATA;
 		return;
 	case CYCLE_BUF_DATA:

@@ -54,17 +54,22 @@ struct vgpio {
 
 /* A CFI flash bank (Intel command set, as QEMU's pflash_cfi01 on virt): the command state
  * machine; the contents are the bank's backing RAM (bh_flash_cfg). */
+/* The write buffer: 2 KiB per device (the CFI query says so), two devices per bus word. */
+#define VFLASH_BUFFER_WORDS 1024u
+
 struct vflash {
 	uint8_t mode;       /* what a read returns: array, status, query or identifier */
 	uint8_t cycle;      /* a command waiting for its next write (program, erase, buffer, lock) */
 	uint8_t status;     /* the status register */
 	bool unmapped;      /* the backed part is unmapped at stage 2, so reads trap */
-	uint32_t count;     /* buffered program: bus words announced (1 .. 65536) */
+	uint32_t count;     /* buffered program: bus words announced (1 .. VFLASH_BUFFER_WORDS) */
 	uint32_t buf_words; /* buffered program: bus words written so far */
 	uint64_t buf_start; /* buffered program: bank offset of the first word */
 	uint64_t tail_reads; /* reads of the erased, unbacked part (counted for the log) */
 	uint64_t writes;     /* trapped writes, and */
 	uint64_t switches;   /* stage-2 switches, since the partition started (for the log) */
+	uint32_t buf[VFLASH_BUFFER_WORDS]; /* buffered program: the words, until the confirm, */
+	uint64_t written[VFLASH_BUFFER_WORDS / 64]; /* and which of them were written */
 };
 
 /* A PL031 real-time clock: seconds = base + elapsed counter time since the last load. */
