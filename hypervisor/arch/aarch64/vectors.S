@@ -76,6 +76,9 @@ aarch64_el2_vectors:
 	lsr	x1, x1, #26
 	cmp	x1, #EC_HVC64
 	b.eq	guest_hvc
+	cmp	x1, #EC_DABT_LOW
+	ccmp	x1, #EC_SMC64, #4, ne           /* Z: a data abort or an SMC */
+	b.eq	guest_emulate
 	ldp	x0, x1, [sp], #16
 	b	guest_sync_full
 	.balign 0x80                         /* lower EL, AArch64: irq */
@@ -220,6 +223,48 @@ guest_hvc:
 hvc_slow_exit:
 	ldr	x1, [x1, #PERCPU_REGS]
 	str	x0, [x1, #0]
+	save_rest x1
+	bl	core_exit_work
+	b	aarch64_guest_return
+
+/* Emulation fast path: a data abort or an SMC, offered to aarch64_emulate(vcpu, regs) with
+ * the hypercall path's partial save (x0-x18, x30, ELR). What it emulates (a device access, an
+ * SMCCC call) returns to the same vCPU at the ELR it leaves in the save area, with x0-x18 and
+ * x30 from there (the emulated load's destination among them), when nothing is left for the
+ * exit to do; the full exit and its checks run otherwise. What it declines it has not touched:
+ * the save is completed and the full path (aarch64_guest_sync) takes the exception as before,
+ * health-monitor events included. */
+guest_emulate:
+	mrs	x1, tpidr_el2
+	ldr	x0, [x1, #PERCPU_VCPU]
+	ldr	x1, [x1, #PERCPU_REGS]
+	caller_saved stp, str, x1
+	ldp	x2, x3, [sp], #16
+	stp	x2, x3, [x1, #0]
+	mrs	x2, elr_el2
+	str	x2, [x1, #REGS_ELR]
+	bl	aarch64_emulate         /* w0: emulated */
+	mrs	x1, tpidr_el2
+	ldr	w2, [x1, #PERCPU_EXIT_WORK]
+	ldr	x1, [x1, #PERCPU_REGS]
+	cbz	w0, emulate_declined
+	cbnz	w2, emulate_slow_exit
+	ldr	x2, [x1, #REGS_ELR]
+	msr	elr_el2, x2
+	caller_saved ldp, ldr, x1
+	ldp	x0, x1, [x1, #0]
+	eret
+
+/* Declined, nothing changed: complete the save (x19-x29 are still the guest's) for the full
+ * path. */
+emulate_declined:
+	save_rest x1
+	mov	x0, x1
+	bl	aarch64_guest_sync
+	b	aarch64_guest_return
+
+/* Emulated, but it left work (an interrupt to deliver, a vCPU switch): the full exit. */
+emulate_slow_exit:
 	save_rest x1
 	bl	core_exit_work
 	b	aarch64_guest_return

@@ -51,7 +51,8 @@ sync_trap:
 .endm
 
 /* unsigned long long reads[32]; void timed_<name>(addr, value, reads): a stamp, the stores of
- * its reads, one `insn` (with x20 = addr, x21 = value, x0 = value), the next stamp. Every
+ * its reads, one `insn` (with x1 = addr, x0 = value: a guest's usual registers), the next
+ * stamp. Every
  * function is the same code but for `insn`, so the difference from timed_nop is the cost of
  * `insn` less one (the nop), whatever the stores and reads cost. An SMCCC call may change
  * x0-x17: the first stamp's reads are stored before it, the second's are read after it. */
@@ -64,6 +65,7 @@ timed_\name:
 	mov	x20, x0
 	mov	x21, x1
 	mov	x0, x1
+	mov	x1, x20
 	read16
 	store16 0
 	\insn
@@ -75,8 +77,8 @@ timed_\name:
 .endm
 
 	timed nop, "nop"
-	timed ldr32, "ldr w9, [x20]"
-	timed str32, "str w21, [x20]"
+	timed ldr32, "ldr w0, [x1]"
+	timed str32, "str w0, [x1]"
 	timed hvc, "hvc #0"
 	timed smc, "smc #0"
 
