@@ -77,21 +77,36 @@ static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64
 #define DABT_SF (1ul << 15)
 #define DABT_WNR (1ul << 6)
 
+static uint64_t size_mask(unsigned size)
+{
+	return size == 8 ? ~0ul : (1ul << (8 * size)) - 1;
+}
+
+/* A device's read into the load's destination, sign- or zero-extended as the load asks (SSE,
+ * SF). Decoded again from esr, so that only r and esr live across the device's call. */
+static void load_result(struct arch_regs *r, uint64_t esr, uint64_t val)
+{
+	unsigned size = DABT_SAS(esr), rt = DABT_SRT(esr);
+	uint64_t mask = size_mask(size);
+
+	if (rt == 31)
+		return;
+	val &= mask;
+	if ((esr & DABT_SSE) && size < 8 && (val >> (8 * size - 1)))
+		val |= ~mask;
+	r->x[rt] = esr & DABT_SF ? val : val & 0xffffffffu;
+}
+
 bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa)
 {
 	unsigned size = DABT_SAS(esr), rt = DABT_SRT(esr);
 	bool write = esr & DABT_WNR;
-	uint64_t mask = size == 8 ? ~0ul : (1ul << (8 * size)) - 1;
-	uint64_t val = write && rt < 31 ? r->x[rt] & mask : 0;
+	uint64_t val = write && rt < 31 ? r->x[rt] & size_mask(size) : 0;
 
 	if (!v->partition->cfg->vmachine || (ipa & (size - 1)) || !mmio(v, ipa, size, write, &val))
 		return false;
-	if (!write && rt < 31) {
-		val &= mask;
-		if ((esr & DABT_SSE) && size < 8 && (val >> (8 * size - 1)))
-			val |= ~mask;
-		r->x[rt] = esr & DABT_SF ? val : val & 0xffffffffu;
-	}
+	if (!write)
+		load_result(r, esr, val);
 	return true;
 }
 
