@@ -586,7 +586,7 @@ void console_guest_write(struct vcpu *v, const char *buf, size_t len)
 	drain((int)v->partition->cfg->id);
 }
 
-/* Called with the emulated UART's lock held, which also guards p->uart_line. */
+/* p->uart_line is the ring's, under its lock (the emulated UART's is not always held). */
 /* A byte of the focus partition that continues its own open line while nothing else is queued
  * or in flight goes straight to the wire: what queueing it as a record and draining that would
  * emit, without the record (a shell's echo, a kernel's console output: one trap a byte). */

@@ -57,10 +57,10 @@ static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64
 
 	if (in(ipa, m->gicd_ipa, GICD_SIZE))
 		return vgic_dist_access(v, ipa - m->gicd_ipa, size, write, val);
+	if (in(ipa, m->uart_ipa, PAGE_SIZE)) /* second: a guest's console, one trap a byte */
+		return vuart_access(v, ipa - m->uart_ipa, size, write, val);
 	if (in(ipa, m->gicr_ipa, GICR_SIZE_PER_VCPU * v->partition->cfg->vcpu_count))
 		return vgic_redist_access(v, ipa - m->gicr_ipa, size, write, val);
-	if (in(ipa, m->uart_ipa, PAGE_SIZE))
-		return vuart_access(v, ipa - m->uart_ipa, size, write, val);
 	if (in(ipa, m->gpio_ipa, PAGE_SIZE))
 		return vgpio_access(v, ipa - m->gpio_ipa, size, write, val);
 	if (in(ipa, m->call_ipa, PAGE_SIZE))
