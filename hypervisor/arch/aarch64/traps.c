@@ -217,11 +217,12 @@ int64_t aarch64_hvc(struct vcpu *v, struct arch_regs *r)
 }
 
 /* From vectors.S's emulation fast path (x0-x18, x30 and ELR saved; x19-x29 are live in the
- * registers, not in the save area, so an access through one of them is declined): a data abort on an emulated device or an
- * SMCCC call by SMC, the same emulation and the same checks as data_abort and smc_trap, and
- * true. Anything else -- an access no device takes, a fault, an SMC that is not a firmware
- * call -- returns false with nothing changed, and the full path raises its health-monitor
- * event as before (arch_vmachine_mmio changes nothing when it fails). */
+ * registers, not in the save area, so an access through one of them is declined): a data abort
+ * on an emulated device or an SMCCC call by SMC, the same emulation and the same checks as
+ * data_abort and smc_trap, and true; vectors.S then skips the instruction (as they do). Anything
+ * else -- an access no device takes, a fault, an SMC that is not a firmware call -- returns
+ * false with nothing changed, and the full path raises its health-monitor event as before
+ * (arch_vmachine_mmio changes nothing when it fails). */
 bool aarch64_emulate(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t esr = read_esr_el2();
@@ -232,13 +233,11 @@ bool aarch64_emulate(struct vcpu *v, struct arch_regs *r)
 		    !vpsci_smc_is_smccc((uint32_t)r->x[0], (unsigned)esr & 0xffff))
 			return false;
 		r->x[0] = (uint64_t)vpsci_smccc_call(v, r);
-	} else if (!(esr & ISS_DABT_ISV) || (esr & ISS_DABT_S1PTW) ||
-		   (rt > 18 && rt < 30) ||
-		   !arch_vmachine_mmio(v, r, esr, fault_ipa())) {
-		return false;
+		return true;
 	}
-	arch_skip_instruction(r);
-	return true;
+	if (!(esr & ISS_DABT_ISV) || (esr & ISS_DABT_S1PTW) || (rt > 18 && rt < 30))
+		return false;
+	return arch_vmachine_mmio(v, r, esr, fault_ipa()); /* a tail call: no frame here */
 }
 
 /* Hypercalls do not come here: vectors.S sends them to aarch64_hvc. */

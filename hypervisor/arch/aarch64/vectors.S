@@ -229,9 +229,9 @@ hvc_slow_exit:
 
 /* Emulation fast path: a data abort or an SMC, offered to aarch64_emulate(vcpu, regs) with
  * the hypercall path's partial save (x0-x18, x30, ELR). What it emulates (a device access, an
- * SMCCC call) returns to the same vCPU at the ELR it leaves in the save area, with x0-x18 and
- * x30 from there (the emulated load's destination among them), when nothing is left for the
- * exit to do; the full exit and its checks run otherwise. What it declines it has not touched:
+ * SMCCC call) returns to the same vCPU at the next instruction, with x0-x18 and x30 from the
+ * save area (the emulated load's destination among them), when nothing is left for the exit
+ * to do; the full exit and its checks run otherwise. What it declines it has not touched:
  * the save is completed and the full path (aarch64_guest_sync) takes the exception as before,
  * health-monitor events included. */
 guest_emulate:
@@ -248,9 +248,10 @@ guest_emulate:
 	ldr	w2, [x1, #PERCPU_EXIT_WORK]
 	ldr	x1, [x1, #PERCPU_REGS]
 	cbz	w0, emulate_declined
+	ldr	x3, [x1, #REGS_ELR]     /* emulated: on to the next instruction */
+	add	x3, x3, #4
 	cbnz	w2, emulate_slow_exit
-	ldr	x2, [x1, #REGS_ELR]
-	msr	elr_el2, x2
+	msr	elr_el2, x3
 	caller_saved ldp, ldr, x1
 	ldp	x0, x1, [x1, #0]
 	eret
@@ -265,6 +266,7 @@ emulate_declined:
 
 /* Emulated, but it left work (an interrupt to deliver, a vCPU switch): the full exit. */
 emulate_slow_exit:
+	str	x3, [x1, #REGS_ELR]
 	save_rest x1
 	bl	core_exit_work
 	b	aarch64_guest_return

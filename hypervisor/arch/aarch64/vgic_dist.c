@@ -248,9 +248,9 @@ static bool dist_read_unlocked(const struct vcpu *v, uint64_t off, unsigned size
 	case GICD_IIDR: *val = GIC_IIDR_VALUE; return true;
 	case GICD_PIDR2: *val = GIC_PIDR2_V3; return true;
 	}
-	unsigned word = (unsigned)(off & 0x7f) / 4;
-	if (size != 4 || word == 0 || word >= VGIC_WORDS ||
-	    !(BITS_BLOCK(off, GICD_ISENABLER) || BITS_BLOCK(off, GICD_ICENABLER)))
+	uint64_t rel = off - GICD_ISENABLER; /* ISENABLER, then ICENABLER: 0x100-0x1ff */
+	unsigned word = (unsigned)(rel & 0x7f) / 4;
+	if (rel >= 2 * 0x80 || size != 4 || word == 0 || word >= VGIC_WORDS)
 		return false;
 	*val = __atomic_load_n(&vm(v)->dist.enabled[word], __ATOMIC_RELAXED);
 	return true;
