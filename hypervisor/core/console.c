@@ -606,10 +606,25 @@ static bool emit_direct(int src, char c)
 	return direct;
 }
 
+/* A direct byte needs no record, so not the ring's lock: the wire's orders it against
+ * everything else (emit_direct finds nothing queued under it). The line the partition wrote
+ * before it had focus, if any, goes first, so that case takes the ring's lock. */
+static bool vuart_write_direct(struct partition *p, char c)
+{
+	if (p != focus || __atomic_load_n(&p->uart_line_len, __ATOMIC_RELAXED) ||
+	    !emit_direct((int)p->cfg->id, c))
+		return false;
+	if (__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
+		drain((int)p->cfg->id); /* a writer found the wire busy meanwhile */
+	return true;
+}
+
 void console_vuart_write(struct partition *p, char c)
 {
 	struct out_ring *r = &rings[p->cfg->id];
 
+	if (vuart_write_direct(p, c))
+		return;
 	arch_spin_lock(&r->lock);
 	if (p == focus) {
 		if (p->uart_line_len) /* what it wrote before it had focus goes first */
