@@ -73,14 +73,14 @@ aarch64_el2_vectors:
 	.balign 0x80                         /* lower EL, AArch64: sync */
 	stp	x0, x1, [sp, #-16]!
 	mrs	x1, esr_el2
-	lsr	x1, x1, #26
-	cmp	x1, #EC_HVC64
+	lsr	x0, x1, #26
+	cmp	x0, #EC_HVC64
 	b.eq	guest_hvc
-	cmp	x1, #EC_DABT_LOW
-	ccmp	x1, #EC_SMC64, #4, ne           /* Z: a data abort or an SMC */
+	cmp	x0, #EC_DABT_LOW
+	b.eq	guest_dabt
+	cmp	x0, #EC_SMC64
 	b.eq	guest_emulate
-	ldp	x0, x1, [sp], #16
-	b	guest_sync_full
+	b	guest_sync_restore
 	.balign 0x80                         /* lower EL, AArch64: irq */
 	b	guest_irq
 	guest_vector aarch64_guest_fiq
@@ -90,6 +90,15 @@ aarch64_el2_vectors:
 	el2_vector 14
 	el2_vector 15
 
+/* A data abort whose register (ISS SRT) is one of x19-x29 goes the full way: the fast path's
+ * save area does not hold them. */
+guest_dabt:
+	ubfx	x0, x1, #16, #5
+	sub	x0, x0, #19
+	cmp	x0, #(29 - 19)
+	b.hi	guest_emulate
+guest_sync_restore:
+	ldp	x0, x1, [sp], #16
 guest_sync_full:
 	save_guest_regs
 	bl	aarch64_guest_sync
@@ -227,8 +236,8 @@ hvc_slow_exit:
 	bl	core_exit_work
 	b	aarch64_guest_return
 
-/* Emulation fast path: a data abort or an SMC, offered to aarch64_emulate(vcpu, regs) with
- * the hypercall path's partial save (x0-x18, x30, ELR). What it emulates (a device access, an
+/* Emulation fast path: a data abort (not through x19-x29) or an SMC, offered to
+ * aarch64_emulate(vcpu, regs) with the hypercall path's partial save (x0-x18, x30, ELR). What it emulates (a device access, an
  * SMCCC call) returns to the same vCPU at the next instruction, with x0-x18 and x30 from the
  * save area (the emulated load's destination among them), when nothing is left for the exit
  * to do; the full exit and its checks run otherwise. What it declines it has not touched:
