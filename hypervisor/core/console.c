@@ -586,7 +586,6 @@ void console_guest_write(struct vcpu *v, const char *buf, size_t len)
 	drain((int)v->partition->cfg->id);
 }
 
-/* p->uart_line is the ring's, under its lock (the emulated UART's is not always held). */
 /* A byte of the focus partition that continues its own open line while nothing else is queued
  * or in flight goes straight to the wire: what queueing it as a record and draining that would
  * emit, without the record (a shell's echo, a kernel's console output: one trap a byte). */
@@ -619,6 +618,7 @@ static bool vuart_write_direct(struct partition *p, char c)
 	return true;
 }
 
+/* p->uart_line is under the ring's lock (the emulated UART's is not always held). */
 void console_vuart_write(struct partition *p, char c)
 {
 	struct out_ring *r = &rings[p->cfg->id];

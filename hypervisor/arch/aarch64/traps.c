@@ -218,12 +218,11 @@ int64_t aarch64_hvc(struct vcpu *v, struct arch_regs *r)
 
 /* From vectors.S's emulation fast path (x0-x18, x30 and ELR saved; x19-x29 are live in the
  * registers, not in the save area, so vectors.S sends an access through one of them the full
- * way): a data abort
- * on an emulated device or an SMCCC call by SMC, the same emulation and the same checks as
- * data_abort and smc_trap, and true; vectors.S then skips the instruction (as they do). Anything
- * else -- an access no device takes, a fault, an SMC that is not a firmware call -- returns
- * false with nothing changed, and the full path raises its health-monitor event as before
- * (arch_vmachine_mmio changes nothing when it fails). */
+ * way): a data abort on an emulated device or an SMCCC call by SMC, the same emulation and the
+ * same checks as data_abort and smc_trap, and true; vectors.S then skips the instruction (as
+ * they do). Anything else -- an access no device takes, a fault, an SMC that is not a firmware
+ * call -- returns false with nothing changed, and the full path raises its health-monitor
+ * event as before (arch_vmachine_mmio changes nothing when it fails). */
 bool aarch64_emulate(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t esr = read_esr_el2();

@@ -237,12 +237,13 @@ hvc_slow_exit:
 	b	aarch64_guest_return
 
 /* Emulation fast path: a data abort (not through x19-x29) or an SMC, offered to
- * aarch64_emulate(vcpu, regs) with the hypercall path's partial save (x0-x18, x30, ELR). What it emulates (a device access, an
- * SMCCC call) returns to the same vCPU at the next instruction, with x0-x18 and x30 from the
- * save area (the emulated load's destination among them), when nothing is left for the exit
- * to do; the full exit and its checks run otherwise. What it declines it has not touched:
- * the save is completed and the full path (aarch64_guest_sync) takes the exception as before,
- * health-monitor events included. */
+ * aarch64_emulate(vcpu, regs) with the hypercall path's partial save (x0-x18, x30, ELR). What
+ * it emulates (a device access, an SMCCC call) returns to the same vCPU at the next
+ * instruction, with x0-x18 and x30 from the save area (the emulated load's destination among
+ * them), when nothing is left for the exit to do; the full exit and its checks run otherwise
+ * (requests from other cores come with their SGI, taken after the eret). What it declines it
+ * has not touched: the save is completed and the full path (aarch64_guest_sync) takes the
+ * exception as before, health-monitor events included. */
 guest_emulate:
 	mrs	x1, tpidr_el2
 	ldr	x0, [x1, #PERCPU_VCPU]

@@ -59,20 +59,17 @@ sync_trap:
 .macro timed name, insn
 	.global timed_\name
 timed_\name:
-	stp	x19, x20, [sp, #-32]!
-	str	x21, [sp, #16]
+	str	x19, [sp, #-16]!
 	mov	x19, x2
-	mov	x20, x0
-	mov	x21, x1
+	mov	x2, x0
 	mov	x0, x1
-	mov	x1, x20
+	mov	x1, x2
 	read16
 	store16 0
 	\insn
 	read16
 	store16 128
-	ldr	x21, [sp, #16]
-	ldp	x19, x20, [sp], #32
+	ldr	x19, [sp], #16
 	ret
 .endm
 
