@@ -237,7 +237,10 @@ hvc_slow_exit:
 	b	aarch64_guest_return
 
 /* Emulation fast path: a data abort (not through x19-x29) or an SMC, offered to
- * aarch64_emulate(vcpu, regs) with the hypercall path's partial save (x0-x18, x30, ELR). What
+ * aarch64_emulate(vcpu, regs) with the hypercall path's partial save (x0-x18, x30) but not
+ * ELR: the emulation never looks at the guest's PC (a call through the hypercall page runs on
+ * a copy of the registers, vcall.c), and ELR_EL2 is stored only on the ways out that need it
+ * (the full path, the full exit). What
  * it emulates (a device access, an SMCCC call) returns to the same vCPU at the next
  * instruction, with x0-x18 and x30 from the save area (the emulated load's destination among
  * them), when nothing is left for the exit to do; the full exit and its checks run otherwise
@@ -251,15 +254,13 @@ guest_emulate:
 	caller_saved stp, str, x1
 	ldp	x2, x3, [sp], #16
 	stp	x2, x3, [x1, #0]
-	mrs	x2, elr_el2
-	str	x2, [x1, #REGS_ELR]
 	bl	aarch64_emulate         /* w0: emulated */
 	mrs	x1, tpidr_el2
 	ldr	w2, [x1, #PERCPU_EXIT_WORK]
 	ldr	x1, [x1, #PERCPU_REGS]
+	mrs	x3, elr_el2             /* untouched meanwhile: EL2 takes no exceptions */
 	cbz	w0, emulate_declined
-	ldr	x3, [x1, #REGS_ELR]     /* emulated: on to the next instruction */
-	add	x3, x3, #4
+	add	x3, x3, #4              /* emulated: on to the next instruction */
 	cbnz	w2, emulate_slow_exit
 	msr	elr_el2, x3
 	caller_saved ldp, ldr, x1
@@ -269,6 +270,7 @@ guest_emulate:
 /* Declined, nothing changed: complete the save (x19-x29 are still the guest's) for the full
  * path. */
 emulate_declined:
+	str	x3, [x1, #REGS_ELR]
 	save_rest x1
 	mov	x0, x1
 	bl	aarch64_guest_sync

@@ -19,6 +19,11 @@ struct vmachine *vmachine_of(const struct partition *p)
 	return p->cfg->vmachine ? &machines[p->cfg->id] : NULL;
 }
 
+struct vmachine *vmachine_of_emulated(const struct partition *p)
+{
+	return &machines[p->cfg->id];
+}
+
 void arch_partition_reset(struct partition *p)
 {
 	if (!p->cfg->vmachine)
