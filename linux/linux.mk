@@ -21,3 +21,13 @@ $(LINUX_OUT)/bhprobe: tests/system/linux/bhprobe.c linux/bhport/libbhport.c linu
 		partitions/include/bulkhead/abi.h linux/linux.mk
 	@mkdir -p $(@D)
 	$(CROSS)gcc $(LINUX_CFLAGS) -Ilinux/bhport -o $@ tests/system/linux/bhprobe.c linux/bhport/libbhport.c
+
+# The initramfs on the FAT disk of tests/system/configs/uefi_linux.yaml, which UEFI's shell gives
+# Debian's kernel (initrd=): linux_basic.yaml's, as the tool builds it (`bulkhead bare` writes it).
+UEFI_INITRD := $(BUILD)/linux/uefi-initrd/initrd.cpio
+linux-programs: $(UEFI_INITRD)
+
+$(UEFI_INITRD): tests/system/configs/linux_basic.yaml tests/system/linux/basic-init.sh linux/linux.mk
+	@mkdir -p $(@D)
+	@$(BULKHEAD) bare tests/system/configs/linux_basic.yaml --partition linux --out $(@D) --print >/dev/null
+	@cp $(@D)/linux.cpio $@

@@ -252,18 +252,7 @@ def test_uefi_beside_the_default_system():
         no_hm_events(con)
 
 
-LINUX_DIR = BUILD / "systest" / "uefi_linux"
 EFI_COMMAND = r"fs0:\Image.efi initrd=\initrd console=ttyAMA0 rdinit=/init panic=-1"
-
-
-def write_initrd() -> None:
-    """The disk's initrd: linux_basic.yaml's initramfs (busybox, basic-init.sh), as the tool builds it."""
-    from bulkhead.config import load
-    from bulkhead.linux import write_bare_inputs
-
-    system = load(ROOT / "tests" / "system" / "configs" / "linux_basic.yaml")
-    _, cpio = write_bare_inputs(system.partition_named("linux"), LINUX_DIR)
-    (LINUX_DIR / "initrd.cpio").write_bytes(cpio.read_bytes())
 
 
 def test_linux_boots_by_uefi_from_the_disk_the_tool_built():
@@ -272,8 +261,7 @@ def test_linux_boots_by_uefi_from_the_disk_the_tool_built():
     shell, starts Debian's arm64 kernel through the kernel's EFI stub with an initrd from the same disk
     (the stub loads it by UEFI's file protocol). Linux reaches user space, sees that UEFI started it,
     and the real-time partition beside it never stops."""
-    write_initrd()
-    with Console.boot("uefi_linux.yaml") as con:
+    with Console.boot("uefi_linux.yaml") as con:  # the disk's initrd: `make linux-programs`
         fw_expect(con, "uefi", r"UEFI Interactive Shell v2\.2", 180)
         fw_expect(con, "uefi", PROMPT, 60)
         assert "FS0:" in command(con, "uefi", "map -r"), "the disk's FAT file system"
