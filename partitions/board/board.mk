@@ -5,10 +5,11 @@
 # raw boot protocol (docs/configuration.md, `load`).
 BOARD_SRC := partitions/board
 BOARD_OUT := $(BUILD)/board
-BOARD_CFLAGS := -std=gnu11 -ffreestanding -fno-pic -fno-pie -fno-stack-protector -mgeneral-regs-only \
+BOARD_CFLAGS := -Ipartitions/board/include -std=gnu11 -ffreestanding -fno-pic -fno-pie -fno-stack-protector -mgeneral-regs-only \
 	-mstrict-align -fno-tree-loop-distribute-patterns -O2 -g -Wall -Wextra -Werror -Wno-main
 BOARD_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,--fatal-warnings -Wl,-z,max-page-size=4096 -Wl,--no-warn-rwx-segments
-BOARD_GUESTS := $(sort $(notdir $(patsubst %/,%,$(wildcard $(BOARD_SRC)/*/))))
+# Every directory is a guest but include/, the headers the firmware probes share (fwprobe.h).
+BOARD_GUESTS := $(filter-out include,$(sort $(notdir $(patsubst %/,%,$(wildcard $(BOARD_SRC)/*/)))))
 BOARD_GUEST_ELFS := $(patsubst %,$(BOARD_OUT)/%.elf,$(BOARD_GUESTS))
 BOARD_GUEST_BINS := $(BOARD_GUEST_ELFS:.elf=.bin)
 
@@ -18,7 +19,8 @@ board-guests: $(BOARD_GUEST_ELFS) $(BOARD_GUEST_BINS)
 $(BOARD_OUT)/%.bin: $(BOARD_OUT)/%.elf
 	$(CROSS)objcopy -O binary $< $@
 
-$(BOARD_OUT)/%.elf: $(BOARD_SRC)/%/*.c $(BOARD_SRC)/%/*.S $(BOARD_SRC)/%/*.ld partitions/board/board.mk
+$(BOARD_OUT)/%.elf: $(BOARD_SRC)/%/*.c $(BOARD_SRC)/%/*.S $(BOARD_SRC)/%/*.ld partitions/board/board.mk \
+		partitions/board/include/fwprobe.h
 	@mkdir -p $(dir $@)
 	$(CROSS)gcc $(BOARD_CFLAGS) $(BOARD_LDFLAGS) -Wl,-T,$(BOARD_SRC)/$*/$*.ld -o $@ \
 		$(filter %.S %.c,$^) -lgcc

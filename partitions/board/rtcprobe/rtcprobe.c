@@ -3,9 +3,9 @@
  * relative to the time it loaded, so that QEMU's own PL031 (-bios) and a Bulkhead board partition's
  * print the same lines (tests/system/test_firmware.py). Time is measured with the generic timer's
  * counter; the interrupt is observed in RIS/MIS (polled), not taken. */
-#include <stdint.h>
+#define PROBE_NAME "rtcprobe"
+#include "fwprobe.h"
 
-#define UART 0x09000000ul
 #define RTC 0x09010000ul
 #define RTC_DR 0x00
 #define RTC_MR 0x04
@@ -16,41 +16,14 @@
 #define RTC_MIS 0x18
 #define RTC_ICR 0x1c
 
-static void putc_(char c)
-{
-	volatile uint32_t *uart = (volatile uint32_t *)UART;
-	if (c == '\n')
-		*uart = '\r';
-	*uart = (uint32_t)c;
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		putc_(*s++);
-}
-
-static void show(const char *what, uint32_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	puts_("rtcprobe: ");
-	puts_(what);
-	puts_(" 0x");
-	for (int shift = 28; shift >= 0; shift -= 4)
-		putc_(digits[(v >> shift) & 15]);
-	puts_("\n");
-}
-
 static uint32_t rd(unsigned long off)
 {
-	uint32_t v;
-	__asm__ volatile("ldr %w0, [%1]" : "=r"(v) : "r"(RTC + off) : "memory");
-	return v;
+	return mmio_rd(RTC + off);
 }
 
 static void wr(unsigned long off, uint32_t v)
 {
-	__asm__ volatile("str %w0, [%1]" :: "r"(v), "r"(RTC + off) : "memory");
+	mmio_wr(RTC + off, v);
 }
 
 static uint64_t counter(void)
