@@ -160,12 +160,24 @@ static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, ui
 }
 
 /* The confirm: the buffer goes into the flash (a word written twice keeps its last value; one
- * of the window never written stays as it is). */
+ * of the window never written stays as it is), then one cache maintenance for the whole window:
+ * not one per word, whose instruction-cache invalidation every core would see, up to 1024 times. */
 static void buffer_commit(const struct bh_flash_cfg *c, struct vflash *f)
 {
-	for (uint32_t i = 0; i < f->count; i++)
-		if (f->written[i / 64] & (1ul << (i % 64)))
-			program(c, f, f->buf_start + (uint64_t)i * FLASH_BUS, f->buf[i], FLASH_BUS);
+	uint64_t end = f->buf_start + (uint64_t)f->count * FLASH_BUS;
+
+	for (uint32_t i = 0; i < f->count; i++) {
+		uint64_t off = f->buf_start + (uint64_t)i * FLASH_BUS;
+		if (!(f->written[i / 64] & (1ul << (i % 64))))
+			continue;
+		if (off + FLASH_BUS <= c->backed)
+			memcpy(backing(c, off), &f->buf[i], FLASH_BUS);
+		else
+			program(c, f, off, f->buf[i], FLASH_BUS); /* the unbacked tail: only its status */
+	}
+	if (f->buf_start < c->backed)
+		arch_sync_loaded_image(backing(c, f->buf_start),
+				       (end < c->backed ? end : c->backed) - f->buf_start);
 }
 
 /* The second write of a two-cycle command: the confirm, or anything else, which pflash_cfi01
