@@ -182,8 +182,8 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	while (worker_count < MAX_WORKERS && bh_vcpu_start(worker_count) == BH_OK)
 		worker_count++; /* every vCPU the description gives it */
 	work(vcpu);
-	while (!all_done())
-		; /* best-effort time: nobody else needs it */
+	while (!all_done()) /* waits for other cores: YIELD lets QEMU's round robin run them */
+		__asm__ volatile("yield");
 	report();
 	bh_puts("BEWORK-DONE");
 	for (;;)
