@@ -34,7 +34,7 @@ run: image
 test: bootstrap hyp partitions board-guests linux-programs unit-test
 	@$(PYTEST) -q tests/tool tests/system
 
-bench: bootstrap hyp partitions
+bench: bootstrap hyp partitions board-guests
 	@$(VENV)/bin/python -m bench.run
 
 # The long adversarial campaign (up to an hour); writes docs/reliability.md from its results.

@@ -12,6 +12,8 @@ Systems, each booted in its own QEMU (several at a time, one per host CPU):
   bench/cpu.yaml           cpu_<kernel>_partition_ns  (+ build/bare/cpu.elf without Bulkhead)
   bench/ports.yaml         port_*, sampling_latency_*: ports (partitions/bench/ports)
   bench/apex*.yaml         apex_*: the APEX library kernel (partitions/tests/apexbench)
+  bench/emulbench.yaml     emul_*: one trapped-and-emulated access of an unmodified guest
+                           (partitions/board/emulbench, a board: qemu-virt guest)
   build/bench/perfloss_<d>ms.yaml  perf_loss_<d>ms, generated here, with a patched copy of the
                            counting partition (build/bench/perfloss_<d>ms.elf)
   bench/linux*.yaml        linux_*, vmtrap_*: Linux guests bare vs in a partition (bench/linux.py)
@@ -54,6 +56,10 @@ CHECK = re.compile(r"^(?:\[[^\]]+\] )?BENCH-CHECK (?P<kernel>\w+) (?P<value>\d+)
 COUNT = re.compile(r"^\[[^\]]+\] BENCH-COUNT (?P<role>\d) (?P<count>\d+) (?P<start>\d+) (?P<end>\d+) "
                    r"(?P<loop>\d+)$")
 DONE = re.compile(r"^(?:\[[^\]]+\] )?BENCH-DONE$")
+EMUL = re.compile(r"^\[emulbench\] BENCH (?P<name>emul_\w+) (?P<max>\d+) cycles (?P<min>\d+)$")
+# emul_*: the issue's goals (instructions from the trapping instruction to the next guest one)
+EMUL_GOALS = {"emul_gicd_typer_read": 150, "emul_gicd_isenabler_read": 150,
+              "emul_psci_version_hvc": 120, "emul_psci_version_smc": 120, "emul_uart_dr_write": 200}
 
 # perf_loss: slot length d (ms) -> measured major frames (2d each): 4 frames from 100 ms up,
 # about 200 ms of virtual time below.
@@ -71,7 +77,7 @@ RUN_TIMEOUT = 600.0
 def build_programs() -> None:
     """Hypervisor library, partitions, bench partitions and bare programs (make bench-programs)."""
     subprocess.run(["make", "-C", str(ROOT), "--no-print-directory", "hyp", "partitions",
-                    "bench-programs"], check=True, stdout=subprocess.DEVNULL)
+                    "board-guests", "bench-programs"], check=True, stdout=subprocess.DEVNULL)
 
 
 def build_system(config: Path) -> Path:
@@ -85,6 +91,28 @@ def run_bulkhead(config: Path) -> list[str]:
     if run.timed_out or not any(DONE.match(line) for line in run.lines):
         raise SystemExit(f"{config.name}: no BENCH-DONE (timed out: {run.timed_out})")
     return run.lines
+
+
+def run_until_done(config: Path) -> list[str]:
+    """Boots config under -icount until a partition that does not halt the system prints
+    BENCH-DONE (a board guest cannot); returns the console lines."""
+    run = run_image(config, build_system(config), timeout=RUN_TIMEOUT, icount=True,
+                    until=lambda r: any(DONE.match(line) for line in r.lines))
+    if not any(DONE.match(line) for line in run.lines):
+        raise SystemExit(f"{config.name}: no BENCH-DONE (timed out: {run.timed_out})")
+    return run.lines
+
+
+def emul_figures(lines: list[str]) -> dict[str, dict]:
+    """emul_* figures; every access of a kind is timed alone and must cost the same."""
+    found = {}
+    for m in filter(None, map(EMUL.match, lines)):
+        if m["max"] != m["min"]:
+            raise SystemExit(f"{m['name']}: accesses cost {m['min']} to {m['max']}, not the same")
+        found[m["name"]] = {"value": int(m["max"]), "unit": "cycles"}
+    if set(found) != set(EMUL_GOALS):
+        raise SystemExit(f"emulbench: figures {sorted(found)}, expected {sorted(EMUL_GOALS)}")
+    return found
 
 
 def bare_command(elf: Path) -> list[str]:
@@ -242,12 +270,14 @@ def collect() -> tuple[dict[str, dict], list[PerfLoss]]:
         "apex": lambda: run_bulkhead(ROOT / "bench" / "apex.yaml"),
         "apex_periodic": lambda: run_bulkhead(ROOT / "bench" / "apex_periodic.yaml"),
         "apex_port_idle": lambda: run_bulkhead(ROOT / "bench" / "apex_port_idle.yaml"),
+        "emulbench": lambda: run_until_done(ROOT / "bench" / "emulbench.yaml"),
     }
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         futures = {name: pool.submit(job) for name, job in jobs.items()}
         done = {name: f.result() for name, f in futures.items()}
 
     results = figures(done["foundation"])
+    results |= emul_figures(done["emulbench"])
 
     switch = figures(done["switch"])
     for name in ("partition_switch", "partition_switch_max", "partition_switch_exact",
@@ -353,6 +383,16 @@ for _n in PORT_SIZES:
 METHODS["port_send_queued_100B"] = (
     "`bh_queuing_send` of 100 bytes when the reader was notified already and has not received since: no "
     "interrupt, the checked copy alone")
+_EMUL_METHOD = ("board guest partitions/board/emulbench (bench/emulbench.yaml, alone on dedicated core 1): "
+                "{what}, from the trapping instruction to the next guest instruction, each of 64 timed alone "
+                "(stamps before and after, against the same code with `nop`), all 64 the same (goal <= {goal})")
+for _name, _what in (("gicd_typer_read", "`ldr` of `GICD_TYPER`"),
+                     ("gicd_isenabler_read", "`ldr` of `GICD_ISENABLER1`"),
+                     ("psci_version_hvc", "`PSCI_VERSION` by `hvc`"),
+                     ("psci_version_smc", "`PSCI_VERSION` by `smc`"),
+                     ("uart_dr_write", "PL011 `UARTDR` write, a byte continuing the partition's open line "
+                      "(it has the console's focus: straight to the wire)")):
+    METHODS[f"emul_{_name}"] = _EMUL_METHOD.format(what=_what, goal=EMUL_GOALS[f"emul_{_name}"])
 METHODS |= {
     "apex_yield_switch": "libapex (bench/apex.yaml): `TIMED_WAIT(0)` between two processes of one priority, from one's call to the other running; average of 2000 switches (goal <= 150)",
     "apex_block_to_next_running": "`WAIT_SEMAPHORE` blocks the higher-priority process, from its call to the next process running (its code after `SIGNAL_SEMAPHORE` returned); average of 1000",

@@ -567,7 +567,6 @@ void console_guest_write(struct vcpu *v, const char *buf, size_t len)
 	drain((int)v->partition->cfg->id);
 }
 
-/* Called with the emulated UART's lock held, which also guards p->uart_line. */
 /* A byte of the focus partition that continues its own open line while nothing else is queued
  * or in flight goes straight to the wire: what queueing it as a record and draining that would
  * emit, without the record (a shell's echo, a kernel's console output: one trap a byte). */
@@ -587,10 +586,26 @@ static bool emit_direct(int src, char c)
 	return direct;
 }
 
+/* A direct byte needs no record, so not the ring's lock: the wire's orders it against
+ * everything else (emit_direct finds nothing queued under it). The line the partition wrote
+ * before it had focus, if any, goes first, so that case takes the ring's lock. */
+static bool vuart_write_direct(struct partition *p, char c)
+{
+	if (p != focus || __atomic_load_n(&p->uart_line_len, __ATOMIC_RELAXED) ||
+	    !emit_direct((int)p->cfg->id, c))
+		return false;
+	if (__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
+		drain((int)p->cfg->id); /* a writer found the wire busy meanwhile */
+	return true;
+}
+
+/* p->uart_line is under the ring's lock (the emulated UART's is not always held). */
 void console_vuart_write(struct partition *p, char c)
 {
 	struct out_ring *r = &rings[p->cfg->id];
 
+	if (vuart_write_direct(p, c))
+		return;
 	arch_spin_lock(&r->lock);
 	if (p == focus) {
 		if (p->uart_line_len) /* what it wrote before it had focus goes first */

@@ -5,6 +5,8 @@ and prints exactly what it prints on bare QEMU."""
 
 from __future__ import annotations
 
+import re
+
 from harness import BUILD, run_command, run_system
 
 PROBE = BUILD / "board" / "virtprobe.elf"
@@ -67,3 +69,37 @@ def test_the_same_program_as_a_raw_binary_boots_at_its_load_address():
     got = probe_lines(run.lines, "[virt] ")
     assert got == expected, "\n".join(got)
     assert run.index(r"HM: partition") < 0, "a health-monitor event: something was not emulated"
+
+
+EMULCHECK = [
+    "typer 0x2480008", "typer_x19 0x2480008",          # fast path, and the full path (x19)
+    "isenabler1 0x2", "icenabler1 0x2", "isenabler1_after_clear 0x0",
+    "psci_version_hvc 0x10000", "psci_version_smc 0x10000",
+    "x21 X",                                            # a UARTDR write from x21: the full path
+    "uart_read64 0x0", "uart_read16_at_2 0x0", "gicr_beyond 0x0",
+    "smc_imm1 0xffffffffffffffff",                      # SMCCC NOT_SUPPORTED after the event
+    "done",
+]
+EMULCHECK_EVENTS = [
+    ("memory_violation", "0x9000000", "read"),          # 64-bit read of the PL011
+    ("memory_violation", "0x9000002", "read"),          # halfword at a register's middle
+    ("memory_violation", "0x80c0000", "read"),          # a redistributor the partition lacks
+    ("memory_violation", "0x80c0000", "write"),
+    ("smc", "0x84000000", "smc function id"),           # SMC #1: not an SMCCC call
+]
+
+
+def test_emulation_fast_path_answers_and_bad_accesses_keep_their_health_events():
+    """partitions/board/emulcheck: the accesses the emulation fast path (vectors.S guest_emulate)
+    serves give the emulated machine's values, those through x19-x29 (left to the full path) the
+    same, and every bad one -- a size or offset the device does not have, an address no device
+    is at, an SMC that is not a firmware call -- is still its configured health-monitor event."""
+    run = run_system("board_emulcheck.yaml", timeout=60,
+                     until=lambda r: r.index(r"\[check\] emulcheck: done") >= 0)
+    got = [line[len("[check] emulcheck: "):] for line in run.lines
+           if line.startswith("[check] emulcheck: ")]
+    assert got == EMULCHECK, "\n".join(got)
+    events = [m.groups() for m in map(re.compile(
+        r"^\[bulkhead\] HM: partition check \(id 0\) vcpu 0: (\w+) at (0x[0-9a-f]+) \(([^,]+), pc ").match,
+        run.lines) if m]
+    assert events == EMULCHECK_EVENTS, events

@@ -216,6 +216,29 @@ int64_t aarch64_hvc(struct vcpu *v, struct arch_regs *r)
 	return vpsci_smccc_call(v, r);
 }
 
+/* From vectors.S's emulation fast path (x0-x18, x30 and ELR saved; x19-x29 are live in the
+ * registers, not in the save area, so vectors.S sends an access through one of them the full
+ * way): a data abort on an emulated device or an SMCCC call by SMC, the same emulation and the
+ * same checks as data_abort and smc_trap, and true; vectors.S then skips the instruction (as
+ * they do). Anything else -- an access no device takes, a fault, an SMC that is not a firmware
+ * call -- returns false with nothing changed, and the full path raises its health-monitor
+ * event as before (arch_vmachine_mmio changes nothing when it fails). */
+bool aarch64_emulate(struct vcpu *v, struct arch_regs *r)
+{
+	uint64_t esr = read_esr_el2();
+
+	if (esr >> 26 == EC_SMC64) {
+		if (!v->partition->cfg->vmachine ||
+		    !vpsci_smc_is_smccc((uint32_t)r->x[0], (unsigned)esr & 0xffff))
+			return false;
+		r->x[0] = (uint64_t)vpsci_smccc_call(v, r);
+		return true;
+	}
+	if (!(esr & ISS_DABT_ISV) || (esr & ISS_DABT_S1PTW))
+		return false;
+	return arch_vmachine_mmio(v, r, esr, fault_ipa()); /* a tail call: no frame here */
+}
+
 /* Hypercalls do not come here: vectors.S sends them to aarch64_hvc. */
 void aarch64_guest_sync(struct arch_regs *r)
 {

@@ -73,11 +73,14 @@ aarch64_el2_vectors:
 	.balign 0x80                         /* lower EL, AArch64: sync */
 	stp	x0, x1, [sp, #-16]!
 	mrs	x1, esr_el2
-	lsr	x1, x1, #26
-	cmp	x1, #EC_HVC64
+	lsr	x0, x1, #26
+	cmp	x0, #EC_HVC64
 	b.eq	guest_hvc
-	ldp	x0, x1, [sp], #16
-	b	guest_sync_full
+	cmp	x0, #EC_DABT_LOW
+	b.eq	guest_dabt
+	cmp	x0, #EC_SMC64
+	b.eq	guest_emulate
+	b	guest_sync_restore
 	.balign 0x80                         /* lower EL, AArch64: irq */
 	b	guest_irq
 	guest_vector aarch64_guest_fiq
@@ -87,6 +90,15 @@ aarch64_el2_vectors:
 	el2_vector 14
 	el2_vector 15
 
+/* A data abort whose register (ISS SRT) is one of x19-x29 goes the full way: the fast path's
+ * save area does not hold them. */
+guest_dabt:
+	ubfx	x0, x1, #16, #5
+	sub	x0, x0, #19
+	cmp	x0, #(29 - 19)
+	b.hi	guest_emulate
+guest_sync_restore:
+	ldp	x0, x1, [sp], #16
 guest_sync_full:
 	save_guest_regs
 	bl	aarch64_guest_sync
@@ -220,6 +232,53 @@ guest_hvc:
 hvc_slow_exit:
 	ldr	x1, [x1, #PERCPU_REGS]
 	str	x0, [x1, #0]
+	save_rest x1
+	bl	core_exit_work
+	b	aarch64_guest_return
+
+/* Emulation fast path: a data abort (not through x19-x29) or an SMC, offered to
+ * aarch64_emulate(vcpu, regs) with the hypercall path's partial save (x0-x18, x30) but not
+ * ELR: the emulation never looks at the guest's PC (a call through the hypercall page runs on
+ * a copy of the registers, vcall.c), and ELR_EL2 is stored only on the ways out that need it
+ * (the full path, the full exit). What
+ * it emulates (a device access, an SMCCC call) returns to the same vCPU at the next
+ * instruction, with x0-x18 and x30 from the save area (the emulated load's destination among
+ * them), when nothing is left for the exit to do; the full exit and its checks run otherwise
+ * (requests from other cores come with their SGI, taken after the eret). What it declines it
+ * has not touched: the save is completed and the full path (aarch64_guest_sync) takes the
+ * exception as before, health-monitor events included. */
+guest_emulate:
+	mrs	x1, tpidr_el2
+	ldr	x0, [x1, #PERCPU_VCPU]
+	ldr	x1, [x1, #PERCPU_REGS]
+	caller_saved stp, str, x1
+	ldp	x2, x3, [sp], #16
+	stp	x2, x3, [x1, #0]
+	bl	aarch64_emulate         /* w0: emulated */
+	mrs	x1, tpidr_el2
+	ldr	w2, [x1, #PERCPU_EXIT_WORK]
+	ldr	x1, [x1, #PERCPU_REGS]
+	mrs	x3, elr_el2             /* untouched meanwhile: EL2 takes no exceptions */
+	cbz	w0, emulate_declined
+	add	x3, x3, #4              /* emulated: on to the next instruction */
+	cbnz	w2, emulate_slow_exit
+	msr	elr_el2, x3
+	caller_saved ldp, ldr, x1
+	ldp	x0, x1, [x1, #0]
+	eret
+
+/* Declined, nothing changed: complete the save (x19-x29 are still the guest's) for the full
+ * path. */
+emulate_declined:
+	str	x3, [x1, #REGS_ELR]
+	save_rest x1
+	mov	x0, x1
+	bl	aarch64_guest_sync
+	b	aarch64_guest_return
+
+/* Emulated, but it left work (an interrupt to deliver, a vCPU switch): the full exit. */
+emulate_slow_exit:
+	str	x3, [x1, #REGS_ELR]
 	save_rest x1
 	bl	core_exit_work
 	b	aarch64_guest_return

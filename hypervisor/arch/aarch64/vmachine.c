@@ -19,6 +19,11 @@ struct vmachine *vmachine_of(const struct partition *p)
 	return p->cfg->vmachine ? &machines[p->cfg->id] : NULL;
 }
 
+struct vmachine *vmachine_of_emulated(const struct partition *p)
+{
+	return &machines[p->cfg->id];
+}
+
 void arch_partition_reset(struct partition *p)
 {
 	if (!p->cfg->vmachine)
@@ -59,10 +64,10 @@ static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64
 
 	if (in(ipa, m->gicd_ipa, GICD_SIZE))
 		return vgic_dist_access(v, ipa - m->gicd_ipa, size, write, val);
+	if (in(ipa, m->uart_ipa, PAGE_SIZE)) /* second: a guest's console, one trap a byte */
+		return vuart_access(v, ipa - m->uart_ipa, size, write, val);
 	if (in(ipa, m->gicr_ipa, GICR_SIZE_PER_VCPU * v->partition->cfg->vcpu_count))
 		return vgic_redist_access(v, ipa - m->gicr_ipa, size, write, val);
-	if (in(ipa, m->uart_ipa, PAGE_SIZE))
-		return vuart_access(v, ipa - m->uart_ipa, size, write, val);
 	if (in(ipa, m->gpio_ipa, PAGE_SIZE))
 		return vgpio_access(v, ipa - m->gpio_ipa, size, write, val);
 	if (in(ipa, m->call_ipa, PAGE_SIZE))
@@ -83,21 +88,36 @@ static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64
 #define DABT_SF (1ul << 15)
 #define DABT_WNR (1ul << 6)
 
+static uint64_t size_mask(unsigned size)
+{
+	return size == 8 ? ~0ul : (1ul << (8 * size)) - 1;
+}
+
+/* A device's read into the load's destination, sign- or zero-extended as the load asks (SSE,
+ * SF). Decoded again from esr, so that only r and esr live across the device's call. */
+static void load_result(struct arch_regs *r, uint64_t esr, uint64_t val)
+{
+	unsigned size = DABT_SAS(esr), rt = DABT_SRT(esr);
+	uint64_t mask = size_mask(size);
+
+	if (rt == 31)
+		return;
+	val &= mask;
+	if ((esr & DABT_SSE) && size < 8 && (val >> (8 * size - 1)))
+		val |= ~mask;
+	r->x[rt] = esr & DABT_SF ? val : val & 0xffffffffu;
+}
+
 bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa)
 {
 	unsigned size = DABT_SAS(esr), rt = DABT_SRT(esr);
 	bool write = esr & DABT_WNR;
-	uint64_t mask = size == 8 ? ~0ul : (1ul << (8 * size)) - 1;
-	uint64_t val = write && rt < 31 ? r->x[rt] & mask : 0;
+	uint64_t val = write && rt < 31 ? r->x[rt] & size_mask(size) : 0;
 
 	if (!v->partition->cfg->vmachine || (ipa & (size - 1)) || !mmio(v, ipa, size, write, &val))
 		return false;
-	if (!write && rt < 31) {
-		val &= mask;
-		if ((esr & DABT_SSE) && size < 8 && (val >> (8 * size - 1)))
-			val |= ~mask;
-		r->x[rt] = esr & DABT_SF ? val : val & 0xffffffffu;
-	}
+	if (!write)
+		load_result(r, esr, val);
 	return true;
 }
 

@@ -145,6 +145,10 @@ int64_t vpsci_smccc_call(struct vcpu *v, struct arch_regs *r)
 {
 	uint32_t fn = (uint32_t)r->x[0];
 
+	/* The call guests make most (Linux before every other, probing the conduit), answered
+	 * before the two switches of vpsci_call: the same constant they return. */
+	if (fn == PSCI_VERSION)
+		return PSCI_VERSION_1_0;
 	if (fn == BH_SMCCC_VERSION)
 		return BH_SMCCC_VERSION_1_1;
 	if (fn == BH_SMCCC_ARCH_FEATURES)

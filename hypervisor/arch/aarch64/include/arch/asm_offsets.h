@@ -27,6 +27,8 @@
 #define REGS_SPSR      256
 #define REGS_SIZE      264
 #define EC_HVC64       0x16  /* ESR_EL2 exception class of HVC from AArch64 */
+#define EC_SMC64       0x17  /* SMC from AArch64 */
+#define EC_DABT_LOW    0x24  /* data abort from a lower EL */
 
 #define SCTLR_EL2_RES1   0x30C50830
 #define SCTLR_EL2_MMU_ON 0x81005   /* M | C | I | WXN: whatever EL2 can write, it cannot execute */

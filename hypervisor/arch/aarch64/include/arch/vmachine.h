@@ -95,6 +95,8 @@ struct vcpu;
 struct partition;
 
 struct vmachine *vmachine_of(const struct partition *p); /* NULL for paravirtual partitions */
+/* The same for a partition known to have one (its device models): no check. */
+struct vmachine *vmachine_of_emulated(const struct partition *p);
 
 /* Emulated MMIO: true if the access hit an emulated device (value read into *val). */
 bool vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
