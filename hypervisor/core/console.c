@@ -77,6 +77,11 @@ static struct drain_state cur = { .source = -1 };
 static volatile uint32_t next_seq;   /* one per write call: ordering across sources */
 static volatile uint32_t drain_wanted; /* a writer found the wire busy: the holder goes on */
 static volatile uint32_t output_queued; /* set after every record or loss: worth draining */
+/* Sources that may have records or an unreported loss: set after every record or loss of the
+ * source, cleared by anything_queued when it finds the ring empty. A clear bit means nothing is
+ * there, so the look at whether anything is queued costs one load when nothing is. */
+static uint32_t maybe_queued;
+_Static_assert(CONSOLE_SOURCES <= 32, "maybe_queued has a bit per source");
 static int open_line = -1;          /* the source the wire is in the middle of a line for */
 static uint64_t open_since;         /* when that line began (counter ticks) */
 static bool hold_off;               /* console_flush_all: nothing waits for an open line */
@@ -115,6 +120,13 @@ static uint32_t ring_copy(struct out_ring *r, uint32_t at, const char *text, uin
 	return at + len;
 }
 
+/* After a record or a loss of r: the drain has work. */
+static void mark_queued(const struct out_ring *r)
+{
+	__atomic_fetch_or(&maybe_queued, 1u << (r - rings), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
+}
+
 /* Append one record whose text is a then b, with the ring's lock held; false (nothing
  * written) when it has no room. */
 static bool put_record(struct out_ring *r, uint32_t hdr, const char *a, uint32_t alen,
@@ -127,7 +139,7 @@ static bool put_record(struct out_ring *r, uint32_t hdr, const char *a, uint32_t
 	*(uint32_t *)&r->buf[at & RING_MASK] = hdr | len;
 	ring_copy(r, ring_copy(r, at + RECORD_HEADER, a, alen), b, blen);
 	__atomic_store_n(&r->tail, at + padded(len), __ATOMIC_RELEASE);
-	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
+	mark_queued(r);
 	return true;
 }
 
@@ -141,7 +153,7 @@ static void lose(struct out_ring *r, uint32_t bytes)
 {
 	r->dropped += bytes;
 	r->lost += bytes;
-	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
+	mark_queued(r);
 }
 
 /* Report an earlier loss in its place, if there is room for the note (ring lock held). The
@@ -524,11 +536,28 @@ static bool drain(int src)
 	return true;
 }
 
+static bool source_queued(const struct out_ring *r)
+{
+	return !ring_empty(r) || r->dropped;
+}
+
+/* Looks only at the sources marked; clears the mark of one found empty, then looks again: a
+ * writer marks after its record is in, so if its mark came before the clear, the second look
+ * sees the record (all sequentially consistent) and the mark is put back. */
 static bool anything_queued(void)
 {
-	for (unsigned s = 0; s < CONSOLE_SOURCES; s++)
-		if (!ring_empty(&rings[s]) || rings[s].dropped)
+	uint32_t marked = __atomic_load_n(&maybe_queued, __ATOMIC_SEQ_CST);
+
+	for (; marked; marked &= marked - 1) {
+		unsigned s = (unsigned)__builtin_ctz(marked);
+		if (source_queued(&rings[s]))
 			return true;
+		__atomic_fetch_and(&maybe_queued, ~(1u << s), __ATOMIC_SEQ_CST);
+		if (source_queued(&rings[s])) {
+			__atomic_fetch_or(&maybe_queued, 1u << s, __ATOMIC_SEQ_CST);
+			return true;
+		}
+	}
 	return false;
 }
 
