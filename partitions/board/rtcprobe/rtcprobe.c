@@ -75,7 +75,8 @@ int main(void)
 	show("mr - dr", rd(RTC_MR) - rd(RTC_DR));
 	show("ris before the match", rd(RTC_RIS));
 	uint32_t tenths = tenths_until_match();
-	show("match within 1 to 2.1 s", tenths >= 10 && tenths <= 21);
+	/* 1 to 2 s by the RTC; up to 3 by the counter, as a loaded host may run the RTC's timer late */
+	show("match within 1 to 3 s", tenths >= 10 && tenths <= 30);
 	show("ris", rd(RTC_RIS));
 	show("mis", rd(RTC_MIS));
 	wr(RTC_IMSC, 0);
