@@ -513,6 +513,22 @@ static uint32_t drain_budget(void)
 	return bytes < CONSOLE_DRAIN_CHUNK ? (uint32_t)bytes : CONSOLE_DRAIN_CHUNK;
 }
 
+/* Ticks a direct byte needs before the core's next event: the margin and two bytes' time (a
+ * byte and its '\r'), set at boot (console_init). */
+static uint64_t direct_room;
+
+/* drain_budget() >= 2, without its arithmetic (within a tick, on the safe side): the direct
+ * byte's test. */
+static inline __attribute__((always_inline)) bool room_for_direct_byte(void)
+{
+	const struct percpu *c = this_cpu();
+	uint64_t at = c->sched.timer_at;
+
+	if (at == 0)
+		return !c->loaded;
+	return at == TIME_NEVER || arch_counter_read() + direct_room < at;
+}
+
 static bool drain(int src)
 {
 	/* A writer that finds the wire busy leaves a note; the holder then goes on once more
@@ -544,7 +560,7 @@ static bool source_queued(const struct out_ring *r)
 /* Looks only at the sources marked; clears the mark of one found empty, then looks again: a
  * writer marks after its record is in, so if its mark came before the clear, the second look
  * sees the record (all sequentially consistent) and the mark is put back. */
-static bool anything_queued(void)
+static inline __attribute__((always_inline)) bool anything_queued(void)
 {
 	uint32_t marked = __atomic_load_n(&maybe_queued, __ATOMIC_SEQ_CST);
 
@@ -599,9 +615,9 @@ void console_guest_write(struct vcpu *v, const char *buf, size_t len)
 /* A byte of the focus partition that continues its own open line while nothing else is queued
  * or in flight goes straight to the wire: what queueing it as a record and draining that would
  * emit, without the record (a shell's echo, a kernel's console output: one trap a byte). */
-static bool emit_direct(int src, char c)
+static inline __attribute__((always_inline)) bool emit_direct(int src, char c)
 {
-	if (open_line != src || drain_budget() < 2 || !arch_spin_trylock(&wire_lock))
+	if (open_line != src || !room_for_direct_byte() || !arch_spin_trylock(&wire_lock))
 		return false;
 	bool direct = open_line == src && cur.source < 0 && !anything_queued();
 	if (direct) {
@@ -618,7 +634,7 @@ static bool emit_direct(int src, char c)
 /* A direct byte needs no record, so not the ring's lock: the wire's orders it against
  * everything else (emit_direct finds nothing queued under it). The line the partition wrote
  * before it had focus, if any, goes first, so that case takes the ring's lock. */
-static bool vuart_write_direct(struct partition *p, char c)
+static inline __attribute__((always_inline)) bool vuart_write_direct(struct partition *p, char c)
 {
 	if (p != focus || __atomic_load_n(&p->uart_line_len, __ATOMIC_RELAXED) ||
 	    !emit_direct((int)p->cfg->id, c))
@@ -628,13 +644,12 @@ static bool vuart_write_direct(struct partition *p, char c)
 	return true;
 }
 
-/* p->uart_line is under the ring's lock (the emulated UART's is not always held). */
-void console_vuart_write(struct partition *p, char c)
+/* p->uart_line is under the ring's lock (the emulated UART's is not always held). Out of
+ * line, so that the direct byte's way (console_vuart_write) needs no stack frame. */
+static __attribute__((noipa)) void vuart_write_queued(struct partition *p, char c)
 {
 	struct out_ring *r = &rings[p->cfg->id];
 
-	if (vuart_write_direct(p, c))
-		return;
 	arch_spin_lock(&r->lock);
 	if (p == focus) {
 		if (p->uart_line_len) /* what it wrote before it had focus goes first */
@@ -654,6 +669,12 @@ void console_vuart_write(struct partition *p, char c)
 	}
 	arch_spin_unlock(&r->lock);
 	drain((int)p->cfg->id);
+}
+
+void console_vuart_write(struct partition *p, char c)
+{
+	if (!vuart_write_direct(p, c))
+		vuart_write_queued(p, c);
 }
 
 unsigned console_flush(struct partition *p)
@@ -739,8 +760,9 @@ static void set_focus(struct partition *p)
 		       p->cfg->name);
 }
 
-void console_input_init(void)
+void console_init(void)
 {
+	direct_room = ns_to_ticks(CONSOLE_DRAIN_MARGIN_NS + 2 * CONSOLE_BYTE_NS);
 	set_focus(next_input_partition(NULL));
 }
 

@@ -59,7 +59,7 @@ const struct bh_system_cfg *bh_boot_primary(void)
 	plan_init(sys, arch_counter_read() + ns_to_ticks(EPOCH_DELAY_US * 1000ull));
 	for (unsigned i = 0; i < partition_count; i++)
 		log_partition(&partitions[i]);
-	console_input_init();
+	console_init();
 	arch_console_input_enable();
 	return sys;
 }

@@ -31,8 +31,9 @@ void console_vuart_write(struct partition *p, char c);
 unsigned console_read(struct partition *p, char *buf, unsigned max);
 /* A byte received on the physical UART (core 0, interrupt context). */
 void console_input(char c);
-/* Boot: give input focus to the first partition with an emulated UART. */
-void console_input_init(void);
+/* Boot: give input focus to the first partition with an emulated UART; the direct byte's
+ * timing constant. */
+void console_init(void);
 /* Emit what a vCPU still buffers (before it is reset or halted). */
 void console_guest_flush(struct vcpu *v);
 /* Move at most CONSOLE_DRAIN_CHUNK queued bytes to the UART if no other core is at it; never

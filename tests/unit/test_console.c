@@ -133,14 +133,14 @@ static void boot_with_uart(bool alpha_too)
 	fixture_partitions[1].vmachine = &test_vmachine;
 	fixture_partitions[0].vmachine = alpha_too ? &test_vmachine : NULL;
 	fixture_boot();
-	console_input_init();
+	console_init();
 }
 
 static void end_with_uart(void)
 {
 	fixture_partitions[0].vmachine = fixture_partitions[1].vmachine = NULL;
 	fixture_boot();
-	console_input_init(); /* nobody has focus again */
+	console_init(); /* nobody has focus again */
 }
 
 static const char *uart_text(void)

@@ -236,7 +236,9 @@ bool aarch64_emulate(struct vcpu *v, struct arch_regs *r)
 	}
 	if (!(esr & ISS_DABT_ISV) || (esr & ISS_DABT_S1PTW))
 		return false;
-	return arch_vmachine_mmio(v, r, esr, fault_ipa()); /* a tail call: no frame here */
+	if (esr & ISS_DABT_WNR) /* tail calls: no frame here */
+		return arch_vmachine_mmio_write(v, r, esr, fault_ipa());
+	return arch_vmachine_mmio(v, r, esr, fault_ipa());
 }
 
 /* Hypercalls do not come here: vectors.S sends them to aarch64_hvc. */

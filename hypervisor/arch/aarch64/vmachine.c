@@ -121,6 +121,32 @@ bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint6
 	return true;
 }
 
+/* The trap an unmodified guest takes most: a byte to its console, a store of at most a word to
+ * UARTDR (offset 0, so aligned whatever its size). */
+static bool console_byte(const struct vcpu *v, uint64_t esr, uint64_t ipa)
+{
+	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
+
+	return m && ipa == m->uart_ipa && DABT_SAS(esr) <= 4;
+}
+
+static __attribute__((noipa)) bool console_byte_write(struct vcpu *v, struct arch_regs *r,
+							 uint64_t esr, uint64_t ipa)
+{
+	unsigned rt = DABT_SRT(esr);
+
+	if (vuart_data_write(v->partition, rt < 31 ? r->x[rt] : 0))
+		return true;
+	return arch_vmachine_mmio(v, r, esr, ipa); /* a UART state change: the locked way */
+}
+
+bool arch_vmachine_mmio_write(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa)
+{
+	if (console_byte(v, esr, ipa))
+		return console_byte_write(v, r, esr, ipa);
+	return arch_vmachine_mmio(v, r, esr, ipa);
+}
+
 /* System register encodings in ESR_EL2 ISS: Op0 21:20, Op2 19:17, Op1 16:14, CRn 13:10,
  * CRm 4:1, Rt 9:5, direction (1 = read) 0. */
 #define ISS_SYSREG(op0, op1, crn, crm, op2) \

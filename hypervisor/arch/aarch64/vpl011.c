@@ -97,10 +97,11 @@ static void write_reg(struct partition *p, struct vuart *u, uint64_t off, uint32
  * to the console, which has its own lock; the UART's is not needed, as the state it guards
  * stays as it is. A write racing with another vCPU's ICR or IMSC write, or with input, is one
  * of the two orders the lock would give. */
-static bool data_write_unlocked(struct partition *p, struct vuart *u, uint64_t off,
-				uint64_t val)
+bool vuart_data_write(struct partition *p, uint64_t val)
 {
-	if (off != UART_DR || !__atomic_load_n(&u->tx_raised, __ATOMIC_RELAXED) ||
+	struct vuart *u = &vmachine_of_emulated(p)->uart;
+
+	if (!__atomic_load_n(&u->tx_raised, __ATOMIC_RELAXED) ||
 	    (raw_status(u) & __atomic_load_n(&u->imsc, __ATOMIC_RELAXED)))
 		return false;
 	console_vuart_write(p, (char)val);
@@ -114,7 +115,7 @@ bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
 
 	if (size > 4 || (off & 3))
 		return false;
-	if (write && data_write_unlocked(p, u, off, *val))
+	if (write && off == UART_DR && vuart_data_write(p, *val))
 		return true;
 	arch_spin_lock(&u->lock);
 	if (write) {

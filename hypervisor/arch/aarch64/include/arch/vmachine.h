@@ -102,6 +102,10 @@ struct vmachine *vmachine_of_emulated(const struct partition *p);
 bool vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+/* A byte written to UARTDR that changes no UART state (transmit interrupt raised, nothing
+ * unmasked pending: a guest that polls) goes to the console without the UART's lock; false,
+ * having done nothing, for any other case (vuart_access takes it). */
+bool vuart_data_write(struct partition *p, uint64_t val);
 bool vgpio_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 bool vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 /* Board devices: the flash banks (ipa anywhere in a bank) and the PL031. */
@@ -129,6 +133,9 @@ void vrtc_reset(struct partition *p);
 /* Trap handlers: true if the access was emulated (the caller skips the instruction), false
  * if it is not part of the machine (the caller raises a health-monitor event). */
 bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa);
+/* The same for a write (ESR WNR set): a guest's console byte (UARTDR) is taken first, without
+ * a frame: the trap an unmodified guest takes most. */
+bool arch_vmachine_mmio_write(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa);
 bool arch_vmachine_sysreg(struct vcpu *v, struct arch_regs *r, uint64_t esr);
 
 /* PSCI: emulated into r->x[0]; false if the function is not one we emulate. */
