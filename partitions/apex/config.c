@@ -1,7 +1,7 @@
 /* libapex configuration: the partition's `apex:` key of the system description.
  *
  * `bulkhead build` finds the symbol apex_config in the partition's image and writes the
- * declared limits, partition period and process list over these defaults (declared 0: the
+ * declared limits, partition period, process list and partition-level errors over these defaults (declared 0: the
  * library's own limits, no period, no list). apex_init copies the limits into apex_k.limits, so
  * a create call beyond what the description declares is INVALID_CONFIG (docs/apex.md).
  */
@@ -38,6 +38,11 @@ void apex_config_load(void)
 	}
 	if (declared && apex_config.partition_period > 0)
 		apex_set_partition_period(apex_config.partition_period, &rc);
+}
+
+int apex_config_partition_level(ERROR_CODE_TYPE code)
+{
+	return config_declared() && (unsigned)code < 32 && (apex_config.partition_errors >> code & 1);
 }
 
 unsigned int apex_limit(enum apex_limit which)

@@ -6,8 +6,10 @@
  * for the error handler, which is started if it is DORMANT and runs above every process,
  * preemption lock or not; it reads the errors with GET_ERROR_STATUS and ends with STOP_SELF
  * (or by returning). An error it cannot take (no handler, raised in the handler itself or
- * outside any process, or the queue full) is partition-level: it goes to Bulkhead's health
- * monitor, whose configured action for the partition decides (docs/apex.md).
+ * outside any process, or the queue full), or of a code the description declares
+ * partition-level (apex.partition_errors, ARINC 653's health-monitor tables), is
+ * partition-level: it goes to Bulkhead's health monitor, whose configured action for the
+ * partition decides (docs/apex.md).
  */
 #include "kernel.h"
 
@@ -83,7 +85,7 @@ void apex_error(ERROR_CODE_TYPE code, struct apex_process *p, unsigned long addr
 	if (p == &apex_k.handler)
 		handler_faulted = code != APPLICATION_ERROR;
 	if (!apex_k.has_handler || p == &apex_k.handler || apex_is_idle(p) ||
-	    err_count == APEX_MAX_PENDING_ERRORS) {
+	    err_count == APEX_MAX_PENDING_ERRORS || apex_config_partition_level(code)) {
 		to_health_monitor(code, p);
 		return;
 	}

@@ -300,6 +300,9 @@ void apex_process_fault_stack(struct apex_process *p);
 void apex_config_load(void);
 /* The process list allows a with these attributes (always, when no list is declared). */
 int apex_config_allows_process(const PROCESS_ATTRIBUTE_TYPE *a);
+/* The description declares errors of this code partition-level (apex.partition_errors): they go
+ * to Bulkhead's health monitor, never to the error handler. */
+int apex_config_partition_level(ERROR_CODE_TYPE code);
 void apex_record_response(struct apex_process *p, SYSTEM_TIME_TYPE now);
 
 /* --- hm.c: errors ------------------------------------------------------------------------ */

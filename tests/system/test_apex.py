@@ -125,6 +125,25 @@ def test_apex_error_handler():
     assert run.count("unhandled exception") == 0
 
 
+LEVEL_TESTS = ("apex_level_the_partition_has_an_error_handler",
+               "apex_level_application_error_goes_to_the_health_monitor",
+               "apex_level_numeric_error_goes_to_the_health_monitor",
+               "apex_level_an_undeclared_error_reaches_the_handler")
+
+
+def test_apex_errors_the_description_declares_partition_level():
+    run = run_system("apex_levels.yaml", icount=True, timeout=60,
+                     until=lambda r: r.index(r"\[bulkhead\] partition apexlevel halted") >= 0)
+    assert not run.timed_out, "the partition never went IDLE"
+    verdicts = run.verdicts()
+    assert {n: verdicts.get(("apexlevel", n)) for n in LEVEL_TESTS} == {n: ("PASS", "") for n in LEVEL_TESTS}
+    level = r"\[bulkhead\] HM: partition apexlevel \(id 0\) vcpu 0: partition_error at 0x{code} .*-> ignore"
+    assert run.count(level.format(code=r"a003[0-9a-f]{4}")) == 1  # APEX_HM_APPLICATION, the checker
+    assert run.count(level.format(code=r"a004[0-9a-f]{4}")) == 1  # APEX_HM_NUMERIC, the numeric process
+    assert run.count("deadline_miss") == 0  # the miss went to the handler
+    assert run.count("unhandled exception") == 0
+
+
 def test_apex_code_size():
     """libapex.a's text and read-only data (what `size` calls text) within the issue's bound."""
     out = subprocess.run(["aarch64-linux-gnu-size", "-t", str(BUILD / "partitions/lib/libapex.a")],

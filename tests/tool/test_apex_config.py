@@ -5,6 +5,7 @@ against measurement under QEMU is tests/system/test_apex_rta.py."""
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 
@@ -64,6 +65,7 @@ partitions:
       semaphores: 2
       blackboards: 1
       message_pool: 1K
+      partition_errors: [numeric_error, memory_violation]
       process_list:
         - {{name: sensor, period: 10ms, wcet: 1ms, capacity: 5ms, priority: 20, deadline: hard, stack: 4K}}
         - {{name: logger, period: 20ms, wcet: 2ms, priority: 10, stack: 2K}}
@@ -83,14 +85,15 @@ def test_the_declaration_is_written_into_the_image(tmp_path):
     (tmp_path / "sys.yaml").write_text(SYSTEM.format(image="lib.elf"))
     system = config.load(tmp_path / "sys.yaml")
     table = _table_of(system, system.partition_named("app"))
-    magic, version, declared, count, *rest = struct.unpack_from("<4I8Iq", table)
-    limits, period = rest[:8], rest[8]
+    magic, version, declared, count, *rest = struct.unpack_from("<4I8I2Iq", table)
+    limits, errors, period = rest[:8], rest[8], rest[10]
     assert (magic, version, declared, count) == (apex.CONFIG_MAGIC, apex.CONFIG_VERSION, 1, 3)
     # processes (the list's length), stack_total (three stacks and their guards), semaphores, events,
     # buffers, blackboards, ports, message_pool; the partition period is the major frame.
     assert limits == [3, 4096 + 512 + 2 * (2048 + 512), 2, 0, 0, 1, 0, 1024]
     assert period == 10_000_000
-    rows = [struct.unpack_from("<32sqqIIII", table, 56 + 64 * i) for i in range(4)]
+    assert errors == 1 << 2 | 1 << 5  # NUMERIC_ERROR, MEMORY_VIOLATION (ERROR_CODE_TYPE)
+    rows = [struct.unpack_from("<32sqqIIII", table, 64 + 64 * i) for i in range(4)]
     assert rows[0] == (b"sensor".ljust(32, b"\0"), 10_000_000, 5_000_000, 20, 1, 4096, 0)
     assert rows[1] == (b"logger".ljust(32, b"\0"), 20_000_000, 20_000_000, 10, 0, 2048, 0)
     assert rows[2] == (b"shell".ljust(32, b"\0"), -1, -1, 5, 0, 2048, 0)
@@ -99,7 +102,7 @@ def test_the_declaration_is_written_into_the_image(tmp_path):
 
 @pytest.mark.parametrize("magic, version, size, problem", [
     (apex.CONFIG_MAGIC, apex.CONFIG_VERSION + 1, apex.TABLE_SIZE, "of another libapex version"),
-    (apex.CONFIG_MAGIC, apex.CONFIG_VERSION, apex.TABLE_SIZE - 64, "the tool writes 2104"),
+    (apex.CONFIG_MAGIC, apex.CONFIG_VERSION, apex.TABLE_SIZE - 64, "the tool writes 2112"),
 ])
 def test_a_table_of_another_library_is_refused(tmp_path, magic, version, size, problem):
     _build(tmp_path, "lib", _image_source(magic, version, size))
@@ -109,11 +112,14 @@ def test_a_table_of_another_library_is_refused(tmp_path, magic, version, size, p
 
 
 def test_the_table_layout_matches_the_library_header():
-    """apex.h's struct apex_config: 4 words, APEX_LIMIT_COUNT limits, the period, the process list."""
+    """apex.h's struct apex_config: 4 words, APEX_LIMIT_COUNT limits, the partition-level errors and a
+    reserved word, the period, the process list; ERROR_CODES as apex.h numbers ERROR_CODE_TYPE."""
     header = apex.APEX_HEADER.read_text()
     assert "APEX_LIMIT_COUNT" in header and list(apex.LIMITS) == [
         "processes", "stack_total", "semaphores", "events", "buffers", "blackboards", "ports", "message_pool"]
-    assert apex.TABLE_SIZE == 16 + 8 * 4 + 8 + apex.MAX_PROCESSES * 64
+    assert apex.TABLE_SIZE == 16 + 8 * 4 + 8 + 8 + apex.MAX_PROCESSES * 64
+    for name, code in apex.ERROR_CODES.items():
+        assert re.search(rf"\b{name.upper()} = {code},?\n", header), name
     built = REPO / "build" / "partitions" / "apexrta.elf"
     if built.exists():  # the real library's symbol, when the partitions are built
         from elftools.elf.elffile import ELFFile

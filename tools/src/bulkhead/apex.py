@@ -56,12 +56,16 @@ LIMITS = {
     "message_pool": _LIB["APEX_MESSAGE_POOL_SIZE"],
 }
 BYTE_LIMITS = ("stack_total", "message_pool")
-APEX_KEYS = ("period", *LIMITS, "process_list")
+APEX_KEYS = ("period", *LIMITS, "process_list", "partition_errors")
 PROCESS_KEYS = ("name", "period", "wcet", "capacity", "priority", "deadline", "stack")
 DEADLINE_KINDS = {"soft": 0, "hard": 1}
 INFINITE = -1  # INFINITE_TIME_VALUE
+# ARINC 653's error codes (ERROR_CODE_TYPE in apex.h), as apex.partition_errors names them.
+ERROR_CODES = {"deadline_missed": 0, "application_error": 1, "numeric_error": 2, "illegal_request": 3,
+               "stack_overflow": 4, "memory_violation": 5, "hardware_fault": 6, "power_fail": 7}
 
-_HEADER = struct.Struct("<4I8Iq")        # magic, version, declared, process_count, limits[8], partition_period
+_HEADER = struct.Struct("<4I8I2Iq")      # magic, version, declared, process_count, limits[8],
+#                                          partition_errors, reserved, partition_period
 _PROCESS = struct.Struct("<32sqqIIII")   # name, period, time_capacity, priority, deadline, stack_size, reserved
 TABLE_SIZE = _HEADER.size + MAX_PROCESSES * _PROCESS.size
 
@@ -88,6 +92,7 @@ class ApexSpec(Located):
     limits: dict[str, int] = field(default_factory=dict)  # as written
     port_names: list[tuple[str, object]] = field(default_factory=list)  # (name, position)
     processes: list[ApexProcess] = field(default_factory=list)
+    partition_errors: list[tuple[str, object]] = field(default_factory=list)  # (name, position)
 
     def limit(self, key: str) -> int:
         """The declared limit: as written, else the default (see docs/configuration.md, apex)."""
@@ -123,6 +128,11 @@ def read_apex(reader, node: Node, where: str) -> ApexSpec:
                 spec.limits[key] = value
     if "ports" in fields:
         _read_ports(reader, fields["ports"], f"{where}.apex.ports", spec)
+    if "partition_errors" in fields:
+        for i, entry in enumerate(reader.sequence(fields["partition_errors"], f"{where}.apex.partition_errors") or []):
+            name = reader.choice(entry, f"{where}.apex.partition_errors[{i}]", tuple(ERROR_CODES), "error code")
+            if name is not None:
+                spec.partition_errors.append((name, pos_of(entry)))
     if "process_list" in fields:
         entries = reader.sequence(fields["process_list"], f"{where}.apex.process_list") or []
         spec.processes = [_read_process(reader, entry, i, f"{where}.apex.process_list[{i}]")
@@ -178,6 +188,7 @@ def check_apex(system: System, diags: Diagnostics) -> None:
             continue
         _check_limits(part, spec, diags)
         _check_ports(part, spec, diags)
+        _check_partition_errors(part, spec, diags)
         _check_processes(part, spec, diags)
         _check_periods(system, part, spec, diags)
 
@@ -214,6 +225,15 @@ def _check_ports(part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
     if len(spec.port_names) > LIMITS["ports"]:
         diags.error(spec.at("ports"), f"{part.title}: apex.ports lists {len(spec.port_names)} ports; libapex "
                     f"supports at most {LIMITS['ports']}")
+
+
+def _check_partition_errors(part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
+    seen: set[str] = set()
+    for name, pos in spec.partition_errors:
+        if name in seen:
+            diags.error(pos, f"{part.title}: error code '{name}' is listed twice in apex.partition_errors; "
+                        f"list it once")
+        seen.add(name)
 
 
 def _check_processes(part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
@@ -349,7 +369,8 @@ def encode_table(system: System, part: Partition) -> bytes:
     spec = part.apex
     limits = [spec.limit(key) for key in LIMITS]
     period = partition_period(system, part) or INFINITE
-    header = _HEADER.pack(CONFIG_MAGIC, CONFIG_VERSION, 1, len(spec.processes), *limits, period)
+    errors = sum(1 << ERROR_CODES[name] for name in {name for name, _ in spec.partition_errors})
+    header = _HEADER.pack(CONFIG_MAGIC, CONFIG_VERSION, 1, len(spec.processes), *limits, errors, 0, period)
     rows = [_encode_process(p) for p in spec.processes]
     rows += [bytes(_PROCESS.size)] * (MAX_PROCESSES - len(rows))
     return header + b"".join(rows)
