@@ -24,10 +24,12 @@ $(LINUX_OUT)/bhprobe: tests/system/linux/bhprobe.c linux/bhport/libbhport.c linu
 
 # The initramfs on the FAT disk of tests/system/configs/uefi_linux.yaml, which UEFI's shell gives
 # Debian's kernel (initrd=): linux_basic.yaml's, as the tool builds it (`bulkhead bare` writes it).
+# The tool loads the whole description, so the partitions' images come first (make -j).
 UEFI_INITRD := $(BUILD)/linux/uefi-initrd/initrd.cpio
 linux-programs: $(UEFI_INITRD)
 
-$(UEFI_INITRD): tests/system/configs/linux_basic.yaml tests/system/linux/basic-init.sh linux/linux.mk
+$(UEFI_INITRD): tests/system/configs/linux_basic.yaml tests/system/linux/basic-init.sh linux/linux.mk \
+		| $(PARTITION_ELFS)
 	@mkdir -p $(@D)
 	@$(BULKHEAD) bare tests/system/configs/linux_basic.yaml --partition linux --out $(@D) --print >/dev/null
 	@cp $(@D)/linux.cpio $@
