@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from harness import BUILD, run_system
+from harness import BUILD, run_command, run_system
 from test_lateness import BOUND_TICKS, LATE
 
 WINDOW = re.compile(r"^\[hog\] flashhog: window (\d+) (\w+) (storm|aimed) longest (\d+) accesses (\d+)$")
@@ -76,3 +76,47 @@ def test_lateness_beside_a_hostile_firmware(config):
         assert n >= 20, f"window {w}: only {n} samples"
     over = {windows[w][0] + f" (window {w})": v[1] for w, v in found.items() if v[1] > BOUND_TICKS[v[0]]}
     assert not over, f"{config}: lateness beyond {BOUND_TICKS} ticks: {over}"
+
+
+SURVEY = re.compile(r"^(?:\[busy\] )?flashbusy: (erase|program) cut: new 0x([0-9a-f]+) old 0x([0-9a-f]+) "
+                    r"neither 0x([0-9a-f]+) new first 0x([0-9a-f]+)$")
+
+
+def surveys(lines: list[str]) -> dict[str, tuple[int, int, int, int]]:
+    found = {}
+    for line in lines:
+        m = SURVEY.match(line)
+        if m:
+            found[m[1]] = tuple(int(x, 16) for x in m.groups()[1:])
+    return found
+
+
+def test_power_loss_while_the_flash_is_busy_leaves_each_word_old_or_new():
+    """flashbusy (partitions/board/flashbusy) loses power (a partition restart) right after the
+    confirm of a 256 KiB block erase and of a 1024-word buffered program, while the status still
+    says busy: the steps done are in the flash, the others not, so each word holds its old content
+    or its new one (erased, or the program's), never a mix, the new ones first; then the device is
+    ready and works. Under QEMU's -bios (pflash_cfi01 does it all at the confirm) nothing is busy
+    and everything is new."""
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a53", "-m", "128M",
+            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio",
+            "-bios", str(BUILD / "board" / "flashbusy.fd")]
+    bare = run_command(argv, "flashbusy on bare QEMU", timeout=60,
+                       until=lambda r: r.index(r"^flashbusy: done") >= 0)
+    assert surveys(bare.lines) == {"erase": (0x10000, 0, 0, 1), "program": (0x400, 0, 0, 1)}, bare.lines
+
+    (BUILD / "systest" / "firmware_busy" / "vars.fd").unlink(missing_ok=True)
+    run = run_system("firmware_busy.yaml", timeout=120, until=lambda r: r.index(r"^\[busy\] flashbusy: done") >= 0)
+    assert run.index(r"^\[busy\] flashbusy: filled new 0x00010000 old 0x00000000 neither 0x00000000") >= 0
+    assert run.index(r"^\[busy\] flashbusy: erase busy polls of 8 0x00000008$") >= 0, "busy until done"
+    assert run.index(r"^\[busy\] flashbusy: program busy polls of 2 0x00000002$") >= 0
+    assert run.count(r"partition busy cold restart") == 2
+    cut = surveys(run.lines)
+    print(f"BHSTAT firmware_busy: {cut}")
+    for what, words in (("erase", 0x10000), ("program", 0x400)):
+        new, old, neither, new_first = cut[what]
+        assert neither == 0 and new_first == 1, (what, cut[what])
+        assert new + old == words and 0 < new < words, (what, cut[what])  # cut in the middle
+    assert run.index(r"^\[busy\] flashbusy: status 0x00800080$") >= 0
+    assert run.index(r"^\[busy\] flashbusy: programmed after the power losses 0x33333333$") >= 0
+    assert run.index(r"HM: partition") < 0
