@@ -22,8 +22,8 @@ from test_lateness import BOUND_TICKS, LATE
 
 WINDOW = re.compile(r"^\[hog\] flashhog: window (\d+) (\w+) (storm|aimed) longest (\d+) accesses (\d+)$")
 # The longest flash access the hypervisor may take, in counter ticks (16 instructions): measured
-# 132 (a buffered program's step of 128 words: 116; an erase's step of 2 KiB: 83; a mode switch:
-# 28), against the 300 ticks (4800 instructions) a neighbour's path may take in the lateness bound.
+# 116 (a buffered program's step of 128 words; an erase's step of 2 KiB: 83; a mode switch: 28),
+# against the 300 ticks (4800 instructions) a neighbour's path may take in the lateness bound.
 FLASH_PATH_TICKS = 150
 KINDS = {"erase", "buffered_program", "mode_switch", "word_program"}
 

@@ -183,6 +183,11 @@ int main(void)
 	uint64_t t;
 
 	puts_("flashhog: start\n");
+	/* One access, untimed: the first trapped access of the run costs more once, whatever it is
+	 * (132 ticks for a mode switch as for an erase step; not a flash path). */
+	flash_cmd(0, 0x70);
+	flash_rd(0);
+	flash_cmd(0, 0xff);
 	while ((t = now()) < ATTACK_END) {
 		int w = attack_at(t);
 		if (w < 0) {
