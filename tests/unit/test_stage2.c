@@ -158,30 +158,42 @@ TEST(stage2_boot_uses_the_configured_pool_exactly)
 }
 
 /* An emulated flash bank's backed part (arch/aarch64/vflash.c): unmapped while the bank is in a
- * command mode, mapped again in read-array mode, with its addresses and rights unchanged. */
-TEST(stage2_set_present_toggles_blocks_and_pages_only)
+ * command mode, mapped again in read-array mode, with its addresses and rights unchanged, one
+ * step per 2 MiB (a block, or the table of its pages, not each page). */
+TEST(stage2_set_present_toggles_level_2_entries_only)
 {
 	uint64_t *root = new_space(BLOCK_1G);
 	stage2_map(root, 0x0, 0x50000000, BLOCK_2M + 0x2000, BH_AREA_READ | BH_AREA_EXEC);
 	stage2_map(root, 0x40000000, 0x48000000, BLOCK_2M, RW);
-	uint64_t *l2 = child(root, 0), *l3 = child(l2, 1), block = l2[0], page = l3[1];
+	uint64_t *l2 = child(root, 0), *l3 = child(l2, 1), block = l2[0], table = l2[1], page = l3[1];
 	unsigned used = stage2_pages_used();
 
-	EXPECT_EQ(stage2_set_present(root, 0x0, BLOCK_2M + 0x2000, false), 3);
+	EXPECT_EQ(stage2_set_present(root, 0x0, 4 * BLOCK_2M, false), 2); /* never mapped: stays 0 */
 	EXPECT_EQ(l2[0], block & ~VALID);
-	EXPECT_EQ(l3[1], page & ~VALID);
-	EXPECT_EQ(l2[1] & 3, VALID | TABLE); /* the table above the pages stays */
+	EXPECT_EQ(l2[1], table & ~VALID); /* the table above the pages: its 512 pages at once */
+	EXPECT_EQ(l3[1], page);           /* the pages themselves untouched */
+	EXPECT_EQ(l2[2], 0);
+	EXPECT_EQ(l2[3], 0);
 	EXPECT_EQ(child(root, 1)[0] & VALID, VALID); /* other memory untouched */
-	EXPECT_EQ(stage2_set_present(root, 0x0, BLOCK_2M + 0x2000, true), 3);
+	EXPECT_EQ(stage2_set_present(root, 0x0, 4 * BLOCK_2M, true), 2);
 	EXPECT_EQ(l2[0], block);
-	EXPECT_EQ(l3[1], page);
+	EXPECT_EQ(l2[1], table);
+	EXPECT_EQ(l2[2], 0);
 	EXPECT_EQ(stage2_pages_used(), used); /* no table allocated */
 }
 
-TEST(stage2_set_present_refuses_unmapped_ranges)
+TEST(stage2_set_present_refuses_unaligned_ranges)
 {
 	uint64_t *root = new_space(BLOCK_1G);
 	stage2_map(root, 0x0, 0x50000000, 0x2000, BH_AREA_READ);
-	FAKE_RUN(stage2_set_present(root, 0x0, 0x3000, false)); /* the third page was never mapped */
+	FAKE_RUN(stage2_set_present(root, 0x0, 0x2000, false)); /* not whole 2 MiB entries */
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+}
+
+TEST(stage2_set_present_refuses_ranges_without_tables)
+{
+	uint64_t *root = new_space(BLOCK_1G);
+	stage2_map(root, 0x0, 0x50000000, 0x2000, BH_AREA_READ);
+	FAKE_RUN(stage2_set_present(root, 0x80000000, BLOCK_2M, false)); /* nothing in that 1 GiB */
 	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
 }

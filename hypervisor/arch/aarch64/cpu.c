@@ -145,7 +145,7 @@ HOT_INLINE_GLOBAL bool arch_guest_va_to_ipa(uint64_t va, bool write, uint64_t *i
 	return stage1_va_to_ipa(va, write, ipa);
 }
 
-void arch_sync_loaded_image(void *p, size_t len)
+void aarch64_clean_dcache(const void *p, size_t len)
 {
 	uint64_t line = 4ul << ((read_ctr_el0() >> 16) & 0xf);
 	uint64_t start = (uint64_t)p & ~(line - 1), end = (uint64_t)p + len;
@@ -154,9 +154,19 @@ void arch_sync_loaded_image(void *p, size_t len)
 	for (uint64_t a = start; a < end; a += line)
 		__asm__ volatile("dc civac, %0" : : "r"(a) : "memory");
 	dsb_ish();
+}
+
+void aarch64_sync_icache(void)
+{
 	__asm__ volatile("ic ialluis" ::: "memory");
 	dsb_ish();
 	isb();
+}
+
+void arch_sync_loaded_image(void *p, size_t len)
+{
+	aarch64_clean_dcache(p, len);
+	aarch64_sync_icache();
 }
 
 static const uint8_t paravirt_priority = VGIC_PARAVIRT_PRIORITY;

@@ -114,35 +114,26 @@ void stage2_map(uint64_t *root, uint64_t ipa, uint64_t pa, uint64_t size, uint32
 	}
 }
 
-/* The leaf descriptor mapping ipa and the size it maps; NULL where nothing was ever mapped. A
- * leaf made invalid by stage2_set_present keeps its other bits, so it is found again: a level
- * 1-2 entry is a table only with both VALID and TABLE set. */
-static uint64_t *leaf_of(uint64_t *root, uint64_t ipa, uint64_t *block)
-{
-	uint64_t *table = root;
-
-	for (unsigned level = 1; level <= 3; level++) {
-		uint64_t *d = &table[(ipa >> level_shift(level)) & 511];
-		if (level == 3 || (*d & (DESC_VALID | DESC_TABLE)) != (DESC_VALID | DESC_TABLE)) {
-			*block = 1ul << level_shift(level);
-			return (*d & DESC_AF) ? d : NULL; /* every leaf stage2_map writes has AF */
-		}
-		table = table_at(*d & ADDR_MASK);
-	}
-	return NULL;
-}
-
+/* The level-2 entries of [ipa, ipa + size), 2 MiB each, made invalid or valid again as a whole:
+ * one step per 2 MiB whatever maps it (a block, or a table of 512 pages), so a 64 MiB flash bank
+ * takes at most 32 steps, not one per page (16384 for a bank mapped in pages). An entry keeps
+ * every other bit: a block its address and rights, a table the address of its pages, untouched.
+ * An entry never written (zero) stays so. The level-1 entries above must be tables. */
 unsigned stage2_set_present(uint64_t *root, uint64_t ipa, uint64_t size, bool present)
 {
+	const uint64_t block = 1ul << level_shift(2);
 	unsigned changed = 0;
-	uint64_t end = ipa + size, block;
+	uint64_t end = ipa + size;
 
-	BH_CHECK(end > ipa && end <= STAGE2_IPA_LIMIT && ((ipa | size) & 0xfff) == 0);
-	while (ipa < end) { /* at most size / 4 KiB steps */
-		uint64_t *d = leaf_of(root, ipa, &block);
-		BH_CHECK(d && (ipa & (block - 1)) == 0 && ipa + block <= end);
-		*d = present ? *d | DESC_VALID : *d & ~DESC_VALID;
-		changed++;
+	BH_CHECK(end > ipa && end <= STAGE2_IPA_LIMIT && ((ipa | size) & (block - 1)) == 0);
+	while (ipa < end) { /* at most size / 2 MiB steps */
+		uint64_t l1 = root[(ipa >> level_shift(1)) & 511];
+		BH_CHECK((l1 & (DESC_VALID | DESC_TABLE)) == (DESC_VALID | DESC_TABLE));
+		uint64_t *d = &table_at(l1 & ADDR_MASK)[(ipa >> level_shift(2)) & 511];
+		if (*d) {
+			*d = present ? *d | DESC_VALID : *d & ~DESC_VALID;
+			changed++;
+		}
 		ipa += block;
 	}
 	return changed;

@@ -12,7 +12,16 @@
  *
  * Commands are taken from the low byte of the written value (the first device's half; firmware
  * sends every command to both devices). Status, query and identifier reads answer for both
- * devices at once, the 16-bit answer repeated in each half of the 32-bit bus word. */
+ * devices at once, the 16-bit answer repeated in each half of the 32-bit bus word.
+ *
+ * Every path here is bounded by a small constant, whatever the guest does: an erase (256 KiB) or
+ * a buffered program's confirm (up to 1024 words) is an operation in progress, as on real flash,
+ * done a step at a time (FLASH_STEP_BYTES of flash, FLASH_STEP_WORDS of the buffer) at each
+ * access the partition makes to the bank, its status polls: in its own time, never more than one
+ * step in one trap, so a neighbour on the same core waits for one step at most. The status
+ * register reports busy (SR.7 = 0) until the last step, as real flash does while it erases or
+ * programs. A mode switch maps or unmaps the backed part by its 2 MiB level-2 entries (at most
+ * 32 for a 64 MiB bank), not page by page. */
 #include "arch/aarch64.h"
 #include "arch/vmachine.h"
 #include "console.h"
@@ -23,10 +32,16 @@
 
 #define FLASH_BLOCK 0x40000ul  /* erase block of the bank (both devices) */
 #define FLASH_BUS 4u           /* bytes per bus word: two 16-bit devices */
+#define FLASH_WINDOW 0x200000ul /* what a mode switch maps or unmaps at once: a level-2 entry */
+/* The work of one access while an operation is in progress (docs/performance.md, "Flash"). */
+#define FLASH_STEP_BYTES 2048ul /* an erase: bytes set to ones */
+#define FLASH_STEP_WORDS 128u   /* a buffered program: bus words stored */
 
 enum { MODE_ARRAY, MODE_STATUS, MODE_QUERY, MODE_ID };
 enum { CYCLE_NONE, CYCLE_PROGRAM, CYCLE_ERASE, CYCLE_BUF_COUNT, CYCLE_BUF_DATA, CYCLE_BUF_CONFIRM,
        CYCLE_LOCK };
+
+enum { OP_NONE, OP_ERASE, OP_PROGRAM };
 
 #define SR_READY 0x80u
 #define SR_PROGRAM_ERROR 0x10u
@@ -60,18 +75,27 @@ static uint8_t *backing(const struct bh_flash_cfg *c, uint64_t off)
 	return arch_phys_to_ptr(c->phys + off);
 }
 
-/* Map or unmap the backed part (reads in read-array mode go to RAM, others trap). */
+/* Map or unmap the backed part (reads in read-array mode go to RAM, others trap): its 2 MiB
+ * level-2 entries, whatever maps them, at most 32 steps (the bank's window holds nothing else). */
 static void set_mapped(struct partition *p, unsigned bank, struct vflash *f, bool mapped)
 {
 	const struct bh_flash_cfg *c = bank_cfg(p, bank);
+	uint64_t window = (c->backed + FLASH_WINDOW - 1) & ~(FLASH_WINDOW - 1);
 
 	if (f->unmapped == !mapped || !c->backed)
 		return;
-	stage2_set_present((uint64_t *)(uintptr_t)p->stage2_root, c->ipa, c->backed, mapped);
+	BH_CHECK((c->ipa & (FLASH_WINDOW - 1)) == 0 && window <= c->size);
+	stage2_set_present((uint64_t *)(uintptr_t)p->stage2_root, c->ipa, window, mapped);
 	__asm__ volatile("dsb ishst" ::: "memory"); /* the descriptors before the invalidation */
 	arch_stage2_flush(p);
 	f->unmapped = !mapped;
 	f->switches++;
+}
+
+/* Reads go to RAM only in read-array mode with nothing in progress. */
+static void remap(struct partition *p, unsigned bank, struct vflash *f)
+{
+	set_mapped(p, bank, f, f->mode == MODE_ARRAY && f->cycle == CYCLE_NONE && f->op == OP_NONE);
 }
 
 static void enter(struct partition *p, unsigned bank, struct vflash *f, unsigned mode,
@@ -79,7 +103,7 @@ static void enter(struct partition *p, unsigned bank, struct vflash *f, unsigned
 {
 	f->mode = (uint8_t)mode;
 	f->cycle = (uint8_t)cycle;
-	set_mapped(p, bank, f, mode == MODE_ARRAY && cycle == CYCLE_NONE);
+	remap(p, bank, f);
 }
 
 /* Program n bytes at off: a store, as pflash_cfi01 does (firmware erases before it programs).
@@ -98,16 +122,123 @@ static void program(const struct bh_flash_cfg *c, struct vflash *f, uint64_t off
 	arch_sync_loaded_image(backing(c, off), n);
 }
 
-static void erase_block(const struct bh_flash_cfg *c, uint64_t off)
-{
-	uint64_t start = off & ~(FLASH_BLOCK - 1), n = FLASH_BLOCK;
+/* An operation starts: busy until its last step. The first step is taken at once. */
+static void op_step(struct partition *p, unsigned bank, struct vflash *f);
 
-	if (start >= c->backed)
-		return; /* already erased, and stays so */
-	if (start + n > c->backed)
-		n = c->backed - start;
-	memset(backing(c, start), 0xff, n);
-	arch_sync_loaded_image(backing(c, start), n);
+static void op_start(struct partition *p, unsigned bank, struct vflash *f, unsigned op,
+		     uint64_t next, uint64_t end)
+{
+	f->op = (uint8_t)op;
+	f->op_next = next;
+	f->op_end = end;
+	f->status &= (uint8_t)~SR_READY;
+	op_step(p, bank, f);
+}
+
+/* A block erase: the backed part of the block holding off (none beyond it: that part is erased
+ * already, and stays so). */
+static void erase_start(struct partition *p, unsigned bank, struct vflash *f, uint64_t off)
+{
+	const struct bh_flash_cfg *c = bank_cfg(p, bank);
+	uint64_t start = off & ~(FLASH_BLOCK - 1), end = start + FLASH_BLOCK;
+
+	if (start > c->backed)
+		start = c->backed;
+	if (end > c->backed)
+		end = c->backed;
+	op_start(p, bank, f, OP_ERASE, start, end);
+}
+
+/* The buffer's word i into the flash (the unbacked tail: only its status). */
+static void commit_word(const struct bh_flash_cfg *c, struct vflash *f, uint32_t i)
+{
+	uint64_t off = f->buf_start + (uint64_t)i * FLASH_BUS;
+
+	if (!(f->written[i / 64] & (1ul << (i % 64))))
+		return; /* a word of the window never written stays as it is */
+	if (off + FLASH_BUS <= c->backed)
+		*(uint32_t *)(void *)backing(c, off) = f->buf[i];
+	else
+		program(c, f, off, f->buf[i], FLASH_BUS);
+}
+
+/* One step of the operation in progress: at most FLASH_STEP_BYTES erased or FLASH_STEP_WORDS
+ * programmed, in ascending order, their data cache lines cleaned. The last step invalidates the
+ * instruction caches once for the whole operation (nothing executes from the bank meanwhile:
+ * it is unmapped while busy), sets the ready bit and maps the bank again in read-array mode.
+ * An operation cut by a restart (power lost) leaves every word old or new: the steps done are
+ * in the flash, the others not (docs/architecture.md, "Firmware boot and flash"). */
+static void op_step(struct partition *p, unsigned bank, struct vflash *f)
+{
+	const struct bh_flash_cfg *c = bank_cfg(p, bank);
+
+	if (f->op == OP_ERASE) {
+		uint64_t n = f->op_end - f->op_next;
+		if (n > FLASH_STEP_BYTES)
+			n = FLASH_STEP_BYTES;
+		if (n) {
+			memset(backing(c, f->op_next), 0xff, n);
+			aarch64_clean_dcache(backing(c, f->op_next), n);
+		}
+		f->op_next += n;
+		if (f->op_next < f->op_end)
+			return;
+	} else if (f->op == OP_PROGRAM) {
+		uint32_t i = (uint32_t)f->op_next, end = i + FLASH_STEP_WORDS;
+		if (end > f->count)
+			end = f->count;
+		uint64_t from = f->buf_start + (uint64_t)i * FLASH_BUS;
+		uint64_t to = f->buf_start + (uint64_t)end * FLASH_BUS;
+		if (to <= c->backed) { /* the usual case: one pointer, a store per word written */
+			uint32_t *w = (uint32_t *)(void *)backing(c, from);
+			for (uint32_t k = i; k < end; k++, w++)
+				if (f->written[k / 64] & (1ul << (k % 64)))
+					*w = f->buf[k];
+		} else {
+			for (uint32_t k = i; k < end; k++)
+				commit_word(c, f, k);
+			to = c->backed;
+		}
+		if (from < to)
+			aarch64_clean_dcache(backing(c, from), to - from);
+		f->op_next = end;
+		if (end < f->count)
+			return;
+	} else {
+		return;
+	}
+	aarch64_sync_icache();
+	f->op = OP_NONE;
+	f->status |= SR_READY;
+	remap(p, bank, f);
+}
+
+/* A read in read-array mode while an operation is in progress (after a read-array command sent
+ * while busy, or QEMU's broken erase sequence): the flash as it will be, byte by byte (an access
+ * is at most 8 bytes): ones where the erase has still to go, the buffer's words the program has
+ * still to store. */
+static uint64_t read_in_progress(const struct bh_flash_cfg *c, const struct vflash *f,
+				 uint64_t off, unsigned size)
+{
+	uint64_t val = 0;
+
+	for (unsigned i = 0; i < size; i++) {
+		uint64_t at = off + i;
+		uint8_t byte = 0xff;
+		if (f->op == OP_ERASE && at >= f->op_next && at < f->op_end) {
+			byte = 0xff;
+		} else if (f->op == OP_PROGRAM && at >= f->buf_start + f->op_next * FLASH_BUS &&
+			   at < f->buf_start + (uint64_t)f->count * FLASH_BUS &&
+			   (f->written[(at - f->buf_start) / FLASH_BUS / 64] &
+			    (1ul << ((at - f->buf_start) / FLASH_BUS % 64)))) {
+			uint32_t word = f->buf[(at - f->buf_start) / FLASH_BUS];
+			byte = (uint8_t)(word >> (8 * ((at - f->buf_start) % FLASH_BUS)));
+		} else if (at < c->backed) {
+			byte = *backing(c, at);
+		}
+		val |= (uint64_t)byte << (8 * i);
+	}
+	return val;
 }
 
 /* The first write of a command. */
@@ -125,8 +256,8 @@ static void command(struct partition *p, unsigned bank, struct vflash *f, uint64
 	case 0x90: enter(p, bank, f, MODE_ID, CYCLE_NONE); break;
 	case 0x98: enter(p, bank, f, MODE_QUERY, CYCLE_NONE); break;
 	case 0x10: case 0x40: enter(p, bank, f, MODE_STATUS, CYCLE_PROGRAM); break;
-	case 0x20: /* pflash_cfi01 erases at the setup command; the confirm only completes it */
-		erase_block(bank_cfg(p, bank), off);
+	case 0x20: /* the erase starts at the second cycle (erase_start) */
+		f->erase_at = off;
 		f->status |= SR_READY;
 		enter(p, bank, f, MODE_STATUS, CYCLE_ERASE);
 		break;
@@ -159,27 +290,6 @@ static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, ui
 		f->cycle = CYCLE_BUF_CONFIRM;
 }
 
-/* The confirm: the buffer goes into the flash (a word written twice keeps its last value; one
- * of the window never written stays as it is), then one cache maintenance for the whole window:
- * not one per word, whose instruction-cache invalidation every core would see, up to 1024 times. */
-static void buffer_commit(const struct bh_flash_cfg *c, struct vflash *f)
-{
-	uint64_t end = f->buf_start + (uint64_t)f->count * FLASH_BUS;
-
-	for (uint32_t i = 0; i < f->count; i++) {
-		uint64_t off = f->buf_start + (uint64_t)i * FLASH_BUS;
-		if (!(f->written[i / 64] & (1ul << (i % 64))))
-			continue;
-		if (off + FLASH_BUS <= c->backed)
-			memcpy(backing(c, off), &f->buf[i], FLASH_BUS);
-		else
-			program(c, f, off, f->buf[i], FLASH_BUS); /* the unbacked tail: only its status */
-	}
-	if (f->buf_start < c->backed)
-		arch_sync_loaded_image(backing(c, f->buf_start),
-				       (end < c->backed ? end : c->backed) - f->buf_start);
-}
-
 /* The second write of a two-cycle command: the confirm, or anything else, which pflash_cfi01
  * treats as a broken sequence and answers by returning to read-array mode. */
 static bool confirmed(struct partition *p, unsigned bank, struct vflash *f, bool ok)
@@ -190,6 +300,19 @@ static bool confirmed(struct partition *p, unsigned bank, struct vflash *f, bool
 	return false;
 }
 
+/* A write while the device is busy: read status (70) and read array (FF, F0, 00: the flash as it
+ * will be, trapped until the operation ends) and clear status (50) are taken, as on real flash;
+ * anything else (a program, an erase, data) is ignored: the device accepts no new work. */
+static void busy_command(struct partition *p, unsigned bank, struct vflash *f, uint8_t cmd)
+{
+	switch (cmd) {
+	case 0x70: enter(p, bank, f, MODE_STATUS, CYCLE_NONE); break;
+	case 0xff: case 0xf0: case 0x00: enter(p, bank, f, MODE_ARRAY, CYCLE_NONE); break;
+	case 0x50: f->status = 0; break; /* the ready bit comes with the last step */
+	default: break;
+	}
+}
+
 static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
 		       unsigned size, uint64_t val)
 {
@@ -197,6 +320,10 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 	uint8_t cmd = (uint8_t)val;
 
 	f->writes++;
+	if (f->op != OP_NONE) {
+		busy_command(p, bank, f, cmd);
+		return;
+	}
 	switch (f->cycle) {
 	case CYCLE_NONE:
 		command(p, bank, f, off, cmd);
@@ -204,15 +331,25 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 	case CYCLE_PROGRAM:
 		program(c, f, off, val, size);
 		break;
-	case CYCLE_ERASE: /* the block was erased at the setup command */
-		if (!confirmed(p, bank, f, cmd == 0xd0))
+	case CYCLE_ERASE:
+		/* pflash_cfi01 erases at the setup command, so a wrong second cycle, which returns
+		 * to read-array mode, still erases: the erase starts either way. */
+		f->cycle = CYCLE_NONE;
+		if (cmd != 0xd0) {
+			f->mode = MODE_ARRAY;
+			erase_start(p, bank, f, f->erase_at);
 			return;
-		break;
+		}
+		f->mode = MODE_STATUS;
+		erase_start(p, bank, f, f->erase_at);
+		return;
 	case CYCLE_BUF_CONFIRM:
 		if (!confirmed(p, bank, f, cmd == 0xd0))
 			return;
-		buffer_commit(c, f);
-		break;
+		f->cycle = CYCLE_NONE;
+		f->mode = MODE_STATUS;
+		op_start(p, bank, f, OP_PROGRAM, 0, 0);
+		return;
 	case CYCLE_LOCK: /* lock or unlock: blocks are never locked */
 		if (!confirmed(p, bank, f, cmd == 0x01 || cmd == 0xd0))
 			return;
@@ -256,6 +393,8 @@ static uint64_t read_bank(struct partition *p, unsigned bank, struct vflash *f, 
 	uint64_t val = ~0ul;
 
 	if (f->mode == MODE_ARRAY) {
+		if (f->op != OP_NONE)
+			return read_in_progress(c, f, off, size);
 		if (off + size <= c->backed)
 			memcpy(&val, backing(c, off), size);
 		else
@@ -279,6 +418,7 @@ bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint
 		if (ipa < c->ipa || ipa - c->ipa >= c->size || size > c->size - (ipa - c->ipa))
 			continue;
 		arch_spin_lock(&vm->board_lock);
+		op_step(p, bank, &vm->flash[bank]); /* the operation in progress, if any: one step */
 		if (write)
 			write_bank(p, bank, &vm->flash[bank], ipa - c->ipa, size, *val);
 		else
@@ -310,6 +450,9 @@ void vflash_reset(struct partition *p)
 	for (unsigned bank = 0; bank < m->flash_count; bank++) {
 		struct vflash *f = &vm->flash[bank];
 		BH_CHECK(m->flash[bank].backed <= m->flash[bank].size);
+		if (f->op != OP_NONE) /* power lost in the middle: the steps done stay done */
+			aarch64_sync_icache();
+		f->op = OP_NONE;
 		f->status = SR_READY;
 		f->count = f->buf_words = 0;
 		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);

@@ -28,6 +28,8 @@ static void first_run(void)
 {
 	flash_cmd(0, 0x20); /* erase block 0 */
 	flash_cmd(0, 0xd0);
+	for (unsigned i = 0; i < 1u << 20 && !(flash_rd(0) & 0x80); i++)
+		; /* status polls until the erase is done, as on real flash */
 	flash_cmd(0, 0x50);
 	flash_cmd(DONE_WORD, 0x40);
 	flash_wr(DONE_WORD, DONE_VALUE);

@@ -16,9 +16,11 @@ uint64_t *stage2_new_root(void);
 void stage2_map(uint64_t *root, uint64_t ipa, uint64_t pa, uint64_t size, uint32_t flags);
 uint64_t stage2_leaf_attrs(uint32_t flags);
 unsigned stage2_pages_used(void);
-/* Make the leaves mapping [ipa, ipa + size) invalid (present false) or valid again, keeping
- * their addresses and rights: an emulated flash bank unmapped while it is in a command mode.
- * The range must be mapped by stage2_map; returns the leaves changed. The caller flushes TLBs. */
+/* Make the level-2 entries (2 MiB each: a block or a table of pages) of [ipa, ipa + size) invalid
+ * (present false) or valid again, keeping their addresses and rights: an emulated flash bank
+ * unmapped while it is in a command mode, in at most size / 2 MiB steps. ipa and size are 2 MiB
+ * aligned, and everything mapped in the range belongs to the caller (a flash bank's window);
+ * entries never mapped stay so. Returns the entries changed. The caller flushes TLBs. */
 unsigned stage2_set_present(uint64_t *root, uint64_t ipa, uint64_t size, bool present);
 
 #endif

@@ -3,6 +3,7 @@
 #define AARCH64_PRIVATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "arch/regs.h"
 
@@ -80,6 +81,10 @@ _Noreturn void psci_system_off(void);
 
 /* EL2 controls shared by every vCPU, once per core. */
 void aarch64_el2_init_core(void);
+/* arch_sync_loaded_image in two halves, for work done in steps (vflash.c): clean [p, p + len)
+ * to memory, then, once the last step is done, invalidate every instruction cache. */
+void aarch64_clean_dcache(const void *p, size_t len);
+void aarch64_sync_icache(void);
 /* VTTBR_EL2 value for a partition. */
 uint64_t aarch64_vttbr(uint64_t stage2_root, unsigned vmid);
 

@@ -62,6 +62,10 @@ struct vflash {
 	uint8_t cycle;      /* a command waiting for its next write (program, erase, buffer, lock) */
 	uint8_t status;     /* the status register */
 	bool unmapped;      /* the backed part is unmapped at stage 2, so reads trap */
+	uint8_t op;         /* an erase or a buffered program in progress: the device is busy */
+	uint64_t op_next;   /* erase: the next bank offset to erase; program: the next buffer index */
+	uint64_t op_end;    /* erase: the end of what it erases (the block's backed part) */
+	uint64_t erase_at;  /* an erase's setup (20): the bank offset it names, until its second cycle */
 	uint32_t count;     /* buffered program: bus words announced (1 .. VFLASH_BUFFER_WORDS) */
 	uint32_t buf_words; /* buffered program: bus words written so far */
 	uint64_t buf_start; /* buffered program: bank offset of the first word */
