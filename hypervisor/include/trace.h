@@ -54,6 +54,11 @@ struct trace_ring *trace_ring_of(unsigned core);
 
 /* The source fields of an event (core, partition, vCPU), packed once per vCPU. */
 uint64_t trace_source(unsigned core, unsigned partition, unsigned vcpu);
+/* And back: a running vCPU's own are current (a best-effort vCPU's core is set as it is taken),
+ * so BH_HC_GET_IDS answers from its one word. */
+static inline unsigned trace_source_core(uint64_t s) { return (unsigned)(s >> 16) & 0xff; }
+static inline unsigned trace_source_partition(uint64_t s) { return (unsigned)(s >> 24) & 0xff; }
+static inline unsigned trace_source_vcpu(uint64_t s) { return (unsigned)(s >> 32) & 0xffff; }
 void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg);
 /* The same with an explicit time (counter ticks). */
 void trace_emit_at(unsigned type, const struct vcpu *v, uint64_t arg, uint64_t time);
