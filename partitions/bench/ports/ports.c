@@ -66,7 +66,7 @@ _Noreturn static void receiver(int near)
 	int in = port("in", 0, BH_DESTINATION_PORT, 4);
 	int s_in = near ? -1 : port("s_in", 1, BH_DESTINATION_PORT, 1000000000);
 	int ack = near ? -1 : port("ack", 0, BH_SOURCE_PORT, 4);
-	unsigned char buf[MAX_MSG] __attribute__((aligned(8)));
+	unsigned char buf[MAX_MSG] __attribute__((aligned(128))); /* in one page: never split */
 	int sampling = 0;
 	unsigned char last = 0;
 
@@ -95,7 +95,7 @@ _Noreturn static void waiting_receiver(int near)
 {
 	int in = port("in", 0, BH_DESTINATION_PORT, 4);
 	int ack = near ? -1 : port("ack", 0, BH_SOURCE_PORT, 4);
-	unsigned char buf[MAX_MSG] __attribute__((aligned(8)));
+	unsigned char buf[MAX_MSG] __attribute__((aligned(128))); /* in one page: never split */
 
 	if (ack >= 0)
 		bh_queuing_send(ack, buf, 1);
@@ -136,7 +136,7 @@ static unsigned long long between(const struct bench_reads *a, const struct benc
 static void send_and_receive(const struct ports *p, unsigned size, unsigned char *msg)
 {
 	unsigned long long send = ~0ull, queued = ~0ull, receive = ~0ull;
-	unsigned char buf[MAX_MSG] __attribute__((aligned(8)));
+	unsigned char buf[MAX_MSG] __attribute__((aligned(128))); /* in one page: never split */
 
 	for (unsigned r = 0; r < ROUNDS; r++) {
 		struct bench_reads a, b, c, d, e, f;
@@ -239,7 +239,7 @@ _Noreturn static void sender(void)
 		.to_far_wait = port("to_far_wait", 0, BH_SOURCE_PORT, 4),
 		.ackw_in = port("ackw_in", 0, BH_DESTINATION_PORT, 4),
 	};
-	unsigned char msg[MAX_MSG] __attribute__((aligned(8)));
+	unsigned char msg[MAX_MSG] __attribute__((aligned(128))); /* in one page: never split */
 
 	for (unsigned i = 0; i < MAX_MSG; i++)
 		msg[i] = (unsigned char)i;
