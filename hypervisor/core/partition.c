@@ -75,6 +75,7 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 				    .state = VCPU_HALTED, .entry = cfg->entry,
 				    .boot_arg = cfg->boot_arg,
 				    .trace_source = trace_source(core, cfg->id, j),
+				    .steals = cfg->vmachine != NULL,
 				    .timer_deadline = TIME_NEVER };
 		if (vcpu_is_best_effort(v))
 			be_add(v);

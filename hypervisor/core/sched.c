@@ -332,12 +332,13 @@ static void program_timer(struct percpu *c, uint64_t at)
 }
 
 /* Stolen time: from a switch-out that leaves prev ready to the switch-in that runs it again.
- * Guests with a virtual machine read it (SMCCC paravirtualized time). */
+ * Guests with a virtual machine read it (SMCCC paravirtualized time); nobody else's is kept,
+ * so a paravirtual partition's switches (a port hand-over) do not pay for it. */
 static void account_stolen(struct vcpu *prev, struct vcpu *next, uint64_t now)
 {
-	if (prev && vcpu_runnable(prev))
+	if (prev && prev->steals && vcpu_runnable(prev))
 		prev->ready_since = now;
-	if (next && next->ready_since) {
+	if (next && next->steals && next->ready_since) {
 		__atomic_store_n(&next->stolen_ticks, next->stolen_ticks + (now - next->ready_since),
 				 __ATOMIC_RELAXED);
 		next->ready_since = 0;

@@ -63,6 +63,7 @@ struct vcpu {
 	bool counted;                 /* released for its partition's restart in progress (lock) */
 	bool hm_held;                 /* health-monitor lines wait for its own time (hm.c) */
 	bool be_queued;               /* best-effort: in the queue, no core holds it (queue lock) */
+	bool steals;                  /* its guest can read its stolen time: it is kept */
 	/* Stolen time (the guest reads it, arch/aarch64/vmachine.c): switched out while it could
 	 * run, since ready_since (0: running, or it was not ready when it left). */
 	uint64_t ready_since;

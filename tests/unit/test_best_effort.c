@@ -255,6 +255,7 @@ TEST(a_best_effort_vcpu_given_back_while_ready_counts_the_wait_as_stolen)
 	uint64_t slot = T0 + US(600), back = slot - LEAD - BE_LEAD_TICKS;
 
 	boot();
+	be(0)->steals = true; /* its guest reads its stolen time (a virtual machine) */
 	EXPECT(on(0, T0 + US(200)) == be(0));
 	EXPECT_EQ(be(0)->stolen_ticks, 0);
 	EXPECT(on(0, back) == NULL);
@@ -265,6 +266,21 @@ TEST(a_best_effort_vcpu_given_back_while_ready_counts_the_wait_as_stolen)
 	be(0)->state = VCPU_READY;
 	EXPECT(on(2, back + US(30)) == be(0));
 	EXPECT_EQ(be(0)->stolen_ticks, US(10));
+}
+
+/* A paravirtual guest cannot read its stolen time: none is kept, and its switches do not pay
+ * for it (a port hand-over between two paravirtual partitions). */
+TEST(a_vcpu_whose_guest_cannot_read_stolen_time_keeps_none)
+{
+	uint64_t slot = T0 + US(600), back = slot - LEAD - BE_LEAD_TICKS;
+
+	boot();
+	EXPECT(!be(0)->steals);
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT(on(0, back) == NULL);
+	EXPECT_EQ(be(0)->ready_since, 0);
+	EXPECT(on(2, back + US(10)) == be(0));
+	EXPECT_EQ(be(0)->stolen_ticks, 0);
 }
 
 /* A vCPU given back while a core that may run it sleeps with room wakes that core. */
@@ -443,6 +459,7 @@ TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
 	uint64_t slot = T0 + US(600), back = slot - LEAD - BE_LEAD_TICKS;
 
 	boot();
+	be(0)->steals = true;
 	EXPECT(on(0, T0) == rt(0));
 	EXPECT(on(0, T0 + US(200)) == be(0));
 	EXPECT_EQ(fake.timer, back);
