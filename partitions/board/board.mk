@@ -8,7 +8,7 @@ BOARD_OUT := $(BUILD)/board
 BOARD_CFLAGS := -Ipartitions/board/include -std=gnu11 -ffreestanding -fno-pic -fno-pie -fno-stack-protector -mgeneral-regs-only \
 	-mstrict-align -fno-tree-loop-distribute-patterns -O2 -g -Wall -Wextra -Werror -Wno-main
 BOARD_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,--fatal-warnings -Wl,-z,max-page-size=4096 -Wl,--no-warn-rwx-segments
-# Every directory is a guest but include/, the headers the firmware probes share (fwprobe.h).
+# Every directory is a guest but include/, what guests share (fwprobe.h, el1_entry.S).
 BOARD_GUESTS := $(filter-out include,$(sort $(notdir $(patsubst %/,%,$(wildcard $(BOARD_SRC)/*/)))))
 BOARD_GUEST_ELFS := $(patsubst %,$(BOARD_OUT)/%.elf,$(BOARD_GUESTS))
 BOARD_GUEST_BINS := $(BOARD_GUEST_ELFS:.elf=.bin)
@@ -20,10 +20,10 @@ $(BOARD_OUT)/%.bin: $(BOARD_OUT)/%.elf
 	$(CROSS)objcopy -O binary $< $@
 
 $(BOARD_OUT)/%.elf: $(BOARD_SRC)/%/*.c $(BOARD_SRC)/%/*.S $(BOARD_SRC)/%/*.ld partitions/board/board.mk \
-		partitions/board/include/fwprobe.h
+		$(wildcard partitions/board/include/*)
 	@mkdir -p $(dir $@)
 	$(CROSS)gcc $(BOARD_CFLAGS) $(BOARD_LDFLAGS) -Wl,-T,$(BOARD_SRC)/$*/$*.ld -o $@ \
-		$(filter %.S %.c,$^) -lgcc
+		$(filter $(BOARD_SRC)/$*/%,$(filter %.S %.c,$^)) -lgcc
 
 # flashprobe, rtcprobe, flashcut, flashhog and flashbusy are firmware: raw images at the reset address, padded to the 256 KiB
 # erase block (a firmware image is whole blocks), for QEMU's -bios and a partition's `firmware`.

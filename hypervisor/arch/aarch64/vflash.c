@@ -217,27 +217,26 @@ static void op_step(struct partition *p, unsigned bank, struct vflash *f)
  * while busy, or QEMU's broken erase sequence): the flash as it will be, byte by byte (an access
  * is at most 8 bytes): ones where the erase has still to go, the buffer's words the program has
  * still to store. */
+static uint8_t byte_as_it_will_be(const struct bh_flash_cfg *c, const struct vflash *f,
+				  uint64_t at)
+{
+	if (f->op == OP_ERASE && at >= f->op_next && at < f->op_end)
+		return 0xff;
+	if (f->op == OP_PROGRAM && at >= f->buf_start) {
+		uint64_t word = (at - f->buf_start) / FLASH_BUS;
+		if (word >= f->op_next && word < f->count && (f->written[word / 64] & (1ul << (word % 64))))
+			return (uint8_t)(f->buf[word] >> (8 * ((at - f->buf_start) % FLASH_BUS)));
+	}
+	return at < c->backed ? *backing(c, at) : 0xff;
+}
+
 static uint64_t read_in_progress(const struct bh_flash_cfg *c, const struct vflash *f,
 				 uint64_t off, unsigned size)
 {
 	uint64_t val = 0;
 
-	for (unsigned i = 0; i < size; i++) {
-		uint64_t at = off + i;
-		uint8_t byte = 0xff;
-		if (f->op == OP_ERASE && at >= f->op_next && at < f->op_end) {
-			byte = 0xff;
-		} else if (f->op == OP_PROGRAM && at >= f->buf_start + f->op_next * FLASH_BUS &&
-			   at < f->buf_start + (uint64_t)f->count * FLASH_BUS &&
-			   (f->written[(at - f->buf_start) / FLASH_BUS / 64] &
-			    (1ul << ((at - f->buf_start) / FLASH_BUS % 64)))) {
-			uint32_t word = f->buf[(at - f->buf_start) / FLASH_BUS];
-			byte = (uint8_t)(word >> (8 * ((at - f->buf_start) % FLASH_BUS)));
-		} else if (at < c->backed) {
-			byte = *backing(c, at);
-		}
-		val |= (uint64_t)byte << (8 * i);
-	}
+	for (unsigned i = 0; i < size; i++)
+		val |= (uint64_t)byte_as_it_will_be(c, f, off + i) << (8 * i);
 	return val;
 }
 

@@ -1,36 +1,6 @@
 /* emulbench: entry, vectors and the timed stretches. Written for QEMU's `virt` machine, with no
  * Bulkhead code; started at EL1 (MMU off) with x0 = the device tree. */
-	.section .text.start, "ax"
-	.global _start
-_start:
-	ldr	x9, =stack_top
-	mov	sp, x9
-	adr	x9, vectors
-	msr	vbar_el1, x9
-	isb
-	bl	main
-1:	wfi
-	b	1b
-
-	.balign 2048
-vectors:
-	.rept 4				/* current EL with SP0 */
-	b	.
-	.balign 128
-	.endr
-	b	sync_trap		/* current EL with SPx: synchronous */
-	.balign 128
-	.rept 11
-	b	.
-	.balign 128
-	.endr
-
-sync_trap:
-	mrs	x0, esr_el1
-	mrs	x1, elr_el1
-	bl	unexpected
-	b	.
-
+#include "el1_entry.S"
 /* The 16 counter reads of a stamp into x2-x17 (see partitions/bench/common/stamp.h). */
 .macro read16
 	.irp r, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17

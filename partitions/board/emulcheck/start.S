@@ -1,36 +1,6 @@
 /* emulcheck: entry, vectors, and the accesses whose destination or source register matters
  * (tests/system/test_boards.py). Written for QEMU's `virt` machine, with no Bulkhead code. */
-	.section .text.start, "ax"
-	.global _start
-_start:
-	ldr	x9, =stack_top
-	mov	sp, x9
-	adr	x9, vectors
-	msr	vbar_el1, x9
-	isb
-	bl	main
-1:	wfi
-	b	1b
-
-	.balign 2048
-vectors:
-	.rept 4				/* current EL with SP0 */
-	b	.
-	.balign 128
-	.endr
-	b	sync_trap		/* current EL with SPx: synchronous */
-	.balign 128
-	.rept 11
-	b	.
-	.balign 128
-	.endr
-
-sync_trap:
-	mrs	x0, esr_el1
-	mrs	x1, elr_el1
-	bl	unexpected
-	b	.
-
+#include "el1_entry.S"
 /* uint32_t read_x19(addr): a 32-bit load into x19, which the emulation fast path leaves to the
  * full path (x19-x29 are not in its save area). */
 	.global read_x19
