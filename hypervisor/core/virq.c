@@ -37,7 +37,11 @@ void virq_follow(struct vcpu *v, unsigned core)
 }
 
 /* intid became deliverable in v: make sure v sees it. Inline: it is on the timer interrupt's
- * path to the guest. */
+ * path to the guest. A pinned vCPU of this core that is neither running nor woken here (ready
+ * but preempted, suspended, halted) needs nothing: its state, and so the core's choice, is
+ * unchanged, and the interrupt reaches its list registers when it is next switched in. A
+ * scheduling pass would only decide the same (a port message to a lower-priority partition
+ * of the sender's core paid one: about 250 instructions). */
 HOT_INLINE void notify(struct vcpu *v, unsigned intid)
 {
 	if (v == this_cpu()->vcpu)
@@ -46,8 +50,8 @@ HOT_INLINE void notify(struct vcpu *v, unsigned intid)
 		 __atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
 					     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 		sched_vcpu_woken(v); /* on its own core, a priority comparison may do */
-	} else {
-		sched_vcpu_changed(v);
+	} else if (vcpu_is_best_effort(v) || v->core != this_cpu()->core) {
+		sched_vcpu_changed(v); /* its core, or a best-effort vCPU's holder or taker */
 	}
 }
 

@@ -199,6 +199,28 @@ TEST(fixed_priority_decides_a_single_wake_up_by_one_comparison)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* An interrupt for a vCPU of this core that stays as it is (ready but preempted, suspended)
+ * asks for no decision: the core's choice cannot change. It reaches the vCPU once it runs. */
+TEST(an_interrupt_for_a_preempted_vcpu_asks_for_no_decision)
+{
+	struct percpu *c = &percpu[0];
+
+	vcpus[0].priority = 1;
+	vcpus[1].priority = 5;
+	vcpus[2].priority = 3;
+	boot(BH_POLICY_FIXED_PRIORITY);
+	EXPECT(at(5) == vcpu_of(1));
+	virq_inject(vcpu_of(0), BH_VIRQ_PORT, false); /* ready, below the running one */
+	vcpu_of(2)->state = VCPU_SUSPENDED;
+	virq_inject(vcpu_of(2), BH_VIRQ_PORT, false);
+	EXPECT_EQ(c->exit_work, 0);
+	EXPECT(virq_has_pending(vcpu_of(0)));
+	vcpu_of(1)->state = VCPU_IDLE;
+	EXPECT(at(10) == vcpu_of(0)); /* runs with its interrupt pending */
+	EXPECT(virq_has_pending(vcpu_of(0)));
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 /* The one comparison does not look at the running vCPU's state: suspended by another core
  * before its kick is taken, it is simply left, for the woken vCPU the full decision would
  * pick too; a wake-up that does not outrank it still takes the full decision. */
