@@ -128,9 +128,14 @@ $(PART_OUT)/$(1).elf: $$(PART_OBJS_$(1)) $(3) $(PART_LIB) $(PART_LDSCRIPT) \
 		-o $$@ $$(PART_OBJS_$(1)) $(3) $(PART_LIB) $(PART_LDLIBS)
 endef
 
-# An APEX application's extra library and flags (nothing for the others).
+# An APEX application's extra library and flags (nothing for the others). Its process stacks
+# have 4 KiB guard pages (libapex turns the MMU on): stack-clash protection makes a function
+# whose frame is larger than that touch every page it allocates on the way down, so it cannot
+# step over the guard into the stack below.
+PART_APEX_APP_CFLAGS := $(PART_APEX_CFLAGS) -fstack-clash-protection \
+	--param stack-clash-protection-guard-size=12
 part_apex_lib = $(if $(filter $(1),$(PART_APEX_APPS)),$(PART_APEXLIB))
-part_apex_cflags = $(if $(filter $(1),$(PART_APEX_APPS)),$(PART_APEX_CFLAGS))
+part_apex_cflags = $(if $(filter $(1),$(PART_APEX_APPS)),$(PART_APEX_APP_CFLAGS))
 
 $(foreach a,$(PART_DEMO_APPS),$(eval $(call part_app,$(a),$(PART_SRC)/apps/$(a),\
 	$(call part_apex_lib,$(a)),$(call part_apex_cflags,$(a)))))

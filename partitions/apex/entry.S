@@ -8,6 +8,8 @@
  *
  *   IRQ     -> apex_kernel_irq(frame): dispatch the interrupts, then maybe preempt.
  *   SVC #0  -> apex_kernel_svc(frame): a service gave up the CPU (apex_reschedule).
+ *   no room for the frame below SP (the stack reached its guard page, with the MMU on) ->
+ *              apex_kernel_stack_fault(): the process stops with STACK_OVERFLOW.
  *   other synchronous exceptions -> apex_kernel_fault(frame): in a process, that process's
  *              error for the error handler; elsewhere libbhpart's (bh_el1_vectors), which
  *              reports it and stops the partition.
@@ -75,18 +77,30 @@ apex_vectors:
 	to_libbhpart 2
 	to_libbhpart 3
 
-	/* Synchronous, EL1h: SVC #0 is a reschedule point, anything else a fault (slot 8). */
+	/* Synchronous, EL1h: SVC #0 is a reschedule point (slot 9), anything else a fault (slot
+	 * 8). First, whether the frame fits where SP points: a stack that ran into its guard
+	 * pages (unmapped: kernel.c, lib/mmu.c) would fault again at every push, so its two
+	 * ends are translated first (a guard is larger than a frame: no hole between them). */
 	slot	4
+	msr	sp_el0, x0		/* a scratch register: SP_EL0 is unused (all runs at EL1h) */
+	sub	x0, sp, #FRAME_SIZE
+	at	s1e1w, x0
+	isb
+	mrs	x0, par_el1
+	tbnz	x0, #0, stack_overflow	/* PAR_EL1.F: no translation */
+	sub	x0, sp, #16
+	at	s1e1w, x0
+	isb
+	mrs	x0, par_el1
+	tbnz	x0, #0, stack_overflow
+	mrs	x0, sp_el0
 	sub	sp, sp, #FRAME_SIZE
 	stp	x0, x1, [sp, #0]
 	mrs	x0, esr_el1
 	mov	w1, #ESR_SVC0
 	cmp	w0, w1
 	b.ne	sync_fault
-	save_x2_to_spsr
-	to_kernel_stack
-	bl	apex_kernel_svc
-	b	apex_resume
+	b	svc_entry
 
 	/* IRQ, EL1h. */
 	slot	5
@@ -179,7 +193,27 @@ sync_fault:
 	cbnz	x0, apex_resume
 	b	bh_el1_vectors + 4 * 128
 
-	.irp	i, 9, 10, 11, 12, 13, 14, 15
+	to_libbhpart 9
+svc_entry:
+	save_x2_to_spsr
+	to_kernel_stack
+	bl	apex_kernel_svc
+	b	apex_resume
+
+	/* No room for a frame (slot 4): the context is lost; on the kernel stack, the process
+	 * is stopped for its error handler (apex_kernel_stack_fault returns the next context),
+	 * or, outside a process, libbhpart reports the fault and stops the partition. */
+	to_libbhpart 10
+stack_overflow:
+	mrs	x1, tpidr_el0
+	ldr	x1, [x1, #CORE_KSTACK_TOP]
+	mov	sp, x1
+	bl	apex_kernel_stack_fault
+	cbnz	x0, apex_resume
+	mrs	x0, sp_el0
+	b	bh_el1_vectors + 4 * 128
+
+	.irp	i, 11, 12, 13, 14, 15
 	to_libbhpart \i
 	.endr
 	slot	16

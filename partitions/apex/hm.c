@@ -146,11 +146,10 @@ void CREATE_ERROR_HANDLER(SYSTEM_ADDRESS_TYPE ENTRY_POINT, STACK_SIZE_TYPE STACK
 
 	if (apex_k.has_handler)
 		rc = NO_ACTION;
-	else if (!ENTRY_POINT || STACK_SIZE < APEX_MIN_STACK_SIZE ||
-		 STACK_SIZE > APEX_STACK_POOL_SIZE - APEX_STACK_GUARD_SIZE)
+	else if (!ENTRY_POINT)
 		rc = INVALID_PARAM;
-	else if (((STACK_SIZE + 15u) & ~15u) + APEX_STACK_GUARD_SIZE > apex_stack_free())
-		rc = INVALID_CONFIG;
+	else if ((rc = apex_stack_fits(STACK_SIZE)) != NO_ERROR)
+		;
 	else if (apex_k.mode == NORMAL)
 		rc = INVALID_MODE;
 	else {

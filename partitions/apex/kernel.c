@@ -29,11 +29,21 @@ struct apex_kernel apex_k;
 struct apex_core apex_cores[APEX_MAX_CORES];
 uint32_t apex_lock;
 
-/* One pool for every process stack, guards included (APEX_STACK_POOL_SIZE). */
-static uint64_t stack_pool[APEX_STACK_POOL_SIZE / 8] __attribute__((aligned(16)));
+/* One pool for every process stack. Each stack takes, from a page boundary: two unmapped guard
+ * pages, then its canary zone and itself, rounded up to whole pages. Two: a function's
+ * stack-clash probes (every 4 KiB, 1 KiB above the new SP: partitions.mk) fault in the upper
+ * guard page with SP at most 5 KiB below the page's top, so SP and the frame entry.S would
+ * save there still lie in the guard. The limit (stack_total, at most APEX_STACK_POOL_SIZE)
+ * counts the stacks and canary zones only; the pool has room for the pages besides, three at
+ * most a stack. */
+#define PAGE 4096u
+#define GUARD_PAGES 2u
+#define STACK_POOL_PAGES (APEX_STACK_POOL_SIZE / PAGE + (GUARD_PAGES + 1) * (APEX_MAX_PROCESSES + 1))
+static uint64_t stack_pool[STACK_POOL_PAGES * PAGE / 8] __attribute__((aligned(PAGE)));
 
 struct apex_frame *apex_kernel_svc(struct apex_frame *f);
 struct apex_frame *apex_kernel_irq(struct apex_frame *f);
+struct apex_frame *apex_kernel_stack_fault(void);
 void apex_process_return(void);
 
 struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
@@ -381,6 +391,25 @@ struct apex_frame *apex_kernel_fault(struct apex_frame *f)
 	return switch_from(c, f);
 }
 
+/* The running context's stack has no room for a frame: entry.S found a page of the frame
+ * unmapped (a guard page) before writing it. A process (or the error handler) is stopped with
+ * STACK_OVERFLOW for the error handler; its registers are lost, they had nowhere to go.
+ * Returns the context to resume, or 0 (the initialization's or an idle loop's stack) for
+ * libbhpart to report the fault and stop the partition. */
+struct apex_frame *apex_kernel_stack_fault(void)
+{
+	struct apex_core *c = apex_here();
+	struct apex_process *next;
+
+	if (c->cur == &c->idle)
+		return 0;
+	apex_lock_ensure(c);
+	next = next_after_stopped(c->cur);
+	c->context_switches++;
+	c->cur = next;
+	return next->ctx;
+}
+
 /* --- Blocking and waking -------------------------------------------------------------------- */
 
 void apex_waitq_init(struct apex_waitq *q, QUEUING_DISCIPLINE_TYPE discipline)
@@ -499,23 +528,33 @@ void apex_detach(struct apex_process *p)
 
 /* --- Stacks ------------------------------------------------------------------------------- */
 
-/* Carves STACK_SIZE (rounded up to 16) plus its guard from the pool; 0 if it does not fit. */
-int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size)
+static unsigned stack_need(STACK_SIZE_TYPE size)
 {
-	unsigned need = ((size + 15u) & ~15u) + APEX_STACK_GUARD_SIZE;
-
-	if (need > apex_stack_free())
-		return 0;
-	p->stack_lo = stack_pool + (apex_k.stack_used + APEX_STACK_GUARD_SIZE) / 8;
-	apex_k.stack_used += need;
-	p->stack_hi = stack_pool + apex_k.stack_used / 8;
-	apex_k.counters.stack_pool_used = apex_k.stack_used;
-	return 1;
+	return ((size + 15u) & ~15u) + APEX_STACK_GUARD_SIZE;
 }
 
-unsigned apex_stack_free(void)
+RETURN_CODE_TYPE apex_stack_fits(STACK_SIZE_TYPE size)
 {
-	return apex_k.limits[APEX_LIMIT_STACK_TOTAL] - apex_k.stack_used;
+	if (size < APEX_MIN_STACK_SIZE || size > APEX_STACK_POOL_SIZE - APEX_STACK_GUARD_SIZE)
+		return INVALID_PARAM;
+	return stack_need(size) > apex_k.limits[APEX_LIMIT_STACK_TOTAL] - apex_k.stack_used
+		       ? INVALID_CONFIG : NO_ERROR;
+}
+
+/* Carves a stack that apex_stack_fits accepted: its guard pages, taken out of the map when the
+ * MMU is on, then the stack at the top of its pages, its canary zone just below it. */
+void apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size)
+{
+	unsigned need = stack_need(size), pages = (need + PAGE - 1) & ~(PAGE - 1);
+	char *guard = (char *)stack_pool + apex_k.stack_carved;
+
+	for (unsigned i = 0; apex_k.mmu && i < GUARD_PAGES; i++)
+		bh_mmu_unmap_page(guard + i * PAGE);
+	apex_k.stack_carved += GUARD_PAGES * PAGE + pages;
+	apex_k.stack_used += need;
+	p->stack_hi = (uint64_t *)(void *)(guard + GUARD_PAGES * PAGE + pages);
+	p->stack_lo = p->stack_hi - (need - APEX_STACK_GUARD_SIZE) / 8;
+	apex_k.counters.stack_pool_used = apex_k.stack_used;
 }
 
 /* A fresh guard and a first frame that enters the process at its entry point with IRQs

@@ -191,12 +191,14 @@ struct apex_kernel {
 	unsigned ncores;                 /* the partition's vCPUs (NUM_ASSIGNED_CORES) */
 	struct apex_process handler;     /* the error handler (DORMANT until an error starts it) */
 	uint8_t has_handler;             /* CREATE_ERROR_HANDLER succeeded */
+	uint8_t mmu;                     /* the MMU is on: every stack has a guard page */
 	OPERATING_MODE_TYPE mode;
 	START_CONDITION_TYPE start_condition;
 	SYSTEM_TIME_TYPE partition_period;  /* INFINITE_TIME_VALUE: none */
 	SYSTEM_TIME_TYPE period_origin;
 	SYSTEM_TIME_TYPE normal_since;      /* when NORMAL began */
-	unsigned stack_used;
+	unsigned stack_used;             /* of the limit: stacks and canary zones (stack_total) */
+	unsigned stack_carved;           /* of the pool: with guard pages and page rounding */
 	unsigned limits[APEX_LIMIT_COUNT]; /* config.c: the declared limits, else the library's */
 	struct apex_counters counters;
 };
@@ -254,8 +256,10 @@ RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_o
 				   MESSAGE_SIZE_TYPE *length_out);
 /* Takes p out of every queue and timer: what STOP and a fault do. */
 void apex_detach(struct apex_process *p);
-int apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size);
-unsigned apex_stack_free(void);
+/* NO_ERROR if a stack of size fits what is left of the pool; INVALID_PARAM for a size no pool
+ * can hold, INVALID_CONFIG when the pool is used up. */
+RETURN_CODE_TYPE apex_stack_fits(STACK_SIZE_TYPE size);
+void apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size);
 void apex_stack_reset(struct apex_process *p);
 /* Blocking services are refused while preemption is locked, outside a process, in the error
  * handler and in an interrupt handler. */

@@ -94,11 +94,9 @@ static RETURN_CODE_TYPE check_attributes(const PROCESS_ATTRIBUTE_TYPE *a)
 
 	if (!apex_name_valid(a->NAME) || !a->ENTRY_POINT)
 		return INVALID_PARAM;
-	if (a->STACK_SIZE < APEX_MIN_STACK_SIZE ||
-	    a->STACK_SIZE > APEX_STACK_POOL_SIZE - APEX_STACK_GUARD_SIZE)
-		return INVALID_PARAM;
-	if (((a->STACK_SIZE + 15u) & ~15u) + APEX_STACK_GUARD_SIZE > apex_stack_free())
-		return INVALID_CONFIG; /* the pool is used up */
+	RETURN_CODE_TYPE fits = apex_stack_fits(a->STACK_SIZE);
+	if (fits != NO_ERROR)
+		return fits; /* INVALID_CONFIG: the pool is used up */
 	if (a->BASE_PRIORITY < MIN_PRIORITY_VALUE || a->BASE_PRIORITY > MAX_PRIORITY_VALUE)
 		return INVALID_PARAM;
 	if (periodic && !apex_timeout_valid(a->PERIOD))

@@ -89,6 +89,8 @@ HM_TESTS = (
     "apex_hm_illegal_request_reaches_handler", "apex_hm_numeric_error_reaches_handler",
     "apex_hm_memory_violation_in_el1_reaches_handler",
     "apex_hm_propagated_memory_violation_reaches_handler", "apex_hm_stack_overflow_reaches_handler",
+    "apex_hm_write_to_own_code_is_a_memory_violation", "apex_hm_stack_overflow_stops_at_the_guard",
+    "apex_hm_a_frame_larger_than_the_guard_cannot_step_over_it",
     "apex_hm_handler_preempts_a_preemption_lock", "apex_hm_handler_service_rules",
     "apex_hm_errors_of_the_handler_go_to_health_monitor",
     "apex_hm_error_raised_in_an_interrupt_handler_is_partition_level",

@@ -610,6 +610,23 @@ void bh_sleep_ns(unsigned long long ns);
 void bh_sleep_ms(unsigned ms);
 
 /* ---------------------------------------------------------------------------------------
+ * Memory protection inside the partition (libbhpart mmu.c), for partitions that want it
+ * (libapex: stack guards). Partitions start with the MMU off; with it on, the map is the
+ * identity (addresses handed to the hypervisor stay IPAs), the image's code and read-only
+ * data are read-only, everything else read-write and not executable.
+ * --------------------------------------------------------------------------------------- */
+/* Builds the translation tables, once per boot, before any vCPU calls bh_mmu_on: 0, or -1 if
+ * the image spans more than 8 MiB from its 2 MiB boundary or crosses a 1 GiB boundary. */
+int bh_mmu_build(void);
+/* Turns the calling vCPU's MMU and caches on over the tables bh_mmu_build made. */
+void bh_mmu_on(void);
+/* Takes one 4 KiB page of the image's writable segment out of the map, for every vCPU: any
+ * access to it then faults at EL1 (a data abort). 0, or -1 if page is not such a page. */
+int bh_mmu_unmap_page(const void *page);
+/* Whether addr is mapped for reading at EL1 now (an address translation, no access). */
+int bh_mmu_page_mapped(const void *addr);
+
+/* ---------------------------------------------------------------------------------------
  * Single 32-bit accesses to an arbitrary IPA, for code that probes isolation. Inline asm
  * guarantees exactly one store/load that the compiler can neither drop nor split.
  * --------------------------------------------------------------------------------------- */

@@ -130,8 +130,9 @@ static void error_handler(void)
 /* --- Worker processes ------------------------------------------------------------------------ */
 
 static PROCESS_ID_TYPE driver, raiser, late, illegal, numeric, unaligned, outside, smasher;
-static PROCESS_ID_TYPE locker, fillers[QUEUE_FILLERS];
-static SEMAPHORE_ID_TYPE gate;
+static PROCESS_ID_TYPE locker, fillers[QUEUE_FILLERS], codewriter, victim, recurser;
+static PROCESS_ID_TYPE victim2, bigframe;
+static SEMAPHORE_ID_TYPE gate, victim_gate;
 static RETURN_CODE_TYPE raise_rc[4];
 static volatile unsigned long fault_pc;
 static volatile int survived;
@@ -207,6 +208,76 @@ static void smasher_body(void)
 	smash();
 	TIMED_WAIT(1 * MS, &rc); /* the kernel finds the guard damaged at this entry */
 	survived = 1;
+}
+
+/* Memory protection inside the partition: libapex runs it with the MMU on. */
+static void codewriter_body(void)
+{
+	/* Its own code is read-only: a permission fault at EL1 (with the MMU off the store
+	 * would simply change the code). */
+	FAULT_AT("str wzr, [x10]", (unsigned long)codewriter_body);
+	survived = 1;
+}
+
+#define VICTIM_WORDS 64
+#define VICTIM_PATTERN 0x5a17c0de5a17c0deul
+static volatile int victim_intact = -1;
+
+/* Created just before recurser, so its stack ends right below recurser's guard page: it
+ * fills a frame with a pattern, waits, and checks the pattern once recurser has run. */
+static void victim_body(void)
+{
+	volatile unsigned long words[VICTIM_WORDS];
+	RETURN_CODE_TYPE rc;
+	int intact = 1;
+
+	for (unsigned i = 0; i < VICTIM_WORDS; i++)
+		words[i] = VICTIM_PATTERN ^ i;
+	WAIT_SEMAPHORE(victim_gate, INF, &rc);
+	for (unsigned i = 0; i < VICTIM_WORDS; i++)
+		intact &= words[i] == (VICTIM_PATTERN ^ i);
+	victim_intact = intact;
+}
+
+#define RECURSE_FRAME 192
+static volatile unsigned depth_reached, depth_limit = ~0u;
+
+/* Unbounded recursion (the limit is never reached), about RECURSE_FRAME bytes a level: the
+ * stack runs down through its canary zone to its guard page. */
+static unsigned __attribute__((noinline)) recurse(unsigned n)
+{
+	volatile char frame[RECURSE_FRAME];
+
+	frame[0] = (char)n;
+	depth_reached = n;
+	if (n == depth_limit)
+		return frame[0];
+	return recurse(n + 1) + (unsigned)frame[0]; /* no tail call */
+}
+
+static void recurser_body(void)
+{
+	recurse(1);
+	survived = 1;
+}
+
+#define BIG_FRAME 16384 /* more than the stack, its second page and the guard pages together */
+
+/* One frame larger than everything between its stack's top and the stack below, written from
+ * its lowest byte up: compiled without stack-clash protection, SP would land in the stack
+ * below and the loop would overwrite it before reaching the guard pages. */
+static char __attribute__((noinline)) big_frame(void)
+{
+	volatile char big[BIG_FRAME];
+
+	for (unsigned i = 0; i < BIG_FRAME; i++)
+		big[i] = 0;
+	return big[BIG_FRAME - 1];
+}
+
+static void bigframe_body(void)
+{
+	survived = big_frame() + 1;
 }
 
 static void locker_body(void)
@@ -358,6 +429,47 @@ BH_TEST(apex_hm_stack_overflow_reaches_handler)
 	expect_fault(smasher, STACK_OVERFLOW, 0);
 }
 
+BH_TEST(apex_hm_write_to_own_code_is_a_memory_violation)
+{
+	expect_fault(codewriter, MEMORY_VIOLATION, 1);
+}
+
+/* The guard pages stop the recursion at its first access to them, beyond the process's own
+ * pages (a 4 KiB stack, its canary zone and the rest of its second page), before the stack
+ * below, another process's, is touched; the canary alone would find it only at the next
+ * switch, with that stack overwritten. */
+BH_TEST(apex_hm_stack_overflow_stops_at_the_guard)
+{
+	RETURN_CODE_TYPE rc;
+
+	victim_intact = -1;
+	depth_reached = 0;
+	START(victim, &rc);
+	apexutil_sleep(1 * MS); /* it fills its frame and waits */
+	expect_fault(recurser, STACK_OVERFLOW, 0);
+	BH_EXPECT(depth_reached > 4096 / RECURSE_FRAME);
+	BH_EXPECT(depth_reached < 8192 / RECURSE_FRAME);
+	SIGNAL_SEMAPHORE(victim_gate, &rc);
+	apexutil_sleep(1 * MS);
+	BH_EXPECT_EQ(victim_intact, 1);
+}
+
+/* The same for one frame larger than the guard: the stack-clash probes GCC emits for it (the
+ * APEX applications' flags) touch each page on the way down, and the first in the guard
+ * faults. */
+BH_TEST(apex_hm_a_frame_larger_than_the_guard_cannot_step_over_it)
+{
+	RETURN_CODE_TYPE rc;
+
+	victim_intact = -1;
+	START(victim2, &rc);
+	apexutil_sleep(1 * MS);
+	expect_fault(bigframe, STACK_OVERFLOW, 0);
+	SIGNAL_SEMAPHORE(victim_gate, &rc);
+	apexutil_sleep(1 * MS);
+	BH_EXPECT_EQ(victim_intact, 1);
+}
+
 BH_TEST(apex_hm_handler_preempts_a_preemption_lock)
 {
 	RETURN_CODE_TYPE rc;
@@ -499,12 +611,18 @@ static void create_processes(void)
 	smasher = make("smasher", smasher_body, 20, INF, 2048);
 	locker = make("locker", locker_body, 20, INF, 4096);
 	CREATE_SEMAPHORE("gate", 0, 1, FIFO, &gate, &rc);
+	CREATE_SEMAPHORE("vgate", 0, 1, FIFO, &victim_gate, &rc);
 	for (unsigned i = 0; i < QUEUE_FILLERS; i++) {
 		name[4] = (char)('0' + i / 10);
 		name[5] = (char)('0' + i % 10);
 		fillers[i] = make(name, filler_body, 5, FILLER_CAPACITY, 1024);
 		START(fillers[i], &rc); /* released together at NORMAL: one deadline for all */
 	}
+	codewriter = make("codewriter", codewriter_body, 20, INF, 4096);
+	victim = make("victim", victim_body, 20, INF, 4096);
+	recurser = make("recurser", recurser_body, 20, INF, 4096); /* its stack right above */
+	victim2 = make("victim2", victim_body, 20, INF, 4096);
+	bigframe = make("bigframe", bigframe_body, 20, INF, 4096);
 }
 
 /* CREATE_ERROR_HANDLER's refusals, then the handler; errors before NORMAL are the

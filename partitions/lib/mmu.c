@@ -1,0 +1,132 @@
+/* Stage-1 translation for a partition that wants memory protection inside itself (libapex
+ * turns it on for its stack guards). The map is the identity, so every address a partition
+ * hands the hypervisor is still its IPA, and stage 2 stays the only isolation between
+ * partitions: this only keeps a partition's own parts from each other.
+ *
+ * The image's first segment (code, read-only data) is read-only and executable; everything
+ * else is read-write and never executable. A page of the image can be taken out of the map
+ * (bh_mmu_unmap_page): any access to it then faults at EL1, in the partition, before it
+ * touches what lies beyond. 4 KiB granule, 39-bit addresses (T0SZ 25, lookup from level 1):
+ * 1 GiB blocks, 2 MiB blocks in the GiB that holds the image, 4 KiB pages over the image.
+ * Everything is Normal write-back memory: a device area of the partition stays Device, as
+ * stage 2 makes it so whatever stage 1 says. */
+#include "bulkhead/bulkhead.h"
+
+#define PAGE_SHIFT 12
+#define BLOCK2_SHIFT 21 /* 2 MiB */
+#define BLOCK1_SHIFT 30 /* 1 GiB */
+#define ENTRIES 512u
+#define IMAGE_TABLES 4u /* level-3 tables: an image of up to 8 MiB from a 2 MiB boundary */
+
+#define DESC_BLOCK 1ul
+#define DESC_TABLE 3ul /* a table (levels 1 and 2) or a page (level 3) */
+#define SH_INNER (3ul << 8)
+#define AF (1ul << 10)
+#define AP_READ_ONLY (2ul << 6)
+#define PXN (1ul << 53)
+#define UXN (1ul << 54)
+/* MAIR_EL1 attribute 0 (index 0 in every descriptor): Normal, inner and outer write-back,
+ * read- and write-allocate. */
+#define MAIR_NORMAL_WB 0xfful
+#define DATA (SH_INNER | AF | PXN | UXN)
+#define CODE (SH_INNER | AF | AP_READ_ONLY | UXN)
+
+/* TCR_EL1: T0SZ 25, walks inner and outer write-back cacheable and inner shareable, 4 KiB
+ * granule, no TTBR1 walks (EPD1), 40-bit intermediate physical addresses. */
+#define TCR_VALUE (25ul | 1ul << 8 | 1ul << 10 | 3ul << 12 | 1ul << 23 | 2ul << 32)
+#define SCTLR_M (1ul << 0)
+#define SCTLR_A (1ul << 1) /* alignment faults, as on the Device memory of the MMU off */
+#define SCTLR_C (1ul << 2)
+#define SCTLR_I (1ul << 12)
+
+extern char __part_start[], __part_data[], __part_end[];
+
+static unsigned long level1[ENTRIES] __attribute__((aligned(4096)));
+static unsigned long level2[ENTRIES] __attribute__((aligned(4096)));
+static unsigned long level3[IMAGE_TABLES][ENTRIES] __attribute__((aligned(4096)));
+
+static unsigned long image_base(void)
+{
+	return (unsigned long)__part_start & ~((1ul << BLOCK2_SHIFT) - 1);
+}
+
+static unsigned long image_tables(void)
+{
+	unsigned long span = (unsigned long)__part_end - image_base();
+
+	return (span + (1ul << BLOCK2_SHIFT) - 1) >> BLOCK2_SHIFT;
+}
+
+int bh_mmu_build(void)
+{
+	unsigned long base = image_base(), gib = base >> BLOCK1_SHIFT, n = image_tables();
+
+	if (n > IMAGE_TABLES || (((unsigned long)__part_end - 1) >> BLOCK1_SHIFT) != gib ||
+	    gib >= ENTRIES)
+		return -1;
+	for (unsigned long i = 0; i < ENTRIES; i++) {
+		level1[i] = i << BLOCK1_SHIFT | DATA | DESC_BLOCK;
+		level2[i] = gib << BLOCK1_SHIFT | i << BLOCK2_SHIFT | DATA | DESC_BLOCK;
+	}
+	level1[gib] = (unsigned long)level2 | DESC_TABLE;
+	for (unsigned long t = 0; t < n; t++) {
+		unsigned long block = base + (t << BLOCK2_SHIFT);
+		for (unsigned long i = 0; i < ENTRIES; i++) {
+			unsigned long va = block + (i << PAGE_SHIFT);
+			level3[t][i] = va | (va < (unsigned long)__part_data ? CODE : DATA) | DESC_TABLE;
+		}
+		level2[(block >> BLOCK2_SHIFT) % ENTRIES] = (unsigned long)level3[t] | DESC_TABLE;
+	}
+	__asm__ volatile("dsb ishst" : : : "memory");
+	return 0;
+}
+
+/* Lines of the writable segment that the caches may hold from before the MMU was on (the
+ * image was written with caches off) are dropped first, so a cached read never hides what
+ * memory holds. */
+static void invalidate_writable(void)
+{
+	unsigned long ctr, line;
+
+	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
+	line = 4ul << ((ctr >> 16) & 15);
+	for (unsigned long a = (unsigned long)__part_data & ~(line - 1); a < (unsigned long)__part_end;
+	     a += line)
+		__asm__ volatile("dc ivac, %0" : : "r"(a) : "memory");
+	__asm__ volatile("dsb sy" : : : "memory");
+}
+
+void bh_mmu_on(void)
+{
+	unsigned long sctlr;
+
+	invalidate_writable();
+	__asm__ volatile("msr mair_el1, %0\n\tmsr tcr_el1, %1\n\tmsr ttbr0_el1, %2\n\tisb\n\t"
+			 "tlbi vmalle1\n\tdsb nsh\n\tisb"
+			 : : "r"(MAIR_NORMAL_WB), "r"(TCR_VALUE), "r"(level1) : "memory");
+	__asm__ volatile("mrs %0, sctlr_el1" : "=r"(sctlr));
+	sctlr |= SCTLR_M | SCTLR_A | SCTLR_C | SCTLR_I;
+	__asm__ volatile("msr sctlr_el1, %0\n\tisb" : : "r"(sctlr) : "memory");
+}
+
+int bh_mmu_unmap_page(const void *page)
+{
+	unsigned long va = (unsigned long)page, off = va - image_base();
+
+	if ((va & ((1ul << PAGE_SHIFT) - 1)) || va < (unsigned long)__part_data ||
+	    va >= (unsigned long)__part_end)
+		return -1;
+	level3[off >> BLOCK2_SHIFT][(off >> PAGE_SHIFT) % ENTRIES] = 0;
+	/* Every vCPU of the partition: the inner shareable domain. */
+	__asm__ volatile("dsb ishst\n\ttlbi vaae1is, %0\n\tdsb ish\n\tisb"
+			 : : "r"(va >> PAGE_SHIFT) : "memory");
+	return 0;
+}
+
+int bh_mmu_page_mapped(const void *addr)
+{
+	unsigned long par;
+
+	__asm__ volatile("at s1e1r, %1\n\tisb\n\tmrs %0, par_el1" : "=r"(par) : "r"(addr) : "memory");
+	return !(par & 1);
+}
