@@ -1,7 +1,8 @@
 /* libapex configuration: the partition's `apex:` key of the system description.
  *
  * `bulkhead build` finds the symbol apex_config in the partition's image and writes the
- * declared limits, partition period, process list and partition-level errors over these defaults (declared 0: the
+ * declared limits, partition period (with where its first window starts in the major frame and
+ * its window time), process list and partition-level errors over these defaults (declared 0: the
  * library's own limits, no period, no list). apex_init copies the limits into apex_k.limits, so
  * a create call beyond what the description declares is INVALID_CONFIG (docs/apex.md).
  */
@@ -36,6 +37,8 @@ void apex_config_load(void)
 
 		apex_k.limits[i] = want < library_limits[i] ? want : library_limits[i];
 	}
+	apex_k.duration = declared ? apex_config.duration : INFINITE_TIME_VALUE;
+	apex_k.period_start = declared ? apex_config.period_start : 0;
 	if (declared && apex_config.partition_period > 0)
 		apex_set_partition_period(apex_config.partition_period, &rc);
 }

@@ -196,6 +196,8 @@ struct apex_kernel {
 	START_CONDITION_TYPE start_condition;
 	SYSTEM_TIME_TYPE partition_period;  /* INFINITE_TIME_VALUE: none */
 	SYSTEM_TIME_TYPE period_origin;
+	SYSTEM_TIME_TYPE period_start;      /* the description's first window in the major frame */
+	SYSTEM_TIME_TYPE duration;          /* GET_PARTITION_STATUS.DURATION */
 	SYSTEM_TIME_TYPE normal_since;      /* when NORMAL began */
 	unsigned stack_used;             /* of the limit: stacks and canary zones (stack_total) */
 	unsigned stack_carved;           /* of the pool: with guard pages and page rounding */

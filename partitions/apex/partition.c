@@ -171,10 +171,12 @@ void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN
 		return;
 	}
 	apex_k.partition_period = PERIOD;
-	/* With a cyclic plan, partition periods start in step with its major frames. */
+	/* With a cyclic plan, partition periods start in step with its major frames, at the
+	 * partition's first window (ARINC 653's partition period start; from the description). */
 	apex_k.period_origin = 0;
 	if (bh_plan_frame_start(&frame_start) >= 0)
-		apex_k.period_origin = (SYSTEM_TIME_TYPE)(frame_start % (unsigned long long)PERIOD);
+		apex_k.period_origin = (SYSTEM_TIME_TYPE)((frame_start + apex_k.period_start) %
+							  (unsigned long long)PERIOD);
 	*RETURN_CODE = NO_ERROR;
 }
 
@@ -292,7 +294,7 @@ void SET_PARTITION_MODE(OPERATING_MODE_TYPE OPERATING_MODE, RETURN_CODE_TYPE *RE
 void GET_PARTITION_STATUS(PARTITION_STATUS_TYPE *PARTITION_STATUS, RETURN_CODE_TYPE *RETURN_CODE)
 {
 	PARTITION_STATUS->PERIOD = apex_k.partition_period;
-	PARTITION_STATUS->DURATION = INFINITE_TIME_VALUE;
+	PARTITION_STATUS->DURATION = apex_k.duration;
 	PARTITION_STATUS->IDENTIFIER = partition_id;
 	PARTITION_STATUS->LOCK_LEVEL = apex_here()->lock_level;
 	PARTITION_STATUS->OPERATING_MODE = apex_k.mode;

@@ -146,6 +146,18 @@ def test_apex_errors_the_description_declares_partition_level():
     assert run.count("unhandled exception") == 0
 
 
+WINDOW_TESTS = ("apex_window_partition_status_period_and_duration", "apex_window_releases_at_the_first_window",
+                "apex_window_activations_run_in_the_windows")
+
+
+def test_apex_partition_period_starts_at_the_first_window():
+    run = run_system("apex_window.yaml", icount=True, timeout=60,
+                     until=lambda r: r.index(r"\[bulkhead\] partition apexwin halted") >= 0)
+    assert not run.timed_out, "the partition never went IDLE"
+    verdicts = run.verdicts()
+    assert {n: verdicts.get(("apexwin", n)) for n in WINDOW_TESTS} == {n: ("PASS", "") for n in WINDOW_TESTS}
+
+
 def test_apex_code_size():
     """libapex.a's text and read-only data (what `size` calls text) within the issue's bound."""
     out = subprocess.run(["aarch64-linux-gnu-size", "-t", str(BUILD / "partitions/lib/libapex.a")],

@@ -53,7 +53,8 @@ schedule:
     - name: main
       major_frame: 10ms
       slots:
-        - {{core: 0, start: 0ms, duration: 4ms, vcpu: app}}
+        - {{core: 0, start: 1ms, duration: 3ms, vcpu: app}}
+        - {{core: 0, start: 6ms, duration: 1ms, vcpu: app}}
 partitions:
   - name: app
     id: 0
@@ -85,15 +86,18 @@ def test_the_declaration_is_written_into_the_image(tmp_path):
     (tmp_path / "sys.yaml").write_text(SYSTEM.format(image="lib.elf"))
     system = config.load(tmp_path / "sys.yaml")
     table = _table_of(system, system.partition_named("app"))
-    magic, version, declared, count, *rest = struct.unpack_from("<4I8I2Iq", table)
-    limits, errors, period = rest[:8], rest[8], rest[10]
+    magic, version, declared, count, *rest = struct.unpack_from("<4I8I2I3q", table)
+    limits, errors, period, period_start, duration = rest[:8], rest[8], rest[10], rest[11], rest[12]
     assert (magic, version, declared, count) == (apex.CONFIG_MAGIC, apex.CONFIG_VERSION, 1, 3)
     # processes (the list's length), stack_total (three stacks and their guards), semaphores, events,
     # buffers, blackboards, ports, message_pool; the partition period is the major frame.
     assert limits == [3, 4096 + 512 + 2 * (2048 + 512), 2, 0, 0, 1, 0, 1024]
     assert period == 10_000_000
+    # ARINC 653's partition period starts at the partition's first window; DURATION is its window
+    # time per partition period.
+    assert (period_start, duration) == (1_000_000, 4_000_000)
     assert errors == 1 << 2 | 1 << 5  # NUMERIC_ERROR, MEMORY_VIOLATION (ERROR_CODE_TYPE)
-    rows = [struct.unpack_from("<32sqqIIII", table, 64 + 64 * i) for i in range(4)]
+    rows = [struct.unpack_from("<32sqqIIII", table, 80 + 64 * i) for i in range(4)]
     assert rows[0] == (b"sensor".ljust(32, b"\0"), 10_000_000, 5_000_000, 20, 1, 4096, 0)
     assert rows[1] == (b"logger".ljust(32, b"\0"), 20_000_000, 20_000_000, 10, 0, 2048, 0)
     assert rows[2] == (b"shell".ljust(32, b"\0"), -1, -1, 5, 0, 2048, 0)
@@ -102,22 +106,23 @@ def test_the_declaration_is_written_into_the_image(tmp_path):
 
 @pytest.mark.parametrize("magic, version, size, problem", [
     (apex.CONFIG_MAGIC, apex.CONFIG_VERSION + 1, apex.TABLE_SIZE, "of another libapex version"),
-    (apex.CONFIG_MAGIC, apex.CONFIG_VERSION, apex.TABLE_SIZE - 64, "the tool writes 2112"),
+    (apex.CONFIG_MAGIC, apex.CONFIG_VERSION, apex.TABLE_SIZE - 64, "the tool writes 2128"),
 ])
 def test_a_table_of_another_library_is_refused(tmp_path, magic, version, size, problem):
     _build(tmp_path, "lib", _image_source(magic, version, size))
     (tmp_path / "sys.yaml").write_text(SYSTEM.format(image="lib.elf"))
     _, errors = config.check(tmp_path / "sys.yaml")
-    assert [e.pos.line for e in errors] == [20] and problem in errors[0].message, errors
+    assert [e.pos.line for e in errors] == [21] and problem in errors[0].message, errors
 
 
 def test_the_table_layout_matches_the_library_header():
     """apex.h's struct apex_config: 4 words, APEX_LIMIT_COUNT limits, the partition-level errors and a
-    reserved word, the period, the process list; ERROR_CODES as apex.h numbers ERROR_CODE_TYPE."""
+    reserved word, the period, its first window's start and its duration, the process list; ERROR_CODES as
+    apex.h numbers ERROR_CODE_TYPE."""
     header = apex.APEX_HEADER.read_text()
     assert "APEX_LIMIT_COUNT" in header and list(apex.LIMITS) == [
         "processes", "stack_total", "semaphores", "events", "buffers", "blackboards", "ports", "message_pool"]
-    assert apex.TABLE_SIZE == 16 + 8 * 4 + 8 + 8 + apex.MAX_PROCESSES * 64
+    assert apex.TABLE_SIZE == 16 + 8 * 4 + 8 + 3 * 8 + apex.MAX_PROCESSES * 64
     for name, code in apex.ERROR_CODES.items():
         assert re.search(rf"\b{name.upper()} = {code},?\n", header), name
     built = REPO / "build" / "partitions" / "apexrta.elf"
@@ -183,6 +188,15 @@ def test_every_partition_period_start_in_the_frame_is_a_release_phase():
     supply = rta.CyclicSupply(10, ((5, 10),))
     tasks = [_task("a", 1, 5, 2)]
     assert rta._simulated_wcrt(tasks[0], tasks, supply, 5) == 7
+
+
+def test_partition_periods_start_at_the_first_window():
+    """ARINC 653's partition period starts at the partition's first window (its slot's start, 2 here;
+    the window proper after the slot entry, at 3): released there, not at the frame's start."""
+    supply = rta.CyclicSupply(10, ((3, 8),), origin=2)
+    tasks = [_task("a", 1, 10, 2)]
+    assert rta._simulated_wcrt(tasks[0], tasks, supply, 10) == 3
+    assert rta._simulated_wcrt(tasks[0], tasks, rta.CyclicSupply(10, ((3, 8),)), 10) == 5
 
 
 def test_analyse_command_reports_each_process(cli):

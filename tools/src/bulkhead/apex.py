@@ -64,8 +64,9 @@ INFINITE = -1  # INFINITE_TIME_VALUE
 ERROR_CODES = {"deadline_missed": 0, "application_error": 1, "numeric_error": 2, "illegal_request": 3,
                "stack_overflow": 4, "memory_violation": 5, "hardware_fault": 6, "power_fail": 7}
 
-_HEADER = struct.Struct("<4I8I2Iq")      # magic, version, declared, process_count, limits[8],
-#                                          partition_errors, reserved, partition_period
+_HEADER = struct.Struct("<4I8I2I3q")     # magic, version, declared, process_count, limits[8],
+#                                          partition_errors, reserved, partition_period,
+#                                          period_start, duration
 _PROCESS = struct.Struct("<32sqqIIII")   # name, period, time_capacity, priority, deadline, stack_size, reserved
 TABLE_SIZE = _HEADER.size + MAX_PROCESSES * _PROCESS.size
 
@@ -314,6 +315,26 @@ def major_frame_of(system: System, part: Partition) -> int | None:
     return plan.major_frame if plan is not None else None
 
 
+def windows_of(system: System, part: Partition) -> list[tuple[int, int]]:
+    """(start, duration) of the initial plan's slots of the partition's vCPU 0, sorted, when that
+    vCPU is on a cyclic core; else none."""
+    if major_frame_of(system, part) is None:
+        return []
+    core = part.vcpus[0].core
+    return [(s.start, s.duration) for s in system.initial_plan.core_slots(core)
+            if s.partition == part.name and s.vcpu == 0 and s.start is not None and s.duration is not None]
+
+
+def period_start_and_duration(system: System, part: Partition) -> tuple[int, int]:
+    """ARINC 653's partition period starts with the partition's first window in the major frame, and
+    its DURATION is the window time of one partition period: (offset of that window in the frame,
+    duration) in ns; (0, INFINITE) off a cyclic core or without a window."""
+    windows, frame, period = windows_of(system, part), major_frame_of(system, part), partition_period(system, part)
+    if not windows or not frame or not period:
+        return 0, INFINITE
+    return windows[0][0], sum(d for _, d in windows) * period // frame
+
+
 def partition_period(system: System, part: Partition) -> int | None:
     """The partition period libapex uses: apex.period, else the major frame of its cyclic core."""
     spec = part.apex
@@ -370,7 +391,8 @@ def encode_table(system: System, part: Partition) -> bytes:
     limits = [spec.limit(key) for key in LIMITS]
     period = partition_period(system, part) or INFINITE
     errors = sum(1 << ERROR_CODES[name] for name in {name for name, _ in spec.partition_errors})
-    header = _HEADER.pack(CONFIG_MAGIC, CONFIG_VERSION, 1, len(spec.processes), *limits, errors, 0, period)
+    header = _HEADER.pack(CONFIG_MAGIC, CONFIG_VERSION, 1, len(spec.processes), *limits, errors, 0, period,
+                          *period_start_and_duration(system, part))
     rows = [_encode_process(p) for p in spec.processes]
     rows += [bytes(_PROCESS.size)] * (MAX_PROCESSES - len(rows))
     return header + b"".join(rows)

@@ -6,9 +6,10 @@ its declared wcet plus the library's documented overheads (OVERHEADS), and finds
 process's worst-case response time (release point to the end of its PERIODIC_WAIT):
 
 - on a cyclic core, exactly: releases are aligned to the partition period starts, which are in
-  step with the major frame, so the schedule is fixed by the plan; it is simulated from every
-  partition period start within the major frame, over hyperperiods, until a hyperperiod boundary
-  finds no work left (then it repeats) or the backlog keeps growing (then deadlines are missed);
+  step with the major frame (the first at the partition's first window), so the schedule is fixed
+  by the plan; it is simulated from every partition period start within the major frame, over
+  hyperperiods, until a hyperperiod boundary finds no work left (then it repeats) or the backlog
+  keeps growing (then deadlines are missed);
 - on an edf core, by the classical fixed-point R = C_i + sum over the other processes of equal or
   higher priority of ceil(R / T_j) C_j, against the supply bound function of the periodic
   resource (period, budget): the least time the vCPU gets in any window of a given length;
@@ -74,6 +75,7 @@ class PartitionAnalysis:
 class CyclicSupply:
     frame: int
     windows: tuple[tuple[int, int], ...]  # (start, end) in the frame, slot entry already taken off
+    origin: int = 0  # where partition periods start in the frame: its first slot's start
 
     def describe(self) -> str:
         total = sum(end - start for start, end in self.windows)
@@ -136,11 +138,11 @@ def _cyclic_supply(system: System, part: Partition):
     if plan is None:
         return "its core is cyclic but the system has no plan"
     core = part.vcpus[0].core
-    windows = [(s.start + SLOT_ENTRY_NS, s.end) for s in plan.core_slots(core)
-               if s.partition == part.name and s.vcpu == 0 and s.duration > SLOT_ENTRY_NS]
+    slots = [s for s in plan.core_slots(core) if s.partition == part.name and s.vcpu == 0]
+    windows = [(s.start + SLOT_ENTRY_NS, s.end) for s in slots if s.duration > SLOT_ENTRY_NS]
     if not windows:
         return f"plan '{plan.name}' gives vCPU 0 no slot"
-    return CyclicSupply(plan.major_frame, tuple(windows))
+    return CyclicSupply(plan.major_frame, tuple(windows), slots[0].start)
 
 
 # --- The analysis --------------------------------------------------------------------------------
@@ -255,12 +257,13 @@ def _activations_per_hyperperiod(tasks: list[_Task], supply: CyclicSupply) -> in
 
 
 def _simulated_wcrt(task: _Task, tasks: list[_Task], supply: CyclicSupply, period: int | None) -> int | None:
-    """The worst response of task over every phase of the partition period within the major frame;
-    task goes last among processes of its priority that become ready at the same instant."""
+    """The worst response of task over every partition period start within the major frame (from the
+    partition's first window on); task goes last among processes of its priority that become ready at
+    the same instant."""
     frame = supply.frame
     step = period if period and frame % period == 0 else frame
     worst = 0
-    for phase in range(0, frame, step):
+    for phase in range(supply.origin % step, frame, step):
         response = _Simulation(tasks, supply, phase, task.name).run()[task.name]
         if response is None:
             return None

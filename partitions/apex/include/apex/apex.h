@@ -388,7 +388,7 @@ void apex_set_partition_period(SYSTEM_TIME_TYPE PERIOD, RETURN_CODE_TYPE *RETURN
  * PERIOD, TIME_CAPACITY, BASE_PRIORITY or DEADLINE differ from the list is INVALID_CONFIG too.
  * The layout is the tool's (tools/src/bulkhead/apex.py): change both together. */
 #define APEX_CONFIG_MAGIC   0x43585041u /* "APXC" */
-#define APEX_CONFIG_VERSION 2
+#define APEX_CONFIG_VERSION 3
 struct apex_config_process {
 	char name[32];                    /* NUL-padded, at most MAX_NAME_LENGTH characters */
 	SYSTEM_TIME_TYPE period;          /* INFINITE_TIME_VALUE: aperiodic */
@@ -412,6 +412,8 @@ struct apex_config {
 	unsigned int partition_errors;    /* bit n: ERROR_CODE_TYPE n is partition-level */
 	unsigned int reserved;
 	SYSTEM_TIME_TYPE partition_period; /* INFINITE_TIME_VALUE: none declared */
+	SYSTEM_TIME_TYPE period_start;    /* the partition's first window in the major frame */
+	SYSTEM_TIME_TYPE duration;        /* its window time per partition period, or INFINITE */
 	struct apex_config_process process_list[APEX_MAX_PROCESSES];
 };
 extern struct apex_config apex_config;
