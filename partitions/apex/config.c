@@ -53,17 +53,30 @@ unsigned int apex_limit(enum apex_limit which)
 	return which < APEX_LIMIT_COUNT ? apex_k.limits[which] : 0;
 }
 
+/* The description's entry for the process called name, if it declares a list with one. */
+static const struct apex_config_process *listed(const char *name)
+{
+	unsigned n = config_declared() ? apex_config.process_count : 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (apex_name_eq(apex_config.process_list[i].name, name))
+			return &apex_config.process_list[i];
+	return 0;
+}
+
 int apex_config_allows_process(const PROCESS_ATTRIBUTE_TYPE *a)
 {
-	if (!config_declared() || apex_config.process_count == 0)
-		return 1;
-	for (unsigned i = 0; i < apex_config.process_count; i++) {
-		const struct apex_config_process *p = &apex_config.process_list[i];
+	const struct apex_config_process *p = listed(a->NAME);
 
-		if (apex_name_eq(p->name, a->NAME))
-			return p->period == a->PERIOD && p->time_capacity == a->TIME_CAPACITY &&
-			       p->priority == (unsigned)a->BASE_PRIORITY &&
-			       p->deadline == (unsigned)a->DEADLINE;
-	}
-	return 0;
+	if (!p)
+		return !config_declared() || apex_config.process_count == 0;
+	return p->period == a->PERIOD && p->time_capacity == a->TIME_CAPACITY &&
+	       p->priority == (unsigned)a->BASE_PRIORITY && p->deadline == (unsigned)a->DEADLINE;
+}
+
+int apex_config_core(const char *name)
+{
+	const struct apex_config_process *p = listed(name);
+
+	return p ? (int)p->core : -1;
 }

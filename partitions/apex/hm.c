@@ -115,21 +115,22 @@ void apex_hm_irq(unsigned intid)
 	struct bh_hm_log_entry e;
 	unsigned long flags;
 	struct apex_process *p;
+	ERROR_CODE_TYPE code;
 
 	(void)intid;
 	if (bh_hm_take(&e) != BH_OK)
 		return;
+	if (e.event == BH_EVENT_MEMORY_VIOLATION)
+		code = MEMORY_VIOLATION;
+	else if (e.event == BH_EVENT_TRAPPED_INSTRUCTION || e.event == BH_EVENT_SMC)
+		code = ILLEGAL_REQUEST;
+	else
+		return;
 	flags = apex_enter();
 	p = apex_current();
-	if (e.event == BH_EVENT_MEMORY_VIOLATION) {
-		if (!apex_is_idle(p))
-			apex_detach(p);
-		apex_error(MEMORY_VIOLATION, p, (unsigned long)e.pc, 0, 0);
-	} else if (e.event == BH_EVENT_TRAPPED_INSTRUCTION || e.event == BH_EVENT_SMC) {
-		if (!apex_is_idle(p))
-			apex_detach(p);
-		apex_error(ILLEGAL_REQUEST, p, (unsigned long)e.pc, 0, 0);
-	}
+	if (!apex_is_idle(p))
+		apex_detach(p);
+	apex_error(code, p, (unsigned long)e.pc, 0, 0);
 	apex_leave(flags);
 	/* Others (libapex's own partition_error and deadline_miss events, propagated back)
 	 * were partition-level already. */

@@ -135,8 +135,6 @@ struct apex_process {
 /* The error handler runs above every process priority, preemption lock or not. */
 #define APEX_HANDLER_PRIORITY (MAX_PRIORITY_VALUE + 1)
 
-/* The vCPUs (cores) a partition may run APEX on: 0 .. APEX_MAX_CORES - 1. */
-#define APEX_MAX_CORES 4
 /* The SGI one vCPU sends another of its partition (ICC_SGI1R_EL1) to make it reschedule or
  * reprogram its virtual timer: a cross-core wake-up. */
 #define APEX_SGI_KICK 0
@@ -306,6 +304,8 @@ void apex_process_fault_stack(struct apex_process *p);
 void apex_config_load(void);
 /* The process list allows a with these attributes (always, when no list is declared). */
 int apex_config_allows_process(const PROCESS_ATTRIBUTE_TYPE *a);
+/* The core the description binds the process called name to, or -1 if it does not list it. */
+int apex_config_core(const char *name);
 /* The description declares errors of this code partition-level (apex.partition_errors): they go
  * to Bulkhead's health monitor, never to the error handler. */
 int apex_config_partition_level(ERROR_CODE_TYPE code);

@@ -127,12 +127,11 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
 	apex_k = (struct apex_kernel){ 0 };
 	apex_lock = 0;
-	/* Stack guard pages need the MMU; an image it cannot map keeps the canaries alone. */
+	/* Stack guard pages need the MMU; an image it cannot map (bh_mmu_build says so) keeps the
+	 * canaries alone. */
 	apex_k.mmu = bh_mmu_build() == 0;
 	if (apex_k.mmu)
 		bh_mmu_on();
-	else
-		bh_puts("apex: no MMU map: canary stack guards only");
 	apex_k.ncores = count_vcpus();
 	for (unsigned i = 0; i < APEX_MAX_CORES; i++)
 		init_core(i, apex_k.ncores);

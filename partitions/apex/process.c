@@ -141,7 +141,9 @@ void CREATE_PROCESS(PROCESS_ATTRIBUTE_TYPE *ATTRIBUTES, PROCESS_ID_TYPE *PROCESS
 		apex_name_copy(p->attr.NAME, ATTRIBUTES->NAME);
 		p->id = (PROCESS_ID_TYPE)++apex_k.nprocs;
 		p->prio = p->attr.BASE_PRIORITY;
-		apex_bind(p, &apex_cores[0]); /* the default affinity: the initialization's core */
+		/* The description's affinity, else the initialization's core. */
+		int core = apex_config_core(p->attr.NAME);
+		apex_bind(p, &apex_cores[(unsigned)core < apex_k.ncores ? core : 0]);
 		p->state = DORMANT;
 		p->may_block = 1;
 		apex_list_init(&p->ready_link);
@@ -452,11 +454,13 @@ void INITIALIZE_PROCESS_CORE_AFFINITY(PROCESS_ID_TYPE PROCESS_ID,
 	unsigned long flags = apex_enter();
 	struct apex_process *p = apex_process_by_id(PROCESS_ID);
 	RETURN_CODE_TYPE rc = NO_ERROR;
+	int declared = p ? apex_config_core(p->attr.NAME) : -1;
 
 	if (!p)
 		rc = INVALID_PARAM;
-	else if (PROCESSOR_CORE_ID < 0 || (unsigned)PROCESSOR_CORE_ID >= apex_k.ncores)
-		rc = INVALID_CONFIG; /* not a core of this partition */
+	else if (PROCESSOR_CORE_ID < 0 || (unsigned)PROCESSOR_CORE_ID >= apex_k.ncores ||
+		 (declared >= 0 && declared != PROCESSOR_CORE_ID))
+		rc = INVALID_CONFIG; /* not a core of this partition, or not the description's */
 	else if (apex_k.mode == NORMAL)
 		rc = INVALID_MODE;
 	else

@@ -62,8 +62,11 @@ int bh_mmu_build(void)
 	unsigned long base = image_base(), gib = base >> BLOCK1_SHIFT, n = image_tables();
 
 	if (n > IMAGE_TABLES || (((unsigned long)__part_end - 1) >> BLOCK1_SHIFT) != gib ||
-	    gib >= ENTRIES)
+	    gib >= ENTRIES) {
+		bh_puts("mmu: the image spans more than 8 MiB from its 2 MiB boundary or crosses a 1 GiB "
+			"one: the MMU stays off");
 		return -1;
+	}
 	for (unsigned long i = 0; i < ENTRIES; i++) {
 		level1[i] = i << BLOCK1_SHIFT | DATA | DESC_BLOCK;
 		level2[i] = gib << BLOCK1_SHIFT | i << BLOCK2_SHIFT | DATA | DESC_BLOCK;

@@ -158,6 +158,18 @@ def test_apex_partition_period_starts_at_the_first_window():
     assert {n: verdicts.get(("apexwin", n)) for n in WINDOW_TESTS} == {n: ("PASS", "") for n in WINDOW_TESTS}
 
 
+CORE_TESTS = ("apex_core_create_binds_the_declared_core", "apex_core_affinity_may_not_contradict_the_description",
+              "apex_core_the_process_runs_on_its_core")
+
+
+def test_apex_core_affinity_from_the_description():
+    run = run_system("apex_core.yaml", icount=True, timeout=60,
+                     until=lambda r: r.index(r"\[bulkhead\] partition apexcore halted") >= 0)
+    assert not run.timed_out, "the partition never went IDLE"
+    verdicts = run.verdicts()
+    assert {n: verdicts.get(("apexcore", n)) for n in CORE_TESTS} == {n: ("PASS", "") for n in CORE_TESTS}
+
+
 def test_apex_code_size():
     """libapex.a's text and read-only data (what `size` calls text) within the issue's bound."""
     out = subprocess.run(["aarch64-linux-gnu-size", "-t", str(BUILD / "partitions/lib/libapex.a")],

@@ -275,6 +275,25 @@ def test_a_higher_fixed_priority_vcpu_leaves_nothing_to_analyse(tmp_path):
     assert all(v.wcrt is None and v.met is None and "hog.0" in v.note for v in result.processes)
 
 
+def test_each_core_is_analysed_against_its_own_vcpu(tmp_path):
+    """lo bound to core 1, the partition's vCPU 1, alone there on a dedicated core: nothing of core 0's
+    hi interferes with it, and hi is analysed against vCPU 0's EDF budget alone."""
+    text = _system_on("    - {core: 1, policy: edf}\n    - {core: 2, policy: dedicated}",
+                      "{core: 1, period: 5ms, budget: 2500us}, {core: 2}")
+    text = text.replace("{name: lo, period: 20ms, wcet: 2ms, priority: 10}",
+                        "{name: lo, period: 20ms, wcet: 2ms, priority: 10, core: 1}")
+    (tmp_path / "s.yaml").write_text(text)
+    system = config.load(tmp_path / "s.yaml", images=False)
+    reports = rta.analyse(system)
+    assert [(r.title, [v.name for v in r.processes]) for r in reports] == [
+        ("partition 'app' core 0", ["hi"]), ("partition 'app' core 1", ["lo"])]
+    assert reports[0].processes[0].wcrt == 5_000_000 + 1_003_000
+    assert reports[1].supply == "core 2, dedicated" and reports[1].processes[0].wcrt == 2_003_000
+    rows = [struct.unpack_from("<32sqqIIII", apex.encode_table(system, system.partition_named("app")),
+                               80 + 64 * i) for i in range(2)]
+    assert [r[6] for r in rows] == [0, 1]  # the core each row binds its process to
+
+
 # --- docs/apex.md stays true ---------------------------------------------------------------------
 
 APEX_DOC = REPO / "docs" / "apex.md"

@@ -37,6 +37,7 @@ def _library_defines() -> dict[str, int]:
 
 _LIB = _library_defines()
 MAX_PROCESSES = _LIB["APEX_MAX_PROCESSES"]
+MAX_CORES = _LIB["APEX_MAX_CORES"]
 MIN_STACK = _LIB["APEX_MIN_STACK_SIZE"]
 STACK_GUARD = _LIB["APEX_STACK_GUARD_SIZE"]
 MIN_PRIORITY, MAX_PRIORITY = _LIB["MIN_PRIORITY_VALUE"], _LIB["MAX_PRIORITY_VALUE"]
@@ -57,7 +58,7 @@ LIMITS = {
 }
 BYTE_LIMITS = ("stack_total", "message_pool")
 APEX_KEYS = ("period", *LIMITS, "process_list", "partition_errors")
-PROCESS_KEYS = ("name", "period", "wcet", "capacity", "priority", "deadline", "stack")
+PROCESS_KEYS = ("name", "period", "wcet", "capacity", "priority", "deadline", "stack", "core")
 DEADLINE_KINDS = {"soft": 0, "hard": 1}
 INFINITE = -1  # INFINITE_TIME_VALUE
 # ARINC 653's error codes (ERROR_CODE_TYPE in apex.h), as apex.partition_errors names them.
@@ -67,7 +68,7 @@ ERROR_CODES = {"deadline_missed": 0, "application_error": 1, "numeric_error": 2,
 _HEADER = struct.Struct("<4I8I2I3q")     # magic, version, declared, process_count, limits[8],
 #                                          partition_errors, reserved, partition_period,
 #                                          period_start, duration
-_PROCESS = struct.Struct("<32sqqIIII")   # name, period, time_capacity, priority, deadline, stack_size, reserved
+_PROCESS = struct.Struct("<32sqqIIII")   # name, period, time_capacity, priority, deadline, stack_size, core
 TABLE_SIZE = _HEADER.size + MAX_PROCESSES * _PROCESS.size
 
 
@@ -81,6 +82,7 @@ class ApexProcess(Located):
     priority: int | None = None
     deadline: str = "soft"
     stack: int | None = None
+    core: int = 0                 # its core affinity: an index of the partition's vCPUs
 
     @property
     def relative_deadline(self) -> int | None:
@@ -166,6 +168,8 @@ def _read_process(reader, node: Node, index: int, where: str) -> ApexProcess:
                                       "deadline kind") or "soft"
     if "stack" in fields:
         proc.stack = reader.integer(fields["stack"], f"{where}.stack", "4K")
+    if "core" in fields:
+        proc.core = reader.integer(fields["core"], f"{where}.core", "1") or 0
     return proc
 
 
@@ -191,6 +195,7 @@ def check_apex(system: System, diags: Diagnostics) -> None:
         _check_ports(part, spec, diags)
         _check_partition_errors(part, spec, diags)
         _check_processes(part, spec, diags)
+        _check_cores(part, spec, diags)
         _check_periods(system, part, spec, diags)
 
 
@@ -283,6 +288,19 @@ def _check_process(part: Partition, proc: ApexProcess, diags: Diagnostics) -> No
     if proc.wcet and deadline and proc.wcet > deadline:
         diags.error(proc.at("wcet"), f"{who}: wcet {duration_text(proc.wcet)} is longer than its deadline "
                     f"{duration_text(deadline)}; it can never meet it")
+
+
+def _check_cores(part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
+    """A process's core is one of the partition's vCPUs that libapex runs (NUM_ASSIGNED_CORES)."""
+    cores = min(len(part.vcpus), MAX_CORES)
+    for proc in spec.processes:
+        if not 0 <= proc.core < cores:
+            who = f"process '{proc.name}'" if proc.name else f"apex.process_list[{proc.index}]"
+            diags.error(proc.at("core"), f"{part.title}: {who}: core {proc.core} is not one of the partition's "
+                        f"cores (its vCPUs, 0 to {cores - 1}, at most {MAX_CORES})")
+        elif part.vcpus[proc.core].best_effort:
+            diags.error(proc.at("core"), f"{part.title}: process '{proc.name}': core {proc.core} is a best-effort "
+                        f"vCPU, which has no time of its own; bind it to a pinned vCPU")
 
 
 def _check_periods(system: System, part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
@@ -402,4 +420,4 @@ def _encode_process(proc: ApexProcess) -> bytes:
     deadline = proc.relative_deadline
     return _PROCESS.pack(proc.name.encode()[:NAME_MAX], proc.period or INFINITE,
                          deadline if deadline else INFINITE, proc.priority,
-                         DEADLINE_KINDS[proc.deadline], proc.stack or 0, 0)
+                         DEADLINE_KINDS[proc.deadline], proc.stack or 0, proc.core)

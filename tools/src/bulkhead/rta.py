@@ -1,9 +1,11 @@
 """Response-time analysis of an APEX partition's processes inside the partition's time supply.
 
-libapex runs the processes of a partition by preemptive fixed priority (FIFO among equals) on
-vCPU 0, and vCPU 0 runs only when its core gives it time. The analysis charges every activation
-its declared wcet plus the library's documented overheads (OVERHEADS), and finds each periodic
-process's worst-case response time (release point to the end of its PERIODIC_WAIT):
+libapex runs the processes of a partition by preemptive fixed priority (FIFO among equals), each
+on its core (the partition's vCPU it is bound to: `core` in the process list, 0 by default), and
+a vCPU runs only when its physical core gives it time: each core's processes are analysed
+against that vCPU's supply. The analysis charges every activation its declared wcet plus the
+library's documented overheads (OVERHEADS), and finds each periodic process's worst-case
+response time (release point to the end of its PERIODIC_WAIT):
 
 - on a cyclic core, exactly: releases are aligned to the partition period starts, which are in
   step with the major frame (the first at the partition's first window), so the schedule is fixed
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from math import ceil, gcd
 from pathlib import Path
 
-from bulkhead.apex import ApexProcess, partition_period
+from bulkhead.apex import ApexProcess, partition_period, period_start_and_duration
 from bulkhead.model import Partition, System
 from bulkhead.units import duration_text
 
@@ -64,6 +66,12 @@ class PartitionAnalysis:
     supply: str
     partition_period: int | None
     processes: list[ProcessVerdict] = field(default_factory=list)
+    core: int = 0          # the partition's vCPU whose processes these are
+    cores: int = 1         # how many of its vCPUs have processes listed
+
+    @property
+    def title(self) -> str:
+        return f"partition '{self.partition}'" + (f" core {self.core}" if self.cores > 1 else "")
 
     def verdict(self, name: str) -> ProcessVerdict | None:
         return next((p for p in self.processes if p.name == name), None)
@@ -113,14 +121,14 @@ class FullSupply:
         return self.why
 
 
-def supply_of(system: System, part: Partition):
-    """The time supply of the partition's vCPU 0, or a text saying why there is none to analyse."""
-    vcpu = part.vcpus[0] if part.vcpus else None
+def supply_of(system: System, part: Partition, index: int = 0):
+    """The time supply of the partition's vCPU `index`, or a text saying why there is none to analyse."""
+    vcpu = part.vcpus[index] if index < len(part.vcpus) else None
     if vcpu is None or vcpu.core is None:
-        return "vCPU 0 is not pinned to a core (a best-effort vCPU has no guaranteed time)"
+        return f"vCPU {index} is not pinned to a core (a best-effort vCPU has no guaranteed time)"
     policy = system.policy_of(vcpu.core)
     if policy == "cyclic":
-        return _cyclic_supply(system, part)
+        return _cyclic_supply(system, part, index)
     if policy == "edf":
         return PeriodicResource(vcpu.period, vcpu.budget)
     if policy == "fixed_priority":
@@ -133,16 +141,17 @@ def supply_of(system: System, part: Partition):
     return FullSupply(f"core {vcpu.core}, dedicated")
 
 
-def _cyclic_supply(system: System, part: Partition):
+def _cyclic_supply(system: System, part: Partition, index: int):
+    """vCPU `index`'s slots; partition periods start in step with vCPU 0's first slot (libapex's
+    grid, written into the image), or with the frame when vCPU 0 has none on a cyclic core."""
     plan = system.initial_plan
     if plan is None:
         return "its core is cyclic but the system has no plan"
-    core = part.vcpus[0].core
-    slots = [s for s in plan.core_slots(core) if s.partition == part.name and s.vcpu == 0]
-    windows = [(s.start + SLOT_ENTRY_NS, s.end) for s in slots if s.duration > SLOT_ENTRY_NS]
+    windows = [(s.start + SLOT_ENTRY_NS, s.end) for s in plan.core_slots(part.vcpus[index].core)
+               if s.partition == part.name and s.vcpu == index and s.duration > SLOT_ENTRY_NS]
     if not windows:
-        return f"plan '{plan.name}' gives vCPU 0 no slot"
-    return CyclicSupply(plan.major_frame, tuple(windows), slots[0].start)
+        return f"plan '{plan.name}' gives vCPU {index} no slot"
+    return CyclicSupply(plan.major_frame, tuple(windows), period_start_and_duration(system, part)[0])
 
 
 # --- The analysis --------------------------------------------------------------------------------
@@ -157,17 +166,26 @@ class _Task:
 
 
 def analyse(system: System) -> list[PartitionAnalysis]:
-    """Every partition with an apex process list, in id order."""
-    return [analyse_partition(system, p) for p in system.by_id() if getattr(p, "apex", None) is not None
-            and p.apex.processes]
+    """Every partition with an apex process list, in id order, a report for each of its cores that
+    has processes (a process runs only on its core: the processes of one core are analysed together,
+    against that vCPU's supply)."""
+    return [report for p in system.by_id() if getattr(p, "apex", None) is not None and p.apex.processes
+            for report in analyse_cores(system, p)]
 
 
-def analyse_partition(system: System, part: Partition) -> PartitionAnalysis:
-    supply = supply_of(system, part)
+def analyse_cores(system: System, part: Partition) -> list[PartitionAnalysis]:
+    cores = sorted({proc.core for proc in part.apex.processes})
+    return [analyse_partition(system, part, core, len(cores)) for core in cores]
+
+
+def analyse_partition(system: System, part: Partition, core: int = 0, cores: int = 1) -> PartitionAnalysis:
+    supply = supply_of(system, part, core)
     period = partition_period(system, part)
-    report = PartitionAnalysis(part.name, supply if isinstance(supply, str) else supply.describe(), period)
-    tasks, aperiodic = _tasks(part.apex.processes)
-    for proc in part.apex.processes:
+    report = PartitionAnalysis(part.name, supply if isinstance(supply, str) else supply.describe(), period,
+                               core=core, cores=cores)
+    procs = [proc for proc in part.apex.processes if proc.core == core]
+    tasks, aperiodic = _tasks(procs)
+    for proc in procs:
         report.processes.append(_verdict(proc, tasks, aperiodic, supply, period))
     return report
 
@@ -375,7 +393,7 @@ def describe(analyses: list[PartitionAnalysis]) -> list[str]:
              f"of {SWITCH_NS}, PERIODIC_WAIT {PERIODIC_WAIT_NS}), {SLOT_ENTRY_NS} ns at each slot start"]
     for report in analyses:
         period = duration_text(report.partition_period) if report.partition_period else "none"
-        lines.append(f"partition '{report.partition}': {report.supply}; partition period {period}")
+        lines.append(f"{report.title}: {report.supply}; partition period {period}")
         lines.append(f"  {'process':<16}{'prio':>5}  {'period':>9}  {'wcet':>9}  {'charged':>11}  {'deadline':>9}  "
                      f"{'WCRT':>12}  verdict")
         for v in report.processes:
@@ -390,6 +408,7 @@ def describe(analyses: list[PartitionAnalysis]) -> list[str]:
 
 def write_json(analyses: list[PartitionAnalysis], path: Path) -> None:
     data = {"overheads_ns": OVERHEADS,
-            "partitions": [{"partition": a.partition, "supply": a.supply, "partition_period": a.partition_period,
+            "partitions": [{"partition": a.partition, "core": a.core, "supply": a.supply,
+                            "partition_period": a.partition_period,
                             "processes": [v.as_dict() for v in a.processes]} for a in analyses]}
     path.write_text(json.dumps(data, indent=2) + "\n")

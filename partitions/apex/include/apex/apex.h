@@ -20,7 +20,8 @@
  * Limits, fixed when libapex.a is built (docs/apex.md, "Limits").
  * --------------------------------------------------------------------------------------- */
 #define APEX_MAX_PROCESSES    32          /* processes a partition may create */
-#define APEX_STACK_POOL_SIZE  (192 * 1024) /* bytes shared by every process stack, guards included */
+#define APEX_MAX_CORES        4           /* the vCPUs (cores) APEX runs on: 0 .. 3 */
+#define APEX_STACK_POOL_SIZE  (192 * 1024) /* bytes of stacks and canary zones (guard pages apart) */
 #define APEX_MIN_STACK_SIZE   1024        /* smallest STACK_SIZE accepted */
 #define APEX_STACK_GUARD_SIZE 512         /* canary zone below each stack (not part of STACK_SIZE) */
 #define APEX_MAX_SEMAPHORES   16
@@ -396,7 +397,7 @@ struct apex_config_process {
 	unsigned int priority;
 	unsigned int deadline;            /* SOFT or HARD */
 	unsigned int stack_size;          /* 0: not declared */
-	unsigned int reserved;
+	unsigned int core;                /* its core affinity (CREATE_PROCESS binds it there) */
 };
 /* Indexes of apex_config.limits (and of the kernel's own copy). */
 enum apex_limit {
