@@ -474,6 +474,26 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 	return p->wait_result;
 }
 
+void apex_user_buffer(const void *buf, unsigned long len, int write)
+{
+	unsigned long start = (unsigned long)buf, end = start + len, par;
+
+	if (!apex_k.mmu || !len || end < start)
+		return;
+	for (unsigned long a = start; a < end; a = (a & ~(PAGE - 1ul)) + PAGE) {
+		if (write)
+			__asm__ volatile("at s1e1w, %1\n\tisb\n\tmrs %0, par_el1" : "=r"(par) : "r"(a));
+		else
+			__asm__ volatile("at s1e1r, %1\n\tisb\n\tmrs %0, par_el1" : "=r"(par) : "r"(a));
+		if (!(par & 1))
+			continue;
+		if (write) /* faults: nothing is written */
+			*(volatile char *)a = 0;
+		else
+			(void)*(volatile const char *)a;
+	}
+}
+
 RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_out,
 				   MESSAGE_ADDR_TYPE buf, MESSAGE_SIZE_TYPE length,
 				   MESSAGE_SIZE_TYPE *length_out)

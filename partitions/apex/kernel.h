@@ -251,6 +251,10 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 /* A message service's wait on q (a buffer, blackboard or port) for at most time_out (not 0):
  * INVALID_MODE when the caller cannot wait, else apex_block_current's result. Whoever ends it
  * completes the request (buf, length to send, or where the received length goes). */
+/* A buffer a process leaves for another context to copy into (write) or out of, while it waits:
+ * each of its pages is checked now, and one the caller cannot use faults here, in the caller
+ * (its MEMORY_VIOLATION), instead of later in the context that copies. */
+void apex_user_buffer(const void *buf, unsigned long len, int write);
 RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_out,
 				   MESSAGE_ADDR_TYPE buf, MESSAGE_SIZE_TYPE length,
 				   MESSAGE_SIZE_TYPE *length_out);
