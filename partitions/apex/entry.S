@@ -23,6 +23,7 @@
 #define FRAME_SPSR 256
 #define ESR_SVC0 0x56000000	/* EC 0x15 (SVC64), IL 1, immediate 0 */
 #define KSTACK_SIZE 8192
+#define KSTACK_GUARD 8192	/* two unmapped pages below each kernel stack (partition.c) */
 #define MAX_CORES 4	/* APEX_MAX_CORES: one kernel stack per vCPU */
 #define CORE_KSTACK_TOP 0	/* struct apex_core, reached through TPIDR_EL0 */
 #define LIGHT_SIZE 96	/* x19..x30 */
@@ -205,6 +206,7 @@ svc_entry:
 	 * or, outside a process, libbhpart reports the fault and stops the partition. */
 	to_libbhpart 10
 stack_overflow:
+	mov	x0, sp			/* where it was: a kernel stack is the partition's fault */
 	mrs	x1, tpidr_el0
 	ldr	x1, [x1, #CORE_KSTACK_TOP]
 	mov	sp, x1
@@ -219,12 +221,15 @@ stack_overflow:
 	slot	16
 
 	/* The kernel's own stack: interrupt handlers and the scheduler never run on a process
-	 * stack, so a process needs room for one frame per nesting, not for the kernel. */
+	 * stack, so a process needs room for one frame per nesting, not for the kernel. Each has
+	 * its two guard pages below it (unmapped by init_core with the MMU on): an application's
+	 * interrupt handler runs here, and one that overflows must not go on into what lies
+	 * below (the message pool, another vCPU's kernel stack). */
 	.section .bss.apex_kstack, "aw", %nobits
-	.balign	16
+	.balign	4096
 	.global	apex_kstack
 apex_kstack:
-	.space	KSTACK_SIZE * MAX_CORES
+	.space	(KSTACK_GUARD + KSTACK_SIZE) * MAX_CORES
 	.global	apex_kstack_top
 apex_kstack_top:
 

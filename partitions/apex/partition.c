@@ -14,6 +14,7 @@ extern char apex_kstack[];
 
 /* Kernel stack size per vCPU: entry.S's KSTACK_SIZE. */
 #define KSTACK_SIZE 8192
+#define KSTACK_GUARD 8192 /* entry.S: two pages below each kernel stack */
 
 static PARTITION_ID_TYPE partition_id;
 
@@ -73,7 +74,11 @@ static void init_core(unsigned vcpu, unsigned ncores)
 	struct apex_core *c = &apex_cores[vcpu];
 
 	*c = (struct apex_core){ 0 };
-	c->kstack_top = apex_kstack + (vcpu + 1) * KSTACK_SIZE;
+	c->kstack_top = apex_kstack + (vcpu + 1) * (KSTACK_GUARD + KSTACK_SIZE);
+	if (apex_k.mmu) {
+		bh_mmu_unmap_page(c->kstack_top - KSTACK_SIZE - KSTACK_GUARD);
+		bh_mmu_unmap_page(c->kstack_top - KSTACK_SIZE - KSTACK_GUARD / 2);
+	}
 	c->multi = ncores > 1;
 	c->vcpu = (uint8_t)vcpu;
 	c->online = vcpu == 0; /* the others when they start (secondary_main) */
