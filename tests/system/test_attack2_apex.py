@@ -15,7 +15,8 @@ MAIN = (
     "atk2_error_handler_stack_overflow_is_clean",
     "atk2_interrupt_handler_cannot_overflow_the_kernel_stack_silently",
 )
-FAR = "atk2_svc_with_sp_outside_the_partition_stops_the_process"
+FAR = ("atk2_svc_with_sp_outside_the_partition_stops_the_process",
+       "atk2_irq_with_sp_outside_the_partition_stops_the_process")
 
 _run = None
 
@@ -47,10 +48,11 @@ def test_attack2_apex(name):
     assert verdict[0] == "PASS", verdict
 
 
-def test_attack2_apex_svc_with_sp_outside_the_partition():
+@pytest.mark.parametrize("name", FAR)
+def test_attack2_apex_sp_outside_the_partition(name):
     """The process must stop (STACK_OVERFLOW or MEMORY_VIOLATION) and the partition go on."""
     run = the_run()
     assert not run.timed_out, "a partition never halted\n" + tail(run)
-    verdict = run.verdicts().get(("apexatk2far", FAR))
-    assert verdict is not None, f"{FAR}: no verdict (the partition was stopped)\n" + tail(run)
+    verdict = run.verdicts().get(("apexatk2far", name))
+    assert verdict is not None, f"{name}: no verdict (the partition was stopped)\n" + tail(run)
     assert verdict[0] == "PASS", verdict

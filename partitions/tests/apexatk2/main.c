@@ -82,7 +82,7 @@ static int seen_since(PROCESS_ID_TYPE pid, ERROR_CODE_TYPE code, unsigned n0)
 /* --- Processes ----------------------------------------------------------------------------------- */
 
 static PROCESS_ID_TYPE driver, bb_reader, bb_writer, bb_writer2, buf_receiver, buf_sender;
-static PROCESS_ID_TYPE buf_sender2, guard_irq, guard_irq_edge, far_svc;
+static PROCESS_ID_TYPE buf_sender2, guard_irq, guard_irq_edge, far_svc, far_irq;
 static BLACKBOARD_ID_TYPE board;
 static BUFFER_ID_TYPE buffer, pool_filler;
 
@@ -193,6 +193,13 @@ static void far_svc_body(void)
 	survived = 1;
 }
 
+/* The same with an interrupt instead of the SVC: the IRQ entry has no check of its own. */
+static void far_irq_body(void)
+{
+	__asm__ volatile("mov sp, %0\n1:\tb 1b" : : "r"(OUTSIDE + 0x1000) : "memory");
+	survived = 1;
+}
+
 /* --- Tests (the driver, priority 100) ------------------------------------------------------------ */
 
 /* A reader whose READ_BLACKBOARD buffer is its own code: the message is copied into it by the
@@ -300,6 +307,20 @@ BH_TEST(atk2_svc_with_sp_outside_the_partition_stops_the_process)
 	BH_EXPECT_EQ(survived, 0);
 }
 
+BH_TEST(atk2_irq_with_sp_outside_the_partition_stops_the_process)
+{
+	ONLY_IN(1);
+	RETURN_CODE_TYPE rc;
+	unsigned n0 = nseen;
+
+	survived = 0;
+	START(far_irq, &rc);
+	apexutil_sleep(2 * MS);
+	BH_EXPECT(seen_since(far_irq, STACK_OVERFLOW, n0) || seen_since(far_irq, MEMORY_VIOLATION, n0));
+	BH_EXPECT_EQ(apexutil_state_of(far_irq), DORMANT);
+	BH_EXPECT_EQ(survived, 0);
+}
+
 /* An application's interrupt handler runs on libapex's kernel stack (8 KiB per vCPU, vCPU 0's
  * the lowest). One with a frame larger than that must not silently overwrite the memory below
  * it (the buffer and blackboard message pool): the overflow must be found. */
@@ -382,6 +403,7 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	guard_irq = make("guardirq", guard_irq_body, 20, STACK);
 	guard_irq_edge = make("guardedge", guard_irq_edge_body, 20, STACK);
 	far_svc = make("farsvc", far_svc_body, 20, STACK);
+	far_irq = make("farirq", far_irq_body, 20, STACK);
 	CREATE_BLACKBOARD("board", 64, &board, &rc);
 	CREATE_BUFFER("buffer", 64, 4, FIFO, &buffer, &rc);
 	CREATE_BUFFER("filler", FILL_SIZE, FILL_N, FIFO, &pool_filler, &rc);
