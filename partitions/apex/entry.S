@@ -84,6 +84,16 @@ apex_vectors:
 	 * ends are translated first (a guard is larger than a frame: no hole between them). */
 	slot	4
 	msr	sp_el0, x0		/* a scratch register: SP_EL0 is unused (all runs at EL1h) */
+	/* Every stack (the processes', the kernel's, libbhpart's) lies in the image's writable
+	 * segment: SP anywhere else (a process that set it so) is no stack, even where stage 1
+	 * translates it (stage 2 may not: the hypervisor's fault, then the partition's). */
+	adrp	x0, __part_data		/* page-aligned (part.ld) */
+	cmp	sp, x0
+	b.ls	stack_overflow
+	adrp	x0, __part_end
+	add	x0, x0, :lo12:__part_end
+	cmp	sp, x0
+	b.hi	stack_overflow
 	sub	x0, sp, #FRAME_SIZE
 	at	s1e1w, x0
 	isb
