@@ -56,3 +56,11 @@ def test_attack2_apex_sp_outside_the_partition(name):
     verdict = run.verdicts().get(("apexatk2far", name))
     assert verdict is not None, f"{name}: no verdict (the partition was stopped)\n" + tail(run)
     assert verdict[0] == "PASS", verdict
+
+
+def test_attack2_apex_mc_overflow_on_the_second_vcpu():
+    run = run_system("apex_atk2_mc.yaml", icount=True, timeout=60,
+                     until=lambda r: r.index(r"\[bulkhead\] partition apexatk2mc halted") >= 0)
+    assert not run.timed_out, "the partition never went IDLE (a vCPU stuck?)\n" + tail(run)
+    verdict = run.verdicts().get(("apexatk2mc", "atk2_mc_overflow_on_the_second_vcpu_is_clean"))
+    assert verdict is not None and verdict[0] == "PASS", (verdict, tail(run))

@@ -18,8 +18,13 @@
 #define PAGE 4096ul
 #define MAX_SEEN 32
 
-static int far_partition(void) { return bh_partition_id() == 1; }
-#define ONLY_IN(far) do { if (far_partition() != (far)) return; } while (0)
+/* Role 0 (partition 0): most tests; 1 (partition 1, apexatk2far): SP outside the partition;
+ * 2 (a partition with two vCPUs, apexatk2mc in apex_atk2_mc.yaml): overflows on the second. */
+static unsigned role(void)
+{
+	return bh_vcpu_status(1, 0, 0) >= 0 ? 2 : bh_partition_id();
+}
+#define ONLY_IN(r) do { if (role() != (r)) return; } while (0)
 
 /* --- What the error handler saw --------------------------------------------------------------- */
 
@@ -200,6 +205,46 @@ static void far_irq_body(void)
 	survived = 1;
 }
 
+/* Recursion that calls a service at every level (GET_TIME: the kernel lock with two vCPUs), so
+ * that the overflow comes in the service for some frame sizes: the lock must not stay held. */
+#define MC_RECURSERS 4
+static volatile unsigned mc_depth[MC_RECURSERS];
+static volatile int mc_survived[MC_RECURSERS];
+static PROCESS_ID_TYPE mc_recurser[MC_RECURSERS], mc_after;
+static volatile int mc_after_ran;
+
+#define RECURSE_WITH_SERVICE(k, size)                                                     \
+	static unsigned __attribute__((noinline)) recurse_svc##k(unsigned n)              \
+	{                                                                                 \
+		volatile char frame[size];                                                \
+		SYSTEM_TIME_TYPE t;                                                       \
+		RETURN_CODE_TYPE rc;                                                      \
+		frame[0] = (char)n;                                                       \
+		GET_TIME(&t, &rc);                                                        \
+		mc_depth[k] = n;                                                          \
+		if (n == ~0u)                                                             \
+			return frame[0];                                                  \
+		return recurse_svc##k(n + 1) + (unsigned)frame[0] + (unsigned)t;          \
+	}                                                                                 \
+	static void mc_recurser##k##_body(void)                                           \
+	{                                                                                 \
+		recurse_svc##k(1);                                                        \
+		mc_survived[k] = 1;                                                       \
+	}
+RECURSE_WITH_SERVICE(0, 120)
+RECURSE_WITH_SERVICE(1, 136)
+RECURSE_WITH_SERVICE(2, 152)
+RECURSE_WITH_SERVICE(3, 168)
+
+static void mc_after_body(void)
+{
+	BUFFER_STATUS_TYPE st;
+	RETURN_CODE_TYPE rc;
+
+	GET_BUFFER_STATUS(buffer, &st, &rc); /* a service that takes the kernel lock */
+	mc_after_ran = rc == NO_ERROR ? 1 : 2;
+}
+
 /* --- Tests (the driver, priority 100) ------------------------------------------------------------ */
 
 /* A reader whose READ_BLACKBOARD buffer is its own code: the message is copied into it by the
@@ -321,6 +366,32 @@ BH_TEST(atk2_irq_with_sp_outside_the_partition_stops_the_process)
 	BH_EXPECT_EQ(survived, 0);
 }
 
+/* On the second vCPU of a two-vCPU partition: each recursion stops at its guard with
+ * STACK_OVERFLOW, wherever it is (in the process or in a service holding the kernel lock), and
+ * both vCPUs go on using services afterwards. */
+BH_TEST(atk2_mc_overflow_on_the_second_vcpu_is_clean)
+{
+	ONLY_IN(2);
+	RETURN_CODE_TYPE rc;
+
+	for (unsigned k = 0; k < MC_RECURSERS; k++) {
+		unsigned n0 = nseen;
+
+		START(mc_recurser[k], &rc);
+		BH_EXPECT_EQ(rc, NO_ERROR);
+		for (unsigned i = 0; i < 20 && apexutil_state_of(mc_recurser[k]) != DORMANT; i++)
+			apexutil_sleep(1 * MS);
+		BH_EXPECT_EQ(apexutil_state_of(mc_recurser[k]), DORMANT);
+		BH_EXPECT(seen_since(mc_recurser[k], STACK_OVERFLOW, n0));
+		BH_EXPECT_EQ(mc_survived[k], 0);
+		bh_printf("atk2: mc recurser %u stopped at depth %u\n", k, mc_depth[k]);
+	}
+	START(mc_after, &rc);
+	for (unsigned i = 0; i < 20 && !mc_after_ran; i++)
+		apexutil_sleep(1 * MS);
+	BH_EXPECT_EQ(mc_after_ran, 1);
+}
+
 /* An application's interrupt handler runs on libapex's kernel stack (8 KiB per vCPU, vCPU 0's
  * the lowest). One with a frame larger than that must not silently overwrite the memory below
  * it (the buffer and blackboard message pool): the overflow must be found. */
@@ -404,6 +475,18 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	guard_irq_edge = make("guardedge", guard_irq_edge_body, 20, STACK);
 	far_svc = make("farsvc", far_svc_body, 20, STACK);
 	far_irq = make("farirq", far_irq_body, 20, STACK);
+	{
+		static void (*const bodies[MC_RECURSERS])(void) = {
+			mc_recurser0_body, mc_recurser1_body, mc_recurser2_body, mc_recurser3_body
+		};
+		for (unsigned k = 0; k < MC_RECURSERS; k++) {
+			char name[4] = { 'm', 'c', (char)('0' + k), 0 };
+			mc_recurser[k] = make(name, bodies[k], 20, STACK);
+			INITIALIZE_PROCESS_CORE_AFFINITY(mc_recurser[k], 1, &rc); /* refused on one */
+		}
+		mc_after = make("mcafter", mc_after_body, 20, STACK);
+		INITIALIZE_PROCESS_CORE_AFFINITY(mc_after, 1, &rc);
+	}
 	CREATE_BLACKBOARD("board", 64, &board, &rc);
 	CREATE_BUFFER("buffer", 64, 4, FIFO, &buffer, &rc);
 	CREATE_BUFFER("filler", FILL_SIZE, FILL_N, FIFO, &pool_filler, &rc);
