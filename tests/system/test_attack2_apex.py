@@ -64,3 +64,14 @@ def test_attack2_apex_mc_overflow_on_the_second_vcpu():
     assert not run.timed_out, "the partition never went IDLE (a vCPU stuck?)\n" + tail(run)
     verdict = run.verdicts().get(("apexatk2mc", "atk2_mc_overflow_on_the_second_vcpu_is_clean"))
     assert verdict is not None and verdict[0] == "PASS", (verdict, tail(run))
+
+
+def test_attack2_apex_init_overflow_is_found():
+    """The initialization (main, on libbhpart's vCPU stack) overflows its stack with one large
+    frame: it must be found at the access (libbhpart's report, the partition stopped), not go
+    on silently into vCPU 1's stack below it."""
+    run = run_system("apex_atk2_init.yaml", icount=True, timeout=60,
+                     until=lambda r: r.index(r"\[bulkhead\] partition apexatk2init halted") >= 0)
+    verdict = run.verdicts().get(("apexatk2init", "atk2_init_overflow_was_found"))
+    assert verdict is None or verdict[0] == "PASS", (verdict, tail(run))
+    assert run.index(r"\[apexatk2init\] unhandled exception: ESR=0x9[67]") >= 0, tail(run)

@@ -22,6 +22,8 @@
  * 2 (a partition with two vCPUs, apexatk2mc in apex_atk2_mc.yaml): overflows on the second. */
 static unsigned role(void)
 {
+	if (bh_vcpu_status(2, 0, 0) >= 0)
+		return 3; /* three vCPUs: an overflow of the initialization's stack (apex_atk2_init) */
 	return bh_vcpu_status(1, 0, 0) >= 0 ? 2 : bh_partition_id();
 }
 #define ONLY_IN(r) do { if (role() != (r)) return; } while (0)
@@ -458,12 +460,35 @@ static PROCESS_ID_TYPE make(const char *name, void (*entry)(void), PRIORITY_TYPE
 	return apexutil_make(name, entry, prio, INF, INF, stack, SOFT);
 }
 
+/* The initialization's own frame, larger than its stack (libbhpart's 16 KiB for vCPU 0): the
+ * access below it must be found, not go on into the stack of vCPU 1 (waiting, below it). */
+#define INIT_FRAME (20 * 1024)
+static volatile int init_frame_done;
+
+static void __attribute__((noinline)) init_big_frame(void)
+{
+	volatile char big[INIT_FRAME];
+
+	for (unsigned i = 0; i < INIT_FRAME; i++)
+		big[i] = 0x55;
+	init_frame_done = big[0];
+}
+
+BH_TEST(atk2_init_overflow_was_found)
+{
+	ONLY_IN(3);
+	/* Reached only if the initialization went on after its overflow: it was not found. */
+	BH_EXPECT_EQ(init_frame_done, 0);
+}
+
 int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
 	RETURN_CODE_TYPE rc;
 
 	(void)vcpu;
 	apex_init(boot_kind, restarts);
+	if (role() == 3)
+		init_big_frame();
 	driver = make("driver", driver_body, 100, 8192);
 	bb_reader = make("bbreader", bb_reader_body, 30, STACK);
 	bb_writer = make("bbwriter", bb_writer_body, 20, STACK);
