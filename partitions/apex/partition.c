@@ -134,9 +134,10 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	apex_lock = 0;
 	/* Stack guard pages need the MMU; an image it cannot map keeps the canaries alone. */
 	apex_k.mmu = bh_mmu_build() == 0;
-	if (apex_k.mmu)
+	if (apex_k.mmu) {
 		bh_mmu_on();
-	else
+		bh_mmu_guard_vcpu_stacks(APEX_MAX_CORES); /* the initialization's, the idle loops' */
+	} else
 		bh_puts("apex: no MMU map: canary stack guards only");
 	apex_k.ncores = count_vcpus();
 	for (unsigned i = 0; i < APEX_MAX_CORES; i++)

@@ -130,3 +130,17 @@ int bh_mmu_page_mapped(const void *addr)
 	__asm__ volatile("at s1e1r, %1\n\tisb\n\tmrs %0, par_el1" : "=r"(par) : "r"(addr) : "memory");
 	return !(par & 1);
 }
+
+extern char bh_stacks_end[];
+
+/* Two guard pages at the bottom of each of the first n vCPUs' own stacks (crt0.S: the
+ * initialization's and the idle loops'), so that an overflow of one faults there instead of
+ * going on into the next vCPU's stack; each keeps 8 KiB. */
+void bh_mmu_guard_vcpu_stacks(unsigned n)
+{
+	for (unsigned i = 0; i < n && i < BH_PART_MAX_VCPUS; i++) {
+		char *bottom = bh_stacks_end - (i + 1) * (unsigned long)BH_PART_STACK_SIZE;
+		bh_mmu_unmap_page(bottom);
+		bh_mmu_unmap_page(bottom + (1ul << PAGE_SHIFT));
+	}
+}

@@ -625,6 +625,9 @@ void bh_mmu_on(void);
 int bh_mmu_unmap_page(const void *page);
 /* Whether addr is mapped for reading at EL1 now (an address translation, no access). */
 int bh_mmu_page_mapped(const void *addr);
+/* Unmaps the two lowest pages of each of the first n vCPUs' own stacks (the initialization's
+ * and the idle loops'), as guard pages: each keeps 8 KiB of its 16. */
+void bh_mmu_guard_vcpu_stacks(unsigned n);
 
 /* ---------------------------------------------------------------------------------------
  * Single 32-bit accesses to an arbitrary IPA, for code that probes isolation. Inline asm
