@@ -75,3 +75,15 @@ def test_attack2_apex_init_overflow_is_found():
     verdict = run.verdicts().get(("apexatk2init", "atk2_init_overflow_was_found"))
     assert verdict is None or verdict[0] == "PASS", (verdict, tail(run))
     assert run.index(r"\[apexatk2init\] unhandled exception: ESR=0x9[67]") >= 0, tail(run)
+
+
+def test_attack2_stage1_walk_out_of_the_partition_is_refused():
+    """A hypercall buffer whose stage-1 walk (the partition's own tables) leaves the partition's
+    stage 2: the hypervisor refuses it and goes on."""
+    run = run_system("s1walk.yaml", timeout=30,
+                     until=lambda r: r.index(r"\[bulkhead\] partition s1walk halted") >= 0)
+    assert not run.timed_out, tail(run)
+    assert run.index(r"\[s1walk\] s1walk: console write from the bad walk: -") >= 0, tail(run)
+    assert run.index(r"\[s1walk\] s1walk: hm status into the bad walk: -") >= 0, tail(run)
+    assert run.index(r"\[s1walk\] s1walk: hm status into a good buffer: 0$") >= 0, tail(run)
+    assert run.index(r"panic|PANIC") < 0, tail(run)
