@@ -13,6 +13,7 @@ MAIN = (
     "atk2_irq_with_sp_inside_the_guard_is_a_stack_overflow",
     "atk2_irq_with_sp_just_above_the_guard_is_a_stack_overflow",
     "atk2_error_handler_stack_overflow_is_clean",
+    "atk2_svc_with_a_misaligned_sp_stops_the_process",
     "atk2_interrupt_handler_cannot_overflow_the_kernel_stack_silently",
 )
 FAR = ("atk2_svc_with_sp_outside_the_partition_stops_the_process",

@@ -89,7 +89,7 @@ static int seen_since(PROCESS_ID_TYPE pid, ERROR_CODE_TYPE code, unsigned n0)
 /* --- Processes ----------------------------------------------------------------------------------- */
 
 static PROCESS_ID_TYPE driver, bb_reader, bb_writer, bb_writer2, buf_receiver, buf_sender;
-static PROCESS_ID_TYPE buf_sender2, guard_irq, guard_irq_edge, far_svc, far_irq;
+static PROCESS_ID_TYPE buf_sender2, guard_irq, guard_irq_edge, far_svc, far_irq, misaligned;
 static BLACKBOARD_ID_TYPE board;
 static BUFFER_ID_TYPE buffer, pool_filler;
 
@@ -197,6 +197,15 @@ static void guard_irq_edge_body(void)
 static void far_svc_body(void)
 {
 	__asm__ volatile("mov sp, %0\n\tsvc #0\n1:\tb 1b" : : "r"(OUTSIDE + 0x1000) : "memory");
+	survived = 1;
+}
+
+/* SP misaligned (not a multiple of 8) in its own stack, then an SVC: with alignment checks on
+ * (SCTLR_EL1.A, set with the MMU), the entry's first store faults again at every entry. */
+static void misaligned_svc_body(void)
+{
+	__asm__ volatile("mov x9, sp\n\tsub x9, x9, #516\n\tmov sp, x9\n\tsvc #0\n1:\tb 1b"
+			 : : : "x9", "memory");
 	survived = 1;
 }
 
@@ -340,6 +349,21 @@ BH_TEST(atk2_error_handler_stack_overflow_is_clean)
 
 /* SP outside the partition's memory, then an SVC: the process must stop (STACK_OVERFLOW or
  * MEMORY_VIOLATION) and the others go on. */
+BH_TEST(atk2_svc_with_a_misaligned_sp_stops_the_process)
+{
+	ONLY_IN(0);
+	RETURN_CODE_TYPE rc;
+	unsigned n0 = nseen;
+
+	survived = 0;
+	START(misaligned, &rc);
+	apexutil_sleep(2 * MS);
+	BH_EXPECT(seen_since(misaligned, STACK_OVERFLOW, n0) ||
+		  seen_since(misaligned, MEMORY_VIOLATION, n0));
+	BH_EXPECT_EQ(apexutil_state_of(misaligned), DORMANT);
+	BH_EXPECT_EQ(survived, 0);
+}
+
 BH_TEST(atk2_svc_with_sp_outside_the_partition_stops_the_process)
 {
 	ONLY_IN(1);
@@ -500,6 +524,7 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	guard_irq_edge = make("guardedge", guard_irq_edge_body, 20, STACK);
 	far_svc = make("farsvc", far_svc_body, 20, STACK);
 	far_irq = make("farirq", far_irq_body, 20, STACK);
+	misaligned = make("misalign", misaligned_svc_body, 20, STACK);
 	{
 		static void (*const bodies[MC_RECURSERS])(void) = {
 			mc_recurser0_body, mc_recurser1_body, mc_recurser2_body, mc_recurser3_body
