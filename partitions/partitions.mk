@@ -58,7 +58,8 @@ PART_APEXLIB_OBJS := $(call part_obj,$(call part_srcs,$(PART_SRC)/apex))
 
 # Partitions (under apps/ or tests/) that are APEX applications: they link libapex.a and
 # include <apex/apex.h>.
-PART_APEX_APPS ?= apextest apexhm apexlevel apexbench apexrta apexmc apexwin apexcore control
+PART_APEX_APPS ?= apextest apexhm apexlevel apexbench apexrta apexmc apexwin apexcore control \
+	apexatk2
 PART_APEX_CFLAGS := -I $(PART_SRC)/apex/include
 
 PART_DEMO_APPS := $(sort $(notdir $(patsubst %/,%,$(wildcard $(PART_SRC)/apps/*/))))
@@ -104,8 +105,9 @@ $(PART_TESTLIB): $(PART_TESTLIB_OBJS)
 
 # -Os: the kernel stays within the 24 KB the issue allows (-O2 is larger and no faster under
 # -icount). No unwind tables: part.ld discards .eh_frame, so they were never in an image, yet
-# `size` counted them (5000 of the 24 378 bytes before multicore).
-$(PART_APEXLIB_OBJS): PART_EXTRA_CFLAGS := $(PART_APEX_CFLAGS) -Os \
+# `size` counted them (5000 of the 24 378 bytes before multicore). No frame pointer: nothing
+# walks libapex's frames, and keeping it cost every function two instructions (748 bytes).
+$(PART_APEXLIB_OBJS): PART_EXTRA_CFLAGS := $(PART_APEX_CFLAGS) -Os -fomit-frame-pointer \
 	-fno-asynchronous-unwind-tables -fno-unwind-tables
 
 $(PART_APEXLIB): $(PART_APEXLIB_OBJS)

@@ -23,6 +23,7 @@
 #define FRAME_SPSR 256
 #define ESR_SVC0 0x56000000	/* EC 0x15 (SVC64), IL 1, immediate 0 */
 #define KSTACK_SIZE 8192
+#define KSTACK_GUARD 8192	/* two unmapped pages below each kernel stack (partition.c) */
 #define MAX_CORES 4	/* APEX_MAX_CORES: one kernel stack per vCPU */
 #define CORE_KSTACK_TOP 0	/* struct apex_core, reached through TPIDR_EL0 */
 #define LIGHT_SIZE 96	/* x19..x30 */
@@ -83,6 +84,16 @@ apex_vectors:
 	 * ends are translated first (a guard is larger than a frame: no hole between them). */
 	slot	4
 	msr	sp_el0, x0		/* a scratch register: SP_EL0 is unused (all runs at EL1h) */
+	/* Every stack (the processes', the kernel's, libbhpart's) lies in the image's writable
+	 * segment: SP anywhere else (a process that set it so) is no stack, even where stage 1
+	 * translates it (stage 2 may not: the hypervisor's fault, then the partition's). */
+	adrp	x0, __part_data		/* page-aligned (part.ld) */
+	cmp	sp, x0
+	b.ls	stack_overflow
+	adrp	x0, __part_end
+	add	x0, x0, :lo12:__part_end
+	cmp	sp, x0
+	b.hi	stack_overflow
 	sub	x0, sp, #FRAME_SIZE
 	at	s1e1w, x0
 	isb
@@ -205,6 +216,7 @@ svc_entry:
 	 * or, outside a process, libbhpart reports the fault and stops the partition. */
 	to_libbhpart 10
 stack_overflow:
+	mov	x0, sp			/* where it was: a kernel stack is the partition's fault */
 	mrs	x1, tpidr_el0
 	ldr	x1, [x1, #CORE_KSTACK_TOP]
 	mov	sp, x1
@@ -219,12 +231,15 @@ stack_overflow:
 	slot	16
 
 	/* The kernel's own stack: interrupt handlers and the scheduler never run on a process
-	 * stack, so a process needs room for one frame per nesting, not for the kernel. */
+	 * stack, so a process needs room for one frame per nesting, not for the kernel. Each has
+	 * its two guard pages below it (unmapped by init_core with the MMU on): an application's
+	 * interrupt handler runs here, and one that overflows must not go on into what lies
+	 * below (the message pool, another vCPU's kernel stack). */
 	.section .bss.apex_kstack, "aw", %nobits
-	.balign	16
+	.balign	4096
 	.global	apex_kstack
 apex_kstack:
-	.space	KSTACK_SIZE * MAX_CORES
+	.space	(KSTACK_GUARD + KSTACK_SIZE) * MAX_CORES
 	.global	apex_kstack_top
 apex_kstack_top:
 

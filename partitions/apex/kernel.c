@@ -43,7 +43,7 @@ static uint64_t stack_pool[STACK_POOL_PAGES * PAGE / 8] __attribute__((aligned(P
 
 struct apex_frame *apex_kernel_svc(struct apex_frame *f);
 struct apex_frame *apex_kernel_irq(struct apex_frame *f);
-struct apex_frame *apex_kernel_stack_fault(void);
+struct apex_frame *apex_kernel_stack_fault(const char *sp);
 void apex_process_return(void);
 
 struct apex_process *apex_process_by_id(PROCESS_ID_TYPE id)
@@ -394,15 +394,15 @@ struct apex_frame *apex_kernel_fault(struct apex_frame *f)
 /* The running context's stack has no room for a frame: entry.S found a page of the frame
  * unmapped (a guard page) before writing it. A process (or the error handler) is stopped with
  * STACK_OVERFLOW for the error handler; its registers are lost, they had nowhere to go.
- * Returns the context to resume, or 0 (the initialization's or an idle loop's stack) for
- * libbhpart to report the fault and stop the partition. */
-struct apex_frame *apex_kernel_stack_fault(void)
+ * Returns the context to resume, or 0 (the initialization's or an idle loop's stack, or a
+ * kernel stack) for libbhpart to report the fault and stop the partition. */
+struct apex_frame *apex_kernel_stack_fault(const char *sp)
 {
 	struct apex_core *c = apex_here();
 	struct apex_process *next;
 
-	if (c->cur == &c->idle)
-		return 0;
+	if (c->cur == &c->idle || (sp >= apex_kstack && sp < apex_kstack_top))
+		return 0; /* a kernel stack (an interrupt handler's overflow) is no process's */
 	apex_lock_ensure(c);
 	next = next_after_stopped(c->cur);
 	c->context_switches++;
@@ -548,8 +548,8 @@ void apex_stack_alloc(struct apex_process *p, STACK_SIZE_TYPE size)
 	unsigned need = stack_need(size), pages = (need + PAGE - 1) & ~(PAGE - 1);
 	char *guard = (char *)stack_pool + apex_k.stack_carved;
 
-	for (unsigned i = 0; apex_k.mmu && i < GUARD_PAGES; i++)
-		bh_mmu_unmap_page(guard + i * PAGE);
+	if (apex_k.mmu)
+		bh_mmu_unmap_pages(guard, GUARD_PAGES * PAGE);
 	apex_k.stack_carved += GUARD_PAGES * PAGE + pages;
 	apex_k.stack_used += need;
 	p->stack_hi = (uint64_t *)(void *)(guard + GUARD_PAGES * PAGE + pages);

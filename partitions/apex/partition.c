@@ -14,6 +14,7 @@ extern char apex_kstack[];
 
 /* Kernel stack size per vCPU: entry.S's KSTACK_SIZE. */
 #define KSTACK_SIZE 8192
+#define KSTACK_GUARD 8192 /* entry.S: two pages below each kernel stack */
 
 static PARTITION_ID_TYPE partition_id;
 
@@ -73,7 +74,9 @@ static void init_core(unsigned vcpu, unsigned ncores)
 	struct apex_core *c = &apex_cores[vcpu];
 
 	*c = (struct apex_core){ 0 };
-	c->kstack_top = apex_kstack + (vcpu + 1) * KSTACK_SIZE;
+	c->kstack_top = apex_kstack + (vcpu + 1) * (KSTACK_GUARD + KSTACK_SIZE);
+	if (apex_k.mmu)
+		bh_mmu_unmap_pages(c->kstack_top - KSTACK_SIZE - KSTACK_GUARD, KSTACK_GUARD);
 	c->multi = ncores > 1;
 	c->vcpu = (uint8_t)vcpu;
 	c->online = vcpu == 0; /* the others when they start (secondary_main) */
@@ -130,8 +133,10 @@ void apex_init(unsigned boot_kind, unsigned restarts)
 	/* Stack guard pages need the MMU; an image it cannot map (bh_mmu_build says so) keeps the
 	 * canaries alone. */
 	apex_k.mmu = bh_mmu_build() == 0;
-	if (apex_k.mmu)
+	if (apex_k.mmu) {
 		bh_mmu_on();
+		bh_mmu_guard_vcpu_stacks(APEX_MAX_CORES); /* the initialization's, the idle loops' */
+	}
 	apex_k.ncores = count_vcpus();
 	for (unsigned i = 0; i < APEX_MAX_CORES; i++)
 		init_core(i, apex_k.ncores);

@@ -173,10 +173,13 @@ bh_irq_entry:
 	add	sp, sp, #IRQ_FRAME_SIZE
 	eret
 
+	/* Page-aligned: a partition that turns its MMU on may unmap the bottom pages of each as
+	 * guards (bh_mmu_guard_vcpu_stacks, lib/mmu.c). */
 	.section .bss.bh_stacks, "aw", %nobits
-	.balign	16
+	.balign	4096
 bh_stacks:
 	.space	BH_PART_MAX_VCPUS * BH_PART_STACK_SIZE
+	.global	bh_stacks_end
 bh_stacks_end:
 
 	.global	bh_exc_nesting

@@ -126,10 +126,49 @@ int bh_mmu_unmap_page(const void *page)
 	return 0;
 }
 
+void bh_mmu_unmap_pages(const void *page, unsigned long bytes)
+{
+	for (unsigned long off = 0; off < bytes; off += 1ul << PAGE_SHIFT)
+		bh_mmu_unmap_page((const char *)page + off);
+}
+
+void bh_mmu_check_access(const void *buf, unsigned long len, int write)
+{
+	unsigned long start = (unsigned long)buf, end = start + len, par;
+
+	if (end < start)
+		end = ~0ul;
+	for (unsigned long a = start; a < end; a = (a & ~((1ul << PAGE_SHIFT) - 1)) + (1ul << PAGE_SHIFT)) {
+		if (write)
+			__asm__ volatile("at s1e1w, %1\n\tisb\n\tmrs %0, par_el1" : "=r"(par) : "r"(a));
+		else
+			__asm__ volatile("at s1e1r, %1\n\tisb\n\tmrs %0, par_el1" : "=r"(par) : "r"(a));
+		if (!(par & 1))
+			continue;
+		if (write) /* faults: nothing is written */
+			*(volatile char *)a = 0;
+		else
+			(void)*(volatile const char *)a;
+		return;
+	}
+}
+
 int bh_mmu_page_mapped(const void *addr)
 {
 	unsigned long par;
 
 	__asm__ volatile("at s1e1r, %1\n\tisb\n\tmrs %0, par_el1" : "=r"(par) : "r"(addr) : "memory");
 	return !(par & 1);
+}
+
+extern char bh_stacks_end[];
+
+/* Two guard pages at the bottom of each of the first n vCPUs' own stacks (crt0.S: the
+ * initialization's and the idle loops'), so that an overflow of one faults there instead of
+ * going on into the next vCPU's stack; each keeps 8 KiB. */
+void bh_mmu_guard_vcpu_stacks(unsigned n)
+{
+	for (unsigned i = 0; i < n && i < BH_PART_MAX_VCPUS; i++)
+		bh_mmu_unmap_pages(bh_stacks_end - (i + 1) * (unsigned long)BH_PART_STACK_SIZE,
+				   2ul << PAGE_SHIFT);
 }

@@ -221,6 +221,49 @@ TEST(an_interrupt_for_a_preempted_vcpu_asks_for_no_decision)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* Attack review 2: interrupts the notify() shortcut leaves alone are not lost. One for an idle
+ * vCPU of this core that has it disabled asks for nothing; enabling it (a distributor write on
+ * this core) wakes the vCPU by itself. One for a suspended vCPU asks for nothing; its resume
+ * (a request from any core) takes the decision, which runs it with the interrupt pending. */
+TEST(an_interrupt_held_back_while_disabled_or_suspended_wakes_its_vcpu_later)
+{
+	struct percpu *c = &percpu[0];
+
+	vcpus[0].priority = 1;
+	vcpus[1].priority = 5;
+	vcpus[2].priority = 3;
+	boot(BH_POLICY_FIXED_PRIORITY);
+	fake.vtimer_deadline = UINT64_MAX;
+	EXPECT(at(5) == vcpu_of(1));
+	vcpu_of(1)->state = VCPU_IDLE;
+	vcpu_of(2)->state = VCPU_IDLE;
+	EXPECT(at(10) == vcpu_of(0));
+	virq_enable(vcpu_of(2), BH_VIRQ_PORT, false);
+	virq_inject(vcpu_of(2), BH_VIRQ_PORT, false);
+	EXPECT_EQ(c->exit_work, 0);
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_IDLE);
+	virq_enable(vcpu_of(2), BH_VIRQ_PORT, true);
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_READY);
+	EXPECT(c->exit_work & (EXIT_PREEMPT | EXIT_RESCHED));
+	FAKE_RUN(core_exit_work());
+	EXPECT(c->vcpu == vcpu_of(2));
+	/* Suspended: idle again first, its interrupt taken. */
+	virq_clear_pending(vcpu_of(2), BH_VIRQ_PORT);
+	vcpu_of(2)->state = VCPU_IDLE;
+	EXPECT(at(20) == vcpu_of(0));
+	EXPECT(vcpu_transition(vcpu_of(2), VCPU_IDLE, VCPU_SUSPENDED));
+	EXPECT(at(25) == vcpu_of(0));
+	virq_inject(vcpu_of(2), BH_VIRQ_PORT, false);
+	EXPECT_EQ(c->exit_work, 0);
+	EXPECT(vcpu_transition(vcpu_of(2), VCPU_SUSPENDED, VCPU_READY));
+	EXPECT(c->exit_work & EXIT_RESCHED);
+	FAKE_RUN(core_exit_work());
+	EXPECT(c->vcpu == vcpu_of(2));
+	EXPECT(virq_has_pending(vcpu_of(2)));
+	fake.vtimer_deadline = 0;
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 /* The one comparison does not look at the running vCPU's state: suspended by another core
  * before its kick is taken, it is simply left, for the woken vCPU the full decision would
  * pick too; a wake-up that does not outrank it still takes the full decision. */

@@ -623,8 +623,16 @@ void bh_mmu_on(void);
 /* Takes one 4 KiB page of the image's writable segment out of the map, for every vCPU: any
  * access to it then faults at EL1 (a data abort). 0, or -1 if page is not such a page. */
 int bh_mmu_unmap_page(const void *page);
+/* bh_mmu_unmap_page for each page of [page, page + bytes). */
+void bh_mmu_unmap_pages(const void *page, unsigned long bytes);
+/* Where [buf, buf + len) does not allow the access (a write when write), touches its first such
+ * byte, which faults there, in the caller; otherwise does nothing. With the MMU off, nothing. */
+void bh_mmu_check_access(const void *buf, unsigned long len, int write);
 /* Whether addr is mapped for reading at EL1 now (an address translation, no access). */
 int bh_mmu_page_mapped(const void *addr);
+/* Unmaps the two lowest pages of each of the first n vCPUs' own stacks (the initialization's
+ * and the idle loops'), as guard pages: each keeps 8 KiB of its 16. */
+void bh_mmu_guard_vcpu_stacks(unsigned n);
 
 /* ---------------------------------------------------------------------------------------
  * Single 32-bit accesses to an arbitrary IPA, for code that probes isolation. Inline asm
