@@ -294,6 +294,54 @@ def test_each_core_is_analysed_against_its_own_vcpu(tmp_path):
     assert [r[6] for r in rows] == [0, 1]  # the core each row binds its process to
 
 
+def _dedicated(processes: str) -> str:
+    return _system_on("    - {core: 1, policy: dedicated}", "{core: 1}").replace(
+        """        - {name: hi, period: 10ms, wcet: 1ms, priority: 20}
+        - {name: lo, period: 20ms, wcet: 2ms, priority: 10}
+""", processes)
+
+
+def test_a_lower_process_critical_section_blocks_once(tmp_path):
+    """hi waits at most once an activation for lo's critical section (500 us) and is charged it; lo,
+    with nothing below it, is not."""
+    (tmp_path / "s.yaml").write_text(_dedicated("""\
+        - {name: hi, period: 10ms, wcet: 1ms, priority: 20}
+        - {name: lo, period: 20ms, wcet: 2ms, priority: 10, critical: 500us}
+"""))
+    hi, lo = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0].processes
+    assert (hi.wcrt, hi.blocking, hi.note) == (1_503_000, 500_000, "blocking 500us charged")
+    assert (lo.wcrt, lo.blocking) == (2_003_000 + 1_003_000, 0)
+
+
+def test_processes_between_the_blocker_and_the_blocked_interfere(tmp_path):
+    """No priority inheritance: while the aperiodic lo holds the semaphore hi waits for, mid (below hi)
+    may run, so hi is charged mid's activations too; an aperiodic one there leaves hi unbounded."""
+    (tmp_path / "s.yaml").write_text(_dedicated("""\
+        - {name: hi, period: 10ms, wcet: 1ms, priority: 30}
+        - {name: mid, period: 10ms, wcet: 1ms, priority: 20}
+        - {name: lo, priority: 10, critical: 500us}
+"""))
+    hi, mid, lo = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0].processes
+    assert hi.wcrt == 1_003_000 + 500_000 + 1_003_000 and hi.met
+    assert mid.wcrt == 1_003_000 + 500_000 + 1_003_000 and mid.blocking == 500_000
+    (tmp_path / "s.yaml").write_text(_dedicated("""\
+        - {name: hi, period: 10ms, wcet: 1ms, priority: 30}
+        - {name: mid, priority: 20}
+        - {name: lo, priority: 10, critical: 500us}
+"""))
+    hi = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0].processes[0]
+    assert hi.wcrt is None and "aperiodic mid" in hi.note, hi
+
+
+def test_a_critical_section_longer_than_the_wcet_is_refused(tmp_path):
+    (tmp_path / "s.yaml").write_text(_dedicated("""\
+        - {name: hi, period: 10ms, wcet: 1ms, priority: 20, critical: 2ms}
+        - {name: lo, period: 20ms, wcet: 2ms, priority: 10}
+"""))
+    _, errors = config.check(tmp_path / "s.yaml")
+    assert any("critical 2ms is longer than its wcet 1ms" in e.message for e in errors), errors
+
+
 # --- docs/apex.md stays true ---------------------------------------------------------------------
 
 APEX_DOC = REPO / "docs" / "apex.md"

@@ -58,7 +58,7 @@ LIMITS = {
 }
 BYTE_LIMITS = ("stack_total", "message_pool")
 APEX_KEYS = ("period", *LIMITS, "process_list", "partition_errors")
-PROCESS_KEYS = ("name", "period", "wcet", "capacity", "priority", "deadline", "stack", "core")
+PROCESS_KEYS = ("name", "period", "wcet", "capacity", "priority", "deadline", "stack", "core", "critical")
 DEADLINE_KINDS = {"soft": 0, "hard": 1}
 INFINITE = -1  # INFINITE_TIME_VALUE
 # ARINC 653's error codes (ERROR_CODE_TYPE in apex.h), as apex.partition_errors names them.
@@ -83,6 +83,7 @@ class ApexProcess(Located):
     deadline: str = "soft"
     stack: int | None = None
     core: int = 0                 # its core affinity: an index of the partition's vCPUs
+    critical: int | None = None   # ns: its longest critical section (a semaphore held, preemption locked)
 
     @property
     def relative_deadline(self) -> int | None:
@@ -158,7 +159,7 @@ def _read_process(reader, node: Node, index: int, where: str) -> ApexProcess:
     proc.marks.update({key: pos_of(value) for key, value in fields.items()})
     if "name" in fields:
         proc.name = reader.string(fields["name"], f"{where}.name")
-    for key in ("period", "wcet", "capacity"):
+    for key in ("period", "wcet", "capacity", "critical"):
         if key in fields:
             setattr(proc, key, reader.duration(fields[key], f"{where}.{key}", "10ms"))
     if "priority" in fields:
@@ -284,6 +285,9 @@ def _check_process(part: Partition, proc: ApexProcess, diags: Diagnostics) -> No
     if proc.period is not None and proc.wcet is None and "wcet" not in proc.marks:
         diags.error(proc.pos, f"{who}: a periodic process needs its 'wcet' for the analysis; add "
                     f"{_PROCESS_HINTS['wcet']}")
+    if proc.critical and proc.wcet and proc.critical > proc.wcet:
+        diags.error(proc.at("critical"), f"{who}: critical {duration_text(proc.critical)} is longer than its wcet "
+                    f"{duration_text(proc.wcet)}; a critical section is part of an activation")
     deadline = proc.relative_deadline
     if proc.wcet and deadline and proc.wcet > deadline:
         diags.error(proc.at("wcet"), f"{who}: wcet {duration_text(proc.wcet)} is longer than its deadline "

@@ -23,7 +23,7 @@ docs/apex.md, "Response-time analysis", explains the model and its limits."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import ceil, gcd
 from pathlib import Path
 
@@ -55,6 +55,7 @@ class ProcessVerdict:
     wcrt: int | None           # None: not analysed, or unbounded (see note)
     met: bool | None           # None: not analysed
     note: str = ""
+    blocking: int = 0          # the longest critical section of a lower-priority process of its core
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -184,16 +185,36 @@ def analyse_partition(system: System, part: Partition, core: int = 0, cores: int
     report = PartitionAnalysis(part.name, supply if isinstance(supply, str) else supply.describe(), period,
                                core=core, cores=cores)
     procs = [proc for proc in part.apex.processes if proc.core == core]
-    tasks, aperiodic = _tasks(procs)
     for proc in procs:
+        tasks, aperiodic = _tasks(procs, proc)
         report.processes.append(_verdict(proc, tasks, aperiodic, supply, period))
     return report
 
 
-def _tasks(procs: list[ApexProcess]) -> tuple[list[_Task], list[ApexProcess]]:
-    tasks = [_Task(p.name, p.priority, p.period, p.wcet + JOB_OVERHEAD_NS, p.relative_deadline)
+def _blockers(procs: list[ApexProcess], proc: ApexProcess) -> list[ApexProcess]:
+    """The processes of its core below it that declare a critical section: any of them may hold what
+    it waits for (a semaphore) or keep the core (LOCK_PREEMPTION)."""
+    return [p for p in procs if p.priority < proc.priority and p.critical]
+
+
+def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task], list[ApexProcess]]:
+    """The tasks and aperiodic processes as the analysis of `analysed` sees them. Blocked by a
+    lower-priority process's critical section (the longest: blocking, once an activation, as a
+    resource is taken at most once before the process runs on), it is charged that section; and as
+    an ARINC 653 semaphore does not raise its holder's priority, every process above the lowest
+    blocker may run while the holder keeps it waiting: those count as interfering, as if above it."""
+    blockers = _blockers(procs, analysed)
+    floor = min((p.priority for p in blockers), default=analysed.priority)
+    blocking = max((p.critical for p in blockers), default=0)
+
+    def seen(p: ApexProcess) -> int:
+        return analysed.priority + 1 if p is not analysed and floor < p.priority < analysed.priority else p.priority
+
+    tasks = [_Task(p.name, seen(p), p.period, p.wcet + JOB_OVERHEAD_NS + (blocking if p is analysed else 0),
+                   p.relative_deadline)
              for p in procs if p.period is not None and p.wcet is not None]
-    return tasks, [p for p in procs if p.period is None]
+    aperiodic = [replace(p, priority=seen(p)) for p in procs if p.period is None]
+    return tasks, aperiodic
 
 
 def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply, period) -> ProcessVerdict:
@@ -204,6 +225,7 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
     if verdict.note:
         return verdict
     task = next(t for t in tasks if t.name == proc.name)
+    verdict.blocking = task.cost - charged
     if isinstance(supply, CyclicSupply):
         verdict.wcrt = _simulated_wcrt(task, tasks, supply, period)
         unbounded = "unbounded: the backlog grows every hyperperiod"
@@ -212,6 +234,9 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
         unbounded = "unbounded: beyond its period"
     verdict.met = verdict.wcrt is not None and verdict.wcrt <= task.deadline
     verdict.note = unbounded if verdict.wcrt is None else ""
+    if verdict.blocking:
+        blocked = f"blocking {_time(verdict.blocking)} charged"
+        verdict.note = f"{verdict.note}; {blocked}" if verdict.note else blocked
     return verdict
 
 
