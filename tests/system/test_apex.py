@@ -127,6 +127,17 @@ def test_apex_error_handler():
     assert run.count("unhandled exception") == 0
 
 
+def run_apex_tests(config: str, partition: str, names: tuple[str, ...]):
+    """Runs config under -icount until `partition` halts (it goes IDLE after its tests) and checks that
+    each of its BHTEST verdicts named passed; returns the run."""
+    run = run_system(config, icount=True, timeout=60,
+                     until=lambda r: r.index(rf"\[bulkhead\] partition {partition} halted") >= 0)
+    assert not run.timed_out, "the partition never went IDLE"
+    verdicts = run.verdicts()
+    assert {n: verdicts.get((partition, n)) for n in names} == {n: ("PASS", "") for n in names}
+    return run
+
+
 LEVEL_TESTS = ("apex_level_the_partition_has_an_error_handler",
                "apex_level_application_error_goes_to_the_health_monitor",
                "apex_level_numeric_error_goes_to_the_health_monitor",
@@ -134,11 +145,7 @@ LEVEL_TESTS = ("apex_level_the_partition_has_an_error_handler",
 
 
 def test_apex_errors_the_description_declares_partition_level():
-    run = run_system("apex_levels.yaml", icount=True, timeout=60,
-                     until=lambda r: r.index(r"\[bulkhead\] partition apexlevel halted") >= 0)
-    assert not run.timed_out, "the partition never went IDLE"
-    verdicts = run.verdicts()
-    assert {n: verdicts.get(("apexlevel", n)) for n in LEVEL_TESTS} == {n: ("PASS", "") for n in LEVEL_TESTS}
+    run = run_apex_tests("apex_levels.yaml", "apexlevel", LEVEL_TESTS)
     level = r"\[bulkhead\] HM: partition apexlevel \(id 0\) vcpu 0: partition_error at 0x{code} .*-> ignore"
     assert run.count(level.format(code=r"a003[0-9a-f]{4}")) == 1  # APEX_HM_APPLICATION, the checker
     assert run.count(level.format(code=r"a004[0-9a-f]{4}")) == 1  # APEX_HM_NUMERIC, the numeric process
@@ -151,11 +158,7 @@ WINDOW_TESTS = ("apex_window_partition_status_period_and_duration", "apex_window
 
 
 def test_apex_partition_period_starts_at_the_first_window():
-    run = run_system("apex_window.yaml", icount=True, timeout=60,
-                     until=lambda r: r.index(r"\[bulkhead\] partition apexwin halted") >= 0)
-    assert not run.timed_out, "the partition never went IDLE"
-    verdicts = run.verdicts()
-    assert {n: verdicts.get(("apexwin", n)) for n in WINDOW_TESTS} == {n: ("PASS", "") for n in WINDOW_TESTS}
+    run_apex_tests("apex_window.yaml", "apexwin", WINDOW_TESTS)
 
 
 CORE_TESTS = ("apex_core_create_binds_the_declared_core", "apex_core_affinity_may_not_contradict_the_description",
@@ -163,11 +166,7 @@ CORE_TESTS = ("apex_core_create_binds_the_declared_core", "apex_core_affinity_ma
 
 
 def test_apex_core_affinity_from_the_description():
-    run = run_system("apex_core.yaml", icount=True, timeout=60,
-                     until=lambda r: r.index(r"\[bulkhead\] partition apexcore halted") >= 0)
-    assert not run.timed_out, "the partition never went IDLE"
-    verdicts = run.verdicts()
-    assert {n: verdicts.get(("apexcore", n)) for n in CORE_TESTS} == {n: ("PASS", "") for n in CORE_TESTS}
+    run_apex_tests("apex_core.yaml", "apexcore", CORE_TESTS)
 
 
 def test_apex_code_size():

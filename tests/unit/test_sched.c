@@ -64,6 +64,15 @@ static void boot(enum bh_policy policy)
 
 static struct vcpu *vcpu_of(unsigned p) { return &partitions[p].vcpus[0]; }
 
+/* Partitions a, b, c at priorities 1, 5 and 3 on one fixed-priority core. */
+static void boot_fixed_priority_1_5_3(void)
+{
+	vcpus[0].priority = 1;
+	vcpus[1].priority = 5;
+	vcpus[2].priority = 3;
+	boot(BH_POLICY_FIXED_PRIORITY);
+}
+
 /* Run the core's exit work at `now`; returns the vCPU it runs, or NULL if it idles. */
 static struct vcpu *at(uint64_t now)
 {
@@ -135,10 +144,7 @@ TEST(plan_switch_at_major_frame_end_and_at_once)
 
 TEST(fixed_priority_runs_the_highest_ready_vcpu)
 {
-	vcpus[0].priority = 1;
-	vcpus[1].priority = 5;
-	vcpus[2].priority = 3;
-	boot(BH_POLICY_FIXED_PRIORITY);
+	boot_fixed_priority_1_5_3();
 	EXPECT(at(10) == vcpu_of(1));
 	EXPECT_EQ(fake.timer, UINT64_MAX); /* no tick */
 	vcpu_of(1)->state = VCPU_IDLE;
@@ -156,10 +162,7 @@ TEST(fixed_priority_decides_a_single_wake_up_by_one_comparison)
 {
 	struct percpu *c = &percpu[0];
 
-	vcpus[0].priority = 1;
-	vcpus[1].priority = 5;
-	vcpus[2].priority = 3;
-	boot(BH_POLICY_FIXED_PRIORITY);
+	boot_fixed_priority_1_5_3();
 	fake.vtimer_deadline = UINT64_MAX; /* idle vCPUs wait for their wake-up alone */
 	EXPECT(at(5) == vcpu_of(1));          /* every vCPU started */
 	vcpu_of(1)->state = VCPU_IDLE;
@@ -205,10 +208,7 @@ TEST(an_interrupt_for_a_preempted_vcpu_asks_for_no_decision)
 {
 	struct percpu *c = &percpu[0];
 
-	vcpus[0].priority = 1;
-	vcpus[1].priority = 5;
-	vcpus[2].priority = 3;
-	boot(BH_POLICY_FIXED_PRIORITY);
+	boot_fixed_priority_1_5_3();
 	EXPECT(at(5) == vcpu_of(1));
 	virq_inject(vcpu_of(0), BH_VIRQ_PORT, false); /* ready, below the running one */
 	vcpu_of(2)->state = VCPU_SUSPENDED;
@@ -229,10 +229,7 @@ TEST(an_interrupt_held_back_while_disabled_or_suspended_wakes_its_vcpu_later)
 {
 	struct percpu *c = &percpu[0];
 
-	vcpus[0].priority = 1;
-	vcpus[1].priority = 5;
-	vcpus[2].priority = 3;
-	boot(BH_POLICY_FIXED_PRIORITY);
+	boot_fixed_priority_1_5_3();
 	fake.vtimer_deadline = UINT64_MAX;
 	EXPECT(at(5) == vcpu_of(1));
 	vcpu_of(1)->state = VCPU_IDLE;
@@ -271,10 +268,7 @@ TEST(a_single_wake_up_leaves_a_running_vcpu_suspended_meanwhile)
 {
 	struct percpu *c = &percpu[0];
 
-	vcpus[0].priority = 1;
-	vcpus[1].priority = 5;
-	vcpus[2].priority = 3;
-	boot(BH_POLICY_FIXED_PRIORITY);
+	boot_fixed_priority_1_5_3();
 	fake.vtimer_deadline = UINT64_MAX;
 	EXPECT(at(5) == vcpu_of(1));
 	vcpu_of(1)->state = VCPU_IDLE;
