@@ -397,7 +397,7 @@ METHODS |= {
     "apex_yield_switch": "libapex (bench/apex.yaml): `TIMED_WAIT(0)` between two processes of one priority, from one's call to the other running; average of 2000 switches (goal <= 150)",
     "apex_block_to_next_running": "`WAIT_SEMAPHORE` blocks the higher-priority process, from its call to the next process running (its code after `SIGNAL_SEMAPHORE` returned); average of 1000",
     "apex_signal_to_waiter_running": "`SIGNAL_SEMAPHORE` to the higher-priority waiter running (back from its `WAIT_SEMAPHORE`); average of 1000 (goal <= 250)",
-    "apex_port_to_process_running_min": "apexpeer's 100-byte `bh_queuing_send` (stamped just before) to the APEX process blocked in `RECEIVE_QUEUING_MESSAGE` running, a lower-priority APEX process running meanwhile; same core, peer above; min of 20 (goal <= 900; M5150: 3114)",
+    "apex_port_to_process_running_min": "apexpeer's 100-byte `bh_queuing_send` (stamped just before) to the APEX process blocked in `RECEIVE_QUEUING_MESSAGE` running, a lower-priority APEX process running meanwhile; same core, peer above, so the path includes the peer's own next call leaving the core (about 875); min of 20 (goal <= 900; M5150: 3114)",
     "apex_port_to_process_running_max": "the same, max of 20",
     "apex_port_to_idle_process_running_min": "bench/apex_port_idle.yaml: apexpeer, below the APEX partition on its core, sends 100 bytes (stamped just before its call) to the APEX process blocked in `RECEIVE_QUEUING_MESSAGE` while its partition idles (waiting in `BH_HC_QUEUING_RECEIVE_WAIT` with the process's buffer), to that process running; min of 20 (goal <= 900; M5150: 3114)",
     "apex_port_to_idle_process_running_max": "the same, max of 20",
