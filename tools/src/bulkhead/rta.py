@@ -43,7 +43,7 @@ OVERHEADS = {"release": RELEASE_NS, "switch": SWITCH_NS, "periodic_wait": PERIOD
              "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS,
              "lower_release": LOWER_RELEASE_NS}
 MAX_HYPERPERIODS = 16
-MAX_SIMULATION_STEPS = 100_000  # activations and windows simulated for one process over one
+MAX_SIMULATION_STEPS = 1_000_000  # activations and windows simulated for one process over one
 #                                   hyperperiod from every partition period start: beyond, refused
 
 
