@@ -295,15 +295,8 @@ def _check_process(part: Partition, proc: ApexProcess, diags: Diagnostics) -> No
 
 
 def _check_cores(part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
-    """A process's core is one of the partition's vCPUs that libapex runs (NUM_ASSIGNED_CORES); no
-    two of those share a physical core (libapex halts the partition: its kernel lock could deadlock)."""
+    """A process's core is one of the partition's vCPUs that libapex runs (NUM_ASSIGNED_CORES)."""
     cores = min(len(part.vcpus), MAX_CORES)
-    physical = [v.core for v in part.vcpus[:cores] if not v.best_effort and v.core is not None]
-    shared = sorted({core for core in physical if physical.count(core) > 1})
-    if shared:
-        diags.error(part.at("apex"), f"{part.title}: its vCPUs share core {shared[0]}, which libapex refuses (one "
-                    f"waiting for its kernel lock could spin while the holder waits for the core); give each "
-                    f"vCPU its own core")
     for proc in spec.processes:
         if not 0 <= proc.core < cores:
             who = f"process '{proc.name}'" if proc.name else f"apex.process_list[{proc.index}]"

@@ -37,14 +37,11 @@ RELEASE_NS = 2000         # timer interrupt to the released process: hypervisor 
 SWITCH_NS = 250           # one process switch (115 to 161 measured)
 PERIODIC_WAIT_NS = 500    # PERIODIC_WAIT: the service, its deadline timer and the switch away
 SLOT_ENTRY_NS = 1000      # a slot start to the partition's vCPU running (518 measured)
-LOWER_RELEASE_NS = 1000   # a lower-priority process's release interrupting a running one (about 320)
 JOB_OVERHEAD_NS = RELEASE_NS + 2 * SWITCH_NS + PERIODIC_WAIT_NS  # per activation: in, preempted back, out
 OVERHEADS = {"release": RELEASE_NS, "switch": SWITCH_NS, "periodic_wait": PERIODIC_WAIT_NS,
-             "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS,
-             "lower_release": LOWER_RELEASE_NS}
+             "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS}
 MAX_HYPERPERIODS = 16
-MAX_SIMULATION_STEPS = 1_000_000  # activations and windows simulated for one process over one
-#                                   hyperperiod from every partition period start: beyond, refused
+MAX_ACTIVATIONS = 1_000_000  # simulated per phase and hyperperiod: beyond, the exact analysis is refused
 
 
 @dataclass
@@ -188,26 +185,10 @@ def analyse_partition(system: System, part: Partition, core: int = 0, cores: int
     report = PartitionAnalysis(part.name, supply if isinstance(supply, str) else supply.describe(), period,
                                core=core, cores=cores)
     procs = [proc for proc in part.apex.processes if proc.core == core]
-    refusal = _why_not_this_core(part, core, supply, period)
     for proc in procs:
         tasks, aperiodic = _tasks(procs, proc)
-        verdict = _verdict(proc, tasks, aperiodic, refusal or supply, period)
-        report.processes.append(verdict)
+        report.processes.append(_verdict(proc, tasks, aperiodic, supply, period))
     return report
-
-
-def _why_not_this_core(part: Partition, core: int, supply, period: int | None) -> str:
-    """Why no process of this core can be analysed, or "". A semaphore is the partition's: a process
-    of another core holding one that a process here waits for runs on that core's time, which the
-    analysis of this core does not bound. Without a partition period, libapex releases a periodic
-    process where NORMAL began, at no fixed point of a cyclic core's windows."""
-    others = [p.name for p in part.apex.processes if p.core != core and p.critical]
-    if others:
-        return (f"processes of another core declare critical sections ({', '.join(others)}): blocking across "
-                f"cores is not analysed")
-    if isinstance(supply, CyclicSupply) and not period:
-        return "no partition period, so its releases keep no fixed place in its core's windows; declare apex.period"
-    return ""
 
 
 def _blockers(procs: list[ApexProcess], proc: ApexProcess) -> list[ApexProcess]:
@@ -232,9 +213,6 @@ def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task]
     tasks = [_Task(p.name, seen(p), p.period, p.wcet + JOB_OVERHEAD_NS + (blocking if p is analysed else 0),
                    p.relative_deadline)
              for p in procs if p.period is not None and p.wcet is not None]
-    # A lower periodic process's release is a timer interrupt in whatever runs then.
-    tasks += [_Task(f"{p.name} (release)", analysed.priority + 1, p.period, LOWER_RELEASE_NS, p.period)
-              for p in procs if p.period is not None and p.wcet is not None and p.priority < analysed.priority]
     aperiodic = [replace(p, priority=seen(p)) for p in procs if p.period is None]
     return tasks, aperiodic
 
@@ -243,7 +221,7 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
     charged = proc.wcet + JOB_OVERHEAD_NS if proc.wcet is not None else None
     verdict = ProcessVerdict(proc.name, proc.priority, proc.period, proc.wcet, charged, proc.relative_deadline,
                              None, None)
-    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply, period)
+    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply)
     if verdict.note:
         return verdict
     task = next(t for t in tasks if t.name == proc.name)
@@ -262,8 +240,7 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
     return verdict
 
 
-def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply,
-                      period: int | None) -> str:
+def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply) -> str:
     """Why the process gets no verdict, or "" when it is analysed."""
     if proc.period is None:
         return "aperiodic: not analysed"
@@ -272,10 +249,9 @@ def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[Ape
         return f"not analysed: aperiodic {', '.join(above)} at equal or higher priority (no bound on its load)"
     if isinstance(supply, str):
         return f"not analysed: {supply}"
-    if isinstance(supply, CyclicSupply) and _simulation_steps(tasks, supply, period) > MAX_SIMULATION_STEPS:
-        return (f"not analysed: {_simulation_steps(tasks, supply, period)} activations and windows to simulate over a "
-                f"hyperperiod from every partition period start (more than {MAX_SIMULATION_STEPS}); choose "
-                f"periods with a shorter common multiple, or a longer partition period")
+    if isinstance(supply, CyclicSupply) and _activations_per_hyperperiod(tasks, supply) > MAX_ACTIVATIONS:
+        return (f"not analysed: {_activations_per_hyperperiod(tasks, supply)} activations per hyperperiod (more "
+                f"than {MAX_ACTIVATIONS}); choose periods with a shorter common multiple")
     return ""
 
 
@@ -318,24 +294,17 @@ def _lcm(values) -> int:
     return result
 
 
-def _phase_step(supply: CyclicSupply, period: int | None) -> int:
-    """The distance of the partition period starts the simulation begins from."""
-    return period if period and supply.frame % period == 0 else supply.frame
-
-
-def _simulation_steps(tasks: list[_Task], supply: CyclicSupply, period: int | None) -> int:
-    """The work of one process's exact analysis: its activations and windows over a hyperperiod,
-    from every partition period start in the frame."""
+def _activations_per_hyperperiod(tasks: list[_Task], supply: CyclicSupply) -> int:
     hyper = _lcm([supply.frame] + [t.period for t in tasks])
-    phases = supply.frame // _phase_step(supply, period)
-    return phases * (sum(hyper // t.period for t in tasks) + hyper // supply.frame * len(supply.windows))
+    return sum(hyper // t.period for t in tasks)
 
 
 def _simulated_wcrt(task: _Task, tasks: list[_Task], supply: CyclicSupply, period: int | None) -> int | None:
     """The worst response of task over every partition period start within the major frame (from the
     partition's first window on); task goes last among processes of its priority that become ready at
     the same instant."""
-    frame, step = supply.frame, _phase_step(supply, period)
+    frame = supply.frame
+    step = period if period and frame % period == 0 else frame
     worst = 0
     for phase in range(supply.origin % step, frame, step):
         response = _Simulation(tasks, supply, phase, task.name).run()[task.name]
@@ -446,8 +415,7 @@ def _time(ns: int | None) -> str:
 
 def describe(analyses: list[PartitionAnalysis]) -> list[str]:
     lines = [f"APEX overheads charged: {JOB_OVERHEAD_NS} ns per activation (release {RELEASE_NS}, two switches "
-             f"of {SWITCH_NS}, PERIODIC_WAIT {PERIODIC_WAIT_NS}), {SLOT_ENTRY_NS} ns at each slot start, "
-             f"{LOWER_RELEASE_NS} ns at each release of a lower process"]
+             f"of {SWITCH_NS}, PERIODIC_WAIT {PERIODIC_WAIT_NS}), {SLOT_ENTRY_NS} ns at each slot start"]
     for report in analyses:
         period = duration_text(report.partition_period) if report.partition_period else "none"
         lines.append(f"{report.title}: {report.supply}; partition period {period}")
