@@ -85,3 +85,21 @@ def test_a_long_period_does_not_hang_the_analysis(tmp_path):
     except subprocess.TimeoutExpired:
         raise AssertionError("bulkhead analyse still running after 30 s") from None
     assert done.returncode == 0, done.stderr
+
+
+def test_a_one_nanosecond_partition_period_does_not_hang_the_analysis(tmp_path):
+    """apex.period 1ns divides the 10 ms frame, so it is accepted (libapex takes it: every instant is
+    a partition period start); the simulation then starts from each of its 10^7 starts in the frame
+    (_simulated_wcrt's phases) and never ends. Refuse it, or bound the phases."""
+    cyclic = ("    - {core: 0, policy: cyclic}\n  plans:\n    - name: p\n      major_frame: 10ms\n"
+              "      slots:\n        - {core: 0, start: 0ms, duration: 5ms, vcpu: app}\n")
+    text = _system_on(cyclic, "{core: 0}").replace("apex:\n", "apex:\n      period: 1ns\n")
+    (tmp_path / "s.yaml").write_text(text)
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from bulkhead import config, rta; "
+                               "s, e = config.check(sys.argv[1], images=False); "
+                               "e or print(rta.describe(rta.analyse(s)))",
+                               str(tmp_path / "s.yaml")], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("bulkhead analyse still running after 30 s") from None
+    assert done.returncode == 0, done.stderr
