@@ -9,6 +9,8 @@
  * priority) waits RUN_NS, stops the others and prints one line each:
  *   RTAATK process NAME completions N worst_response_ns R deadline_misses M handler_misses H
  * and then `RTAATK done`. The error handler counts missed deadlines and lets the process go on.
+ * A reporter named reporter_dD_fF sets NORMAL only D us into a major frame of F us (a long
+ * initialization: where the first releases fall when the partition has no partition period).
  */
 #include "apex/apex.h"
 
@@ -149,6 +151,21 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	}
 	if (need_sem)
 		CREATE_SEMAPHORE("s", 1, 1, PRIORITY, &sem, &rc);
+	for (unsigned i = 0; i < apex_config.process_count; i++) {
+		const char *n = apex_config.process_list[i].name;
+		long long d = field(n, 'd'), f = field(n, 'f');
+		unsigned long long f0, t;
+
+		if (apex_config.process_list[i].period == INFINITE_TIME_VALUE && f &&
+		    bh_plan_frame_start(&f0) >= 0) {
+			do
+				t = bh_now_ns();
+			while (t < f0 || (long long)((t - f0) % (unsigned long long)f) < d - 20000 ||
+			       (long long)((t - f0) % (unsigned long long)f) > d);
+			bh_printf("RTAATK normal at %lld ns into the frame (frame start %llu, now %llu)\n",
+				  (long long)((t - f0) % (unsigned long long)f), f0, t);
+		}
+	}
 	SET_PARTITION_MODE(NORMAL, &rc);
 	return 0;
 }
