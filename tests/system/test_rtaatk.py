@@ -86,3 +86,9 @@ def test_a_process_on_a_cyclic_vcpu_1_without_a_partition_period():
     verdicts = analysed("rtaatk_phase.yaml")
     assert verdicts["hi_w4000"].met, verdicts
     check("rtaatk_phase.yaml")
+
+
+def test_the_origin_at_vcpu_0s_first_slot_for_a_process_on_vcpu_1():
+    """Holds: configs/rtaatk_origin.yaml (origin 2 ms, partition period 5 ms, vCPU 1 on another
+    cyclic core)."""
+    check("rtaatk_origin.yaml")
