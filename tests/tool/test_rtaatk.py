@@ -103,3 +103,16 @@ def test_a_one_nanosecond_partition_period_does_not_hang_the_analysis(tmp_path):
     except subprocess.TimeoutExpired:
         raise AssertionError("bulkhead analyse still running after 30 s") from None
     assert done.returncode == 0, done.stderr
+
+
+def test_apex_vcpus_on_one_core_are_refused(tmp_path):
+    """libapex halts a partition two of whose vCPUs share a physical core (partition.c,
+    check_own_core: "vCPUs 0 and 1 share core 0; give each its own core"), yet the tool accepts
+    the description and `bulkhead analyse` gives its processes verdicts (met)."""
+    cyclic = ("    - {core: 0, policy: cyclic}\n  plans:\n    - name: p\n      major_frame: 10ms\n"
+              "      slots:\n        - {core: 0, start: 0ms, duration: 5ms, vcpu: app.0}\n"
+              "        - {core: 0, start: 5ms, duration: 5ms, vcpu: app.1}\n")
+    text = _system_on(cyclic, "{core: 0}, {core: 0}").replace(
+        "{name: lo, period: 20ms, wcet: 2ms, priority: 10}", "{name: lo, period: 20ms, wcet: 2ms, priority: 10, core: 1}")
+    system, errors = _load(tmp_path, text)
+    assert any("core" in e and "apex" in e.lower() for e in errors), (errors, rta.describe(rta.analyse(system)))
