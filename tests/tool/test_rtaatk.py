@@ -116,3 +116,28 @@ def test_apex_vcpus_on_one_core_are_refused(tmp_path):
         "{name: lo, period: 20ms, wcet: 2ms, priority: 10}", "{name: lo, period: 20ms, wcet: 2ms, priority: 10, core: 1}")
     system, errors = _load(tmp_path, text)
     assert any("core" in e and "apex" in e.lower() for e in errors), (errors, rta.describe(rta.analyse(system)))
+
+
+def test_many_processes_under_the_activation_bound_do_not_hang_the_analysis(tmp_path):
+    """MAX_ACTIVATIONS bounds one simulation (per phase and hyperperiod), but _verdict runs one for
+    each process and each partition period start in the frame: 30 processes of 1 ms and one of
+    999 ms in a 10 ms frame with a 1 ms partition period (about 300 000 activations a hyperperiod,
+    accepted) is 31 x 10 full simulations; 9 such processes already take over a minute, 30 about a
+    quarter of an hour. It must answer within a minute."""
+    cyclic = ("    - {core: 0, policy: cyclic}\n  plans:\n    - name: p\n      major_frame: 10ms\n"
+              "      slots:\n        - {core: 0, start: 0ms, duration: 5ms, vcpu: app}\n")
+    procs = "".join(f"        - {{name: p{i}, period: 1ms, wcet: 1us, priority: {10 + i}}}\n" for i in range(30))
+    procs += "        - {name: q, period: 999ms, wcet: 1us, priority: 5}\n"
+    text = _system_on(cyclic, "{core: 0}").replace("apex:\n", "apex:\n      period: 1ms\n")
+    text = text.replace("        - {name: hi, period: 10ms, wcet: 1ms, priority: 20}\n"
+                        "        - {name: lo, period: 20ms, wcet: 2ms, priority: 10}\n", procs)
+    text = text.replace("stack_total: 8K", "stack_total: 128K")
+    (tmp_path / "s.yaml").write_text(text)
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from bulkhead import config, rta; "
+                               "s, e = config.check(sys.argv[1], images=False); "
+                               "print(e or rta.describe(rta.analyse(s)))",
+                               str(tmp_path / "s.yaml")], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("bulkhead analyse still running after 60 s") from None
+    assert done.returncode == 0 and "p29" in done.stdout, (done.stdout[-2000:], done.stderr)
