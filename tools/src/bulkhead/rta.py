@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from math import ceil, gcd
 from pathlib import Path
 
@@ -42,6 +43,8 @@ OVERHEADS = {"release": RELEASE_NS, "switch": SWITCH_NS, "periodic_wait": PERIOD
              "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS}
 MAX_HYPERPERIODS = 16
 MAX_ACTIVATIONS = 1_000_000  # simulated per phase and hyperperiod: beyond, the exact analysis is refused
+MAX_PHASES = 1000           # partition period starts in the frame, each simulated: beyond, refused too
+MAX_WORK = 20_000_000       # activations x processes x phases (a simulation's cost): beyond, refused too
 
 
 @dataclass
@@ -221,7 +224,7 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
     charged = proc.wcet + JOB_OVERHEAD_NS if proc.wcet is not None else None
     verdict = ProcessVerdict(proc.name, proc.priority, proc.period, proc.wcet, charged, proc.relative_deadline,
                              None, None)
-    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply)
+    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply, period)
     if verdict.note:
         return verdict
     task = next(t for t in tasks if t.name == proc.name)
@@ -240,7 +243,8 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
     return verdict
 
 
-def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply) -> str:
+def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply,
+                      period: int | None = None) -> str:
     """Why the process gets no verdict, or "" when it is analysed."""
     if proc.period is None:
         return "aperiodic: not analysed"
@@ -252,6 +256,15 @@ def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[Ape
     if isinstance(supply, CyclicSupply) and _activations_per_hyperperiod(tasks, supply) > MAX_ACTIVATIONS:
         return (f"not analysed: {_activations_per_hyperperiod(tasks, supply)} activations per hyperperiod (more "
                 f"than {MAX_ACTIVATIONS}); choose periods with a shorter common multiple")
+    if isinstance(supply, CyclicSupply) and len(_phases(supply, period)) > MAX_PHASES:
+        return (f"not analysed: {len(_phases(supply, period))} partition period starts in the major frame (more "
+                f"than {MAX_PHASES}), each a release phase to simulate; choose a longer apex.period")
+    if isinstance(supply, CyclicSupply):
+        work = _activations_per_hyperperiod(tasks, supply) * len(tasks) * len(_phases(supply, period))
+        if work > MAX_WORK:
+            return (f"not analysed: simulating {len(tasks)} processes from {len(_phases(supply, period))} "
+                    f"partition period starts is too long (activations x processes x starts {work}, more than "
+                    f"{MAX_WORK}); choose periods with a shorter common multiple")
     return ""
 
 
@@ -299,26 +312,39 @@ def _activations_per_hyperperiod(tasks: list[_Task], supply: CyclicSupply) -> in
     return sum(hyper // t.period for t in tasks)
 
 
-def _simulated_wcrt(task: _Task, tasks: list[_Task], supply: CyclicSupply, period: int | None) -> int | None:
-    """The worst response of task over every partition period start within the major frame (from the
-    partition's first window on); task goes last among processes of its priority that become ready at
-    the same instant."""
+def _phases(supply: CyclicSupply, period: int | None) -> range:
+    """The partition period starts within the major frame (from the partition's first window on)."""
     frame = supply.frame
     step = period if period and frame % period == 0 else frame
+    return range(supply.origin % step, frame, step)
+
+
+def _simulated_wcrt(task: _Task, tasks: list[_Task], supply: CyclicSupply, period: int | None) -> int | None:
+    """The worst response of task over every partition period start within the major frame; task goes
+    last among processes of its priority that become ready at the same instant. A simulation is shared
+    by every process that sees the same tasks and has no other of its priority (for which the order
+    among equals changes nothing)."""
+    alone = sum(t.priority == task.priority for t in tasks) == 1
+    key = tuple((t.name, t.priority, t.period, t.cost, t.deadline) for t in tasks)
     worst = 0
-    for phase in range(supply.origin % step, frame, step):
-        response = _Simulation(tasks, supply, phase, task.name).run()[task.name]
+    for phase in _phases(supply, period):
+        response = _simulate(key, supply, phase, None if alone else task.name)[task.name]
         if response is None:
             return None
         worst = max(worst, response)
     return worst
 
 
+@lru_cache(maxsize=256)
+def _simulate(key: tuple, supply: CyclicSupply, phase: int, last: str | None) -> dict[str, int | None]:
+    return _Simulation([_Task(*t) for t in key], supply, phase, last).run()
+
+
 class _Simulation:
     """Fixed-priority preemptive scheduling of the tasks on the plan's windows, all released at
     `phase` (a partition period start) and then every period."""
 
-    def __init__(self, tasks: list[_Task], supply: CyclicSupply, phase: int, last_of_equals: str) -> None:
+    def __init__(self, tasks: list[_Task], supply: CyclicSupply, phase: int, last_of_equals: str | None) -> None:
         self.tasks, self.supply, self.phase = tasks, supply, phase
         self.hyper = _lcm([supply.frame] + [t.period for t in tasks])
         self.last = last_of_equals
@@ -387,8 +413,8 @@ class _Simulation:
                 now = min(start, upcoming, stop)
                 continue
             task = self._pick()
-            if task is None:
-                now = min(upcoming, end, stop)
+            if task is None:  # nothing to run: the windows until the next release do not matter
+                now = min(upcoming, stop)
                 continue
             until = min(now + self.left[task.name], end, upcoming, stop)
             self.left[task.name] -= until - now
