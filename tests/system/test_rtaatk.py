@@ -83,9 +83,7 @@ def test_a_process_on_a_cyclic_vcpu_1_without_a_partition_period():
     NORMAL is set (2.98 ms into a frame: no partition period); the analysis simulates a release at the
     frame start only and says met (4004 us against 5 ms); measured 9062 us, every activation missed.
     tests/tool/test_rtaatk.py has the tool side."""
-    verdicts = analysed("rtaatk_phase.yaml")
-    assert verdicts["hi_w4000"].met, verdicts
-    check("rtaatk_phase.yaml")
+    check("rtaatk_phase.yaml")  # (the analysis now leaves hi not analysed: no partition period)
 
 
 def test_the_origin_at_vcpu_0s_first_slot_for_a_process_on_vcpu_1():
@@ -99,9 +97,7 @@ def test_a_semaphore_held_on_another_core():
     (semaphores are partition-wide), which lo's vCPU leaves half done at its slot's end; the
     analysis looks at hi's vCPU only and says met (1004 us against 5 ms).
     tests/tool/test_rtaatk.py has the tool side."""
-    hi = analysed("rtaatk_xsem.yaml")["hi_w1000_c10_o0"]
-    assert hi.met and hi.blocking == 0, hi
-    check("rtaatk_xsem.yaml")
+    check("rtaatk_xsem.yaml")  # (the analysis now leaves hi not analysed: lo's section is on another core)
 
 
 def test_a_busy_other_core_under_icount():

@@ -188,9 +188,10 @@ def analyse_partition(system: System, part: Partition, core: int = 0, cores: int
     report = PartitionAnalysis(part.name, supply if isinstance(supply, str) else supply.describe(), period,
                                core=core, cores=cores)
     procs = [proc for proc in part.apex.processes if proc.core == core]
+    remote = [proc.name for proc in part.apex.processes if proc.core != core and proc.critical]
     for proc in procs:
         tasks, aperiodic = _tasks(procs, proc)
-        report.processes.append(_verdict(proc, tasks, aperiodic, supply, period))
+        report.processes.append(_verdict(proc, tasks, aperiodic, supply, period, remote))
     return report
 
 
@@ -220,11 +221,12 @@ def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task]
     return tasks, aperiodic
 
 
-def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply, period) -> ProcessVerdict:
+def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply, period,
+             remote: list[str] = ()) -> ProcessVerdict:
     charged = proc.wcet + JOB_OVERHEAD_NS if proc.wcet is not None else None
     verdict = ProcessVerdict(proc.name, proc.priority, proc.period, proc.wcet, charged, proc.relative_deadline,
                              None, None)
-    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply, period)
+    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply, period, remote)
     if verdict.note:
         return verdict
     task = next(t for t in tasks if t.name == proc.name)
@@ -244,10 +246,16 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
 
 
 def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply,
-                      period: int | None = None) -> str:
+                      period: int | None = None, remote: list[str] = ()) -> str:
     """Why the process gets no verdict, or "" when it is analysed."""
     if proc.period is None:
         return "aperiodic: not analysed"
+    if remote:
+        return (f"not analysed: {', '.join(remote)} on another core declare(s) a critical section; a semaphore is "
+                f"partition-wide and its holder runs on its own vCPU's time, which this analysis does not bound")
+    if isinstance(supply, CyclicSupply) and period is None:
+        return ("not analysed: no partition period (vCPU 0 is not on a cyclic core and apex.period is not given): "
+                "libapex releases at SET_PARTITION_MODE(NORMAL), anywhere in this vCPU's frame; give apex.period")
     above = [p.name for p in aperiodic if p.priority >= proc.priority]
     if above:
         return f"not analysed: aperiodic {', '.join(above)} at equal or higher priority (no bound on its load)"
