@@ -55,26 +55,27 @@ def test_lower_priority_releases_interrupt_the_top_process():
     """configs/rtaatk_releases.yaml: hi is charged only its own release; the twenty lower processes'
     releases during its activation (their timer interrupts: hypervisor entry and libapex's release,
     about 1.3 us each, docs/apex.md Measured) are charged to no one."""
-    verdicts = analysed("rtaatk_releases.yaml")
-    assert verdicts["hi_w5000"].met and verdicts["hi_w5000"].wcrt == 5_003_000, verdicts
-    check("rtaatk_releases.yaml")
+    check("rtaatk_releases.yaml")  # (hi is now charged 2 us for each of the twenty: 5043 us, missed)
 
 
 def test_the_top_process_alone_holds():
-    """Baseline (holds): hi alone measures 5000.4 us against 5003 us analysed; the 8 us more of
-    rtaatk_releases.yaml come from the lower processes' releases."""
+    """Baseline (holds): hi alone measures 5000.4 us against 5005 us analysed (its own activation and
+    the reporter's timers); the 8 us more of rtaatk_releases.yaml come from the lower processes'
+    releases."""
     check("rtaatk_solo.yaml")
 
 
 def test_a_vcpu_switch_at_each_release_holds():
     """Holds: the top vCPU of a fixed_priority core above a spinner; each release switches vCPUs
-    (p0 measures 6.8 us against 8 us analysed; the others are analysed missed and do miss)."""
+    (p0 measures 6.8 us against 8 us of its own activation, 28 us analysed with the nine lower
+    processes' timers; the others are analysed missed and do miss)."""
     check("rtaatk_fp.yaml")
 
 
 def test_priority_inversion_on_a_semaphore():
     """configs/rtaatk_sem.yaml: h waits for l's section while m runs (no inheritance); the analysis
-    charges h l's 200 us and m's activation (906 us, capacity 906 us)."""
+    charges h l's 200 us, m's activation and the timers of m and l (912 us, capacity 912 us);
+    measured 900.3 us, no miss."""
     check("rtaatk_sem.yaml")
 
 

@@ -38,9 +38,10 @@ RELEASE_NS = 2000         # timer interrupt to the released process: hypervisor 
 SWITCH_NS = 250           # one process switch (115 to 161 measured)
 PERIODIC_WAIT_NS = 500    # PERIODIC_WAIT: the service, its deadline timer and the switch away
 SLOT_ENTRY_NS = 1000      # a slot start to the partition's vCPU running (518 measured)
+LOWER_TIMER_NS = 1000     # a lower process's timer interrupt (release, wake, deadline) on its core (about 320 measured)
 JOB_OVERHEAD_NS = RELEASE_NS + 2 * SWITCH_NS + PERIODIC_WAIT_NS  # per activation: in, preempted back, out
 OVERHEADS = {"release": RELEASE_NS, "switch": SWITCH_NS, "periodic_wait": PERIODIC_WAIT_NS,
-             "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS}
+             "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS, "lower_timer": LOWER_TIMER_NS}
 MAX_HYPERPERIODS = 16
 MAX_ACTIVATIONS = 1_000_000  # simulated per phase and hyperperiod: beyond, the exact analysis is refused
 MAX_PHASES = 1000           # partition period starts in the frame, each simulated: beyond, refused too
@@ -59,6 +60,7 @@ class ProcessVerdict:
     met: bool | None           # None: not analysed
     note: str = ""
     blocking: int = 0          # the longest critical section of a lower-priority process of its core
+    lower_timers: int = 0      # 2 LOWER_TIMER_NS for each process of its core below it
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -191,7 +193,7 @@ def analyse_partition(system: System, part: Partition, core: int = 0, cores: int
     remote = [proc.name for proc in part.apex.processes if proc.core != core and proc.critical]
     for proc in procs:
         tasks, aperiodic = _tasks(procs, proc)
-        report.processes.append(_verdict(proc, tasks, aperiodic, supply, period, remote))
+        report.processes.append(_verdict(proc, tasks, aperiodic, supply, period, remote, _lower_timers(procs, proc)))
     return report
 
 
@@ -199,6 +201,13 @@ def _blockers(procs: list[ApexProcess], proc: ApexProcess) -> list[ApexProcess]:
     """The processes of its core below it that declare a critical section: any of them may hold what
     it waits for (a semaphore) or keep the core (LOCK_PREEMPTION)."""
     return [p for p in procs if p.priority < proc.priority and p.critical]
+
+
+def _lower_timers(procs: list[ApexProcess], analysed: ApexProcess) -> int:
+    """What the timers of the processes below it on its core cost an activation: while it is ready a
+    lower process cannot run, so each has at most one release (or wake-up) and one deadline timer
+    expiring during the activation, each an interrupt of the running process."""
+    return 2 * LOWER_TIMER_NS * sum(p is not analysed and p.priority < analysed.priority for p in procs)
 
 
 def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task], list[ApexProcess]]:
@@ -209,7 +218,7 @@ def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task]
     blocker may run while the holder keeps it waiting: those count as interfering, as if above it."""
     blockers = _blockers(procs, analysed)
     floor = min((p.priority for p in blockers), default=analysed.priority)
-    blocking = max((p.critical for p in blockers), default=0)
+    blocking = max((p.critical for p in blockers), default=0) + _lower_timers(procs, analysed)
 
     def seen(p: ApexProcess) -> int:
         return analysed.priority + 1 if p is not analysed and floor < p.priority < analysed.priority else p.priority
@@ -222,7 +231,7 @@ def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task]
 
 
 def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply, period,
-             remote: list[str] = ()) -> ProcessVerdict:
+             remote: list[str] = (), lower_timers: int = 0) -> ProcessVerdict:
     charged = proc.wcet + JOB_OVERHEAD_NS if proc.wcet is not None else None
     verdict = ProcessVerdict(proc.name, proc.priority, proc.period, proc.wcet, charged, proc.relative_deadline,
                              None, None)
@@ -230,7 +239,8 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
     if verdict.note:
         return verdict
     task = next(t for t in tasks if t.name == proc.name)
-    verdict.blocking = task.cost - charged
+    verdict.lower_timers = lower_timers
+    verdict.blocking = task.cost - charged - verdict.lower_timers
     if isinstance(supply, CyclicSupply):
         verdict.wcrt = _simulated_wcrt(task, tasks, supply, period)
         unbounded = "unbounded: the backlog grows every hyperperiod"
@@ -449,7 +459,8 @@ def _time(ns: int | None) -> str:
 
 def describe(analyses: list[PartitionAnalysis]) -> list[str]:
     lines = [f"APEX overheads charged: {JOB_OVERHEAD_NS} ns per activation (release {RELEASE_NS}, two switches "
-             f"of {SWITCH_NS}, PERIODIC_WAIT {PERIODIC_WAIT_NS}), {SLOT_ENTRY_NS} ns at each slot start"]
+             f"of {SWITCH_NS}, PERIODIC_WAIT {PERIODIC_WAIT_NS}), {2 * LOWER_TIMER_NS} ns per activation for each "
+             f"lower process of its core (its timers), {SLOT_ENTRY_NS} ns at each slot start"]
     for report in analyses:
         period = duration_text(report.partition_period) if report.partition_period else "none"
         lines.append(f"{report.title}: {report.supply}; partition period {period}")
