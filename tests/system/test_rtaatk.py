@@ -8,6 +8,8 @@ miss for a process the analysis says meets its deadline."""
 import re
 from pathlib import Path
 
+import pytest
+
 from harness import run_system
 from bulkhead import rta
 from bulkhead.config import load
@@ -101,6 +103,8 @@ def test_a_semaphore_held_on_another_core():
     check("rtaatk_xsem.yaml")  # (the analysis now leaves hi not analysed: lo's section is on another core)
 
 
+@pytest.mark.xfail(strict=True, reason="-icount runs the cores in turn on one instruction clock: the measuring "
+                   "platform, not the analysis (docs/apex.md, Measuring under -icount)")
 def test_a_busy_other_core_under_icount():
     """configs/rtaatk_icount.yaml: a spinning partition on another dedicated core. Not the
     analysis's model error but the measuring platform's: QEMU's -icount runs the vCPUs in turn on
