@@ -207,9 +207,9 @@ def test_analyse_command_reports_each_process(cli):
     assert lines[1] == ("partition 'apexrta': 498us of every 1ms in 2 window(s), 1us slot entry taken off each; "
                         "partition period 1ms")
     rows = {line.split()[0]: line.split() for line in lines[3:]}
-    assert rows["fast"][-2:] == ["104us", "met"]
-    assert rows["tight"][-2:] == ["558us", "met"]
-    assert rows["late"][-2:] == ["1566us", "MISSED"]
+    assert rows["fast"][-2:] == ["110us", "met"]  # the simulation's 104 us and 2 us for each lower process's timers
+    assert rows["tight"][-2:] == ["562us", "met"]
+    assert rows["late"][-2:] == ["1568us", "MISSED"]
     assert "aperiodic: not analysed" in lines[-1]
 
 
@@ -220,7 +220,7 @@ def test_analyse_json(cli, tmp_path):
     data = json.loads(out.read_text())
     assert data["overheads_ns"]["per_activation"] == rta.JOB_OVERHEAD_NS
     verdicts = {p["name"]: (p["wcrt"], p["met"]) for p in data["partitions"][0]["processes"]}
-    assert verdicts == {"fast": (104_000, True), "tight": (558_000, True), "late": (1_566_000, False),
+    assert verdicts == {"fast": (110_000, True), "tight": (562_000, True), "late": (1_568_000, False),
                         "reporter": (None, None)}
 
 
@@ -253,8 +253,8 @@ def test_an_edf_budget_is_a_periodic_resource(tmp_path):
     result = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0]
     assert result.supply == "budget 2500us every 5ms (periodic resource)"
     hi, lo = result.processes
-    # hi: 1003 us of demand; the first 2500 us are blackout, then 2500 us of supply.
-    assert hi.wcrt == 5_000_000 + 1_003_000 and hi.met
+    # hi: 1003 us of demand and 2 us for lo's timers; the first 2500 us are blackout, then 2500 us of supply.
+    assert hi.wcrt == 5_000_000 + 1_005_000 and hi.met
     # lo: 2003 + 1003 us need the first budget (to 7.5 ms) and 506 us of the next (from 10 ms), so R
     # passes 10 ms and hi comes again: 2003 + 2 * 1003 us, 1509 us of the second budget.
     assert lo.wcrt == 10_000_000 + 1_509_000 and lo.met
@@ -309,7 +309,7 @@ def test_a_lower_process_critical_section_blocks_once(tmp_path):
         - {name: lo, period: 20ms, wcet: 2ms, priority: 10, critical: 500us}
 """))
     hi, lo = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0].processes
-    assert (hi.wcrt, hi.blocking, hi.note) == (1_503_000, 500_000, "blocking 500us charged")
+    assert (hi.wcrt, hi.blocking, hi.note) == (1_505_000, 500_000, "blocking 500us charged")  # and lo's timers
     assert (lo.wcrt, lo.blocking) == (2_003_000 + 1_003_000, 0)
 
 
@@ -322,8 +322,8 @@ def test_processes_between_the_blocker_and_the_blocked_interfere(tmp_path):
         - {name: lo, priority: 10, critical: 500us}
 """))
     hi, mid, lo = rta.analyse(config.load(tmp_path / "s.yaml", images=False))[0].processes
-    assert hi.wcrt == 1_003_000 + 500_000 + 1_003_000 and hi.met
-    assert mid.wcrt == 1_003_000 + 500_000 + 1_003_000 and mid.blocking == 500_000
+    assert hi.wcrt == 1_003_000 + 500_000 + 1_003_000 + 4_000 and hi.met  # the timers of mid and lo
+    assert mid.wcrt == 1_003_000 + 500_000 + 1_003_000 + 2_000 and mid.blocking == 500_000
     (tmp_path / "s.yaml").write_text(_dedicated("""\
         - {name: hi, period: 10ms, wcet: 1ms, priority: 30}
         - {name: mid, priority: 20}

@@ -295,8 +295,18 @@ def _check_process(part: Partition, proc: ApexProcess, diags: Diagnostics) -> No
 
 
 def _check_cores(part: Partition, spec: ApexSpec, diags: Diagnostics) -> None:
-    """A process's core is one of the partition's vCPUs that libapex runs (NUM_ASSIGNED_CORES)."""
+    """A process's core is one of the partition's vCPUs that libapex runs (NUM_ASSIGNED_CORES); two of
+    those vCPUs pinned to one physical core make libapex halt the partition (check_own_core)."""
     cores = min(len(part.vcpus), MAX_CORES)
+    pinned: dict[int, int] = {}
+    for index, vcpu in enumerate(part.vcpus[:cores]):
+        if vcpu.core is None:
+            continue
+        if vcpu.core in pinned:
+            diags.error(part.at("apex"), f"{part.title}: vCPUs {pinned[vcpu.core]} and {index} are both on core "
+                        f"{vcpu.core}, which libapex refuses (the partition halts at initialization); give each "
+                        f"vCPU its own core")
+        pinned.setdefault(vcpu.core, index)
     for proc in spec.processes:
         if not 0 <= proc.core < cores:
             who = f"process '{proc.name}'" if proc.name else f"apex.process_list[{proc.index}]"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from math import ceil, gcd
 from pathlib import Path
 
@@ -37,11 +38,14 @@ RELEASE_NS = 2000         # timer interrupt to the released process: hypervisor 
 SWITCH_NS = 250           # one process switch (115 to 161 measured)
 PERIODIC_WAIT_NS = 500    # PERIODIC_WAIT: the service, its deadline timer and the switch away
 SLOT_ENTRY_NS = 1000      # a slot start to the partition's vCPU running (518 measured)
+LOWER_TIMER_NS = 1000     # a lower process's timer interrupt (release, wake, deadline) on its core (about 320 measured)
 JOB_OVERHEAD_NS = RELEASE_NS + 2 * SWITCH_NS + PERIODIC_WAIT_NS  # per activation: in, preempted back, out
 OVERHEADS = {"release": RELEASE_NS, "switch": SWITCH_NS, "periodic_wait": PERIODIC_WAIT_NS,
-             "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS}
+             "slot_entry": SLOT_ENTRY_NS, "per_activation": JOB_OVERHEAD_NS, "lower_timer": LOWER_TIMER_NS}
 MAX_HYPERPERIODS = 16
 MAX_ACTIVATIONS = 1_000_000  # simulated per phase and hyperperiod: beyond, the exact analysis is refused
+MAX_PHASES = 1000           # partition period starts in the frame, each simulated: beyond, refused too
+MAX_WORK = 20_000_000       # activations x processes x phases (a simulation's cost): beyond, refused too
 
 
 @dataclass
@@ -56,6 +60,7 @@ class ProcessVerdict:
     met: bool | None           # None: not analysed
     note: str = ""
     blocking: int = 0          # the longest critical section of a lower-priority process of its core
+    lower_timers: int = 0      # 2 LOWER_TIMER_NS for each process of its core below it
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -185,9 +190,10 @@ def analyse_partition(system: System, part: Partition, core: int = 0, cores: int
     report = PartitionAnalysis(part.name, supply if isinstance(supply, str) else supply.describe(), period,
                                core=core, cores=cores)
     procs = [proc for proc in part.apex.processes if proc.core == core]
+    remote = [proc.name for proc in part.apex.processes if proc.core != core and proc.critical]
     for proc in procs:
         tasks, aperiodic = _tasks(procs, proc)
-        report.processes.append(_verdict(proc, tasks, aperiodic, supply, period))
+        report.processes.append(_verdict(proc, tasks, aperiodic, supply, period, remote, _lower_timers(procs, proc)))
     return report
 
 
@@ -195,6 +201,13 @@ def _blockers(procs: list[ApexProcess], proc: ApexProcess) -> list[ApexProcess]:
     """The processes of its core below it that declare a critical section: any of them may hold what
     it waits for (a semaphore) or keep the core (LOCK_PREEMPTION)."""
     return [p for p in procs if p.priority < proc.priority and p.critical]
+
+
+def _lower_timers(procs: list[ApexProcess], analysed: ApexProcess) -> int:
+    """What the timers of the processes below it on its core cost an activation: while it is ready a
+    lower process cannot run, so each has at most one release (or wake-up) and one deadline timer
+    expiring during the activation, each an interrupt of the running process."""
+    return 2 * LOWER_TIMER_NS * sum(p is not analysed and p.priority < analysed.priority for p in procs)
 
 
 def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task], list[ApexProcess]]:
@@ -205,7 +218,7 @@ def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task]
     blocker may run while the holder keeps it waiting: those count as interfering, as if above it."""
     blockers = _blockers(procs, analysed)
     floor = min((p.priority for p in blockers), default=analysed.priority)
-    blocking = max((p.critical for p in blockers), default=0)
+    blocking = max((p.critical for p in blockers), default=0) + _lower_timers(procs, analysed)
 
     def seen(p: ApexProcess) -> int:
         return analysed.priority + 1 if p is not analysed and floor < p.priority < analysed.priority else p.priority
@@ -217,15 +230,17 @@ def _tasks(procs: list[ApexProcess], analysed: ApexProcess) -> tuple[list[_Task]
     return tasks, aperiodic
 
 
-def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply, period) -> ProcessVerdict:
+def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply, period,
+             remote: list[str] = (), lower_timers: int = 0) -> ProcessVerdict:
     charged = proc.wcet + JOB_OVERHEAD_NS if proc.wcet is not None else None
     verdict = ProcessVerdict(proc.name, proc.priority, proc.period, proc.wcet, charged, proc.relative_deadline,
                              None, None)
-    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply)
+    verdict.note = _why_not_analysed(proc, tasks, aperiodic, supply, period, remote)
     if verdict.note:
         return verdict
     task = next(t for t in tasks if t.name == proc.name)
-    verdict.blocking = task.cost - charged
+    verdict.lower_timers = lower_timers
+    verdict.blocking = task.cost - charged - verdict.lower_timers
     if isinstance(supply, CyclicSupply):
         verdict.wcrt = _simulated_wcrt(task, tasks, supply, period)
         unbounded = "unbounded: the backlog grows every hyperperiod"
@@ -240,10 +255,17 @@ def _verdict(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess]
     return verdict
 
 
-def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply) -> str:
+def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[ApexProcess], supply,
+                      period: int | None = None, remote: list[str] = ()) -> str:
     """Why the process gets no verdict, or "" when it is analysed."""
     if proc.period is None:
         return "aperiodic: not analysed"
+    if remote:
+        return (f"not analysed: {', '.join(remote)} on another core declare(s) a critical section; a semaphore is "
+                f"partition-wide and its holder runs on its own vCPU's time, which this analysis does not bound")
+    if isinstance(supply, CyclicSupply) and period is None:
+        return ("not analysed: no partition period (vCPU 0 is not on a cyclic core and apex.period is not given): "
+                "libapex releases at SET_PARTITION_MODE(NORMAL), anywhere in this vCPU's frame; give apex.period")
     above = [p.name for p in aperiodic if p.priority >= proc.priority]
     if above:
         return f"not analysed: aperiodic {', '.join(above)} at equal or higher priority (no bound on its load)"
@@ -252,6 +274,15 @@ def _why_not_analysed(proc: ApexProcess, tasks: list[_Task], aperiodic: list[Ape
     if isinstance(supply, CyclicSupply) and _activations_per_hyperperiod(tasks, supply) > MAX_ACTIVATIONS:
         return (f"not analysed: {_activations_per_hyperperiod(tasks, supply)} activations per hyperperiod (more "
                 f"than {MAX_ACTIVATIONS}); choose periods with a shorter common multiple")
+    if isinstance(supply, CyclicSupply) and len(_phases(supply, period)) > MAX_PHASES:
+        return (f"not analysed: {len(_phases(supply, period))} partition period starts in the major frame (more "
+                f"than {MAX_PHASES}), each a release phase to simulate; choose a longer apex.period")
+    if isinstance(supply, CyclicSupply):
+        work = _activations_per_hyperperiod(tasks, supply) * len(tasks) * len(_phases(supply, period))
+        if work > MAX_WORK:
+            return (f"not analysed: simulating {len(tasks)} processes from {len(_phases(supply, period))} "
+                    f"partition period starts is too long (activations x processes x starts {work}, more than "
+                    f"{MAX_WORK}); choose periods with a shorter common multiple")
     return ""
 
 
@@ -299,26 +330,39 @@ def _activations_per_hyperperiod(tasks: list[_Task], supply: CyclicSupply) -> in
     return sum(hyper // t.period for t in tasks)
 
 
-def _simulated_wcrt(task: _Task, tasks: list[_Task], supply: CyclicSupply, period: int | None) -> int | None:
-    """The worst response of task over every partition period start within the major frame (from the
-    partition's first window on); task goes last among processes of its priority that become ready at
-    the same instant."""
+def _phases(supply: CyclicSupply, period: int | None) -> range:
+    """The partition period starts within the major frame (from the partition's first window on)."""
     frame = supply.frame
     step = period if period and frame % period == 0 else frame
+    return range(supply.origin % step, frame, step)
+
+
+def _simulated_wcrt(task: _Task, tasks: list[_Task], supply: CyclicSupply, period: int | None) -> int | None:
+    """The worst response of task over every partition period start within the major frame; task goes
+    last among processes of its priority that become ready at the same instant. A simulation is shared
+    by every process that sees the same tasks and has no other of its priority (for which the order
+    among equals changes nothing)."""
+    alone = sum(t.priority == task.priority for t in tasks) == 1
+    key = tuple((t.name, t.priority, t.period, t.cost, t.deadline) for t in tasks)
     worst = 0
-    for phase in range(supply.origin % step, frame, step):
-        response = _Simulation(tasks, supply, phase, task.name).run()[task.name]
+    for phase in _phases(supply, period):
+        response = _simulate(key, supply, phase, None if alone else task.name)[task.name]
         if response is None:
             return None
         worst = max(worst, response)
     return worst
 
 
+@lru_cache(maxsize=256)
+def _simulate(key: tuple, supply: CyclicSupply, phase: int, last: str | None) -> dict[str, int | None]:
+    return _Simulation([_Task(*t) for t in key], supply, phase, last).run()
+
+
 class _Simulation:
     """Fixed-priority preemptive scheduling of the tasks on the plan's windows, all released at
     `phase` (a partition period start) and then every period."""
 
-    def __init__(self, tasks: list[_Task], supply: CyclicSupply, phase: int, last_of_equals: str) -> None:
+    def __init__(self, tasks: list[_Task], supply: CyclicSupply, phase: int, last_of_equals: str | None) -> None:
         self.tasks, self.supply, self.phase = tasks, supply, phase
         self.hyper = _lcm([supply.frame] + [t.period for t in tasks])
         self.last = last_of_equals
@@ -387,8 +431,8 @@ class _Simulation:
                 now = min(start, upcoming, stop)
                 continue
             task = self._pick()
-            if task is None:
-                now = min(upcoming, end, stop)
+            if task is None:  # nothing to run: the windows until the next release do not matter
+                now = min(upcoming, stop)
                 continue
             until = min(now + self.left[task.name], end, upcoming, stop)
             self.left[task.name] -= until - now
@@ -415,7 +459,8 @@ def _time(ns: int | None) -> str:
 
 def describe(analyses: list[PartitionAnalysis]) -> list[str]:
     lines = [f"APEX overheads charged: {JOB_OVERHEAD_NS} ns per activation (release {RELEASE_NS}, two switches "
-             f"of {SWITCH_NS}, PERIODIC_WAIT {PERIODIC_WAIT_NS}), {SLOT_ENTRY_NS} ns at each slot start"]
+             f"of {SWITCH_NS}, PERIODIC_WAIT {PERIODIC_WAIT_NS}), {2 * LOWER_TIMER_NS} ns per activation for each "
+             f"lower process of its core (its timers), {SLOT_ENTRY_NS} ns at each slot start"]
     for report in analyses:
         period = duration_text(report.partition_period) if report.partition_period else "none"
         lines.append(f"{report.title}: {report.supply}; partition period {period}")
