@@ -8,7 +8,6 @@ miss for a process the analysis says meets its deadline."""
 import re
 from pathlib import Path
 
-import pytest
 
 from harness import run_system
 from bulkhead import rta
@@ -101,15 +100,3 @@ def test_a_semaphore_held_on_another_core():
     analysis looks at hi's vCPU only and says met (1004 us against 5 ms).
     tests/tool/test_rtaatk.py has the tool side."""
     check("rtaatk_xsem.yaml")  # (the analysis now leaves hi not analysed: lo's section is on another core)
-
-
-@pytest.mark.xfail(strict=True, reason="-icount runs the cores in turn on one instruction clock: the measuring "
-                   "platform, not the analysis (docs/apex.md, Measuring under -icount)")
-def test_a_busy_other_core_under_icount():
-    """configs/rtaatk_icount.yaml: a spinning partition on another dedicated core. Not the
-    analysis's model error but the measuring platform's: QEMU's -icount runs the vCPUs in turn on
-    one instruction clock, so every busy core slows every other; a measurement under -icount of a
-    system with more than one busy core cannot confirm a per-core verdict (and one with an idle
-    other core is needed: apex_rta.yaml keeps its spinner on core 0)."""
-    assert analysed("rtaatk_icount.yaml")["hi_w1000"].met
-    check("rtaatk_icount.yaml")
