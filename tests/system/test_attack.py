@@ -1,0 +1,30 @@
+"""Adversarial review: odd-sized loads of a flash bank while an operation is in progress."""
+from harness import BUILD, run_command, run_system
+from test_firmware import bare_probe, probe_lines
+
+
+def test_odd_loads_while_busy_answer_as_qemu():
+    """flashodd (partitions/board/flashodd) reads bank 1 with 1, 2, 4 and 8-byte loads right after a
+    buffered program's confirm and an erase's, read array sent while busy: the flash as it will be,
+    the same lines as QEMU's -bios (which is never busy)."""
+    bare = bare_probe(BUILD / "board" / "flashodd.fd", "flashodd")
+    assert bare[-1] == "flashodd: done", bare
+    (BUILD / "systest" / "firmware_odd" / "vars.fd").unlink(missing_ok=True)
+    run = run_system("firmware_odd.yaml", timeout=60, until=lambda r: r.index(r"^\[odd\] flashodd: done") >= 0)
+    got = probe_lines(run.lines, "flashodd", "[odd] ")
+    assert run.index(r"HM: partition") < 0
+    assert got == bare, "\n".join(f"{a!r} | {b!r}" for a, b in zip(got, bare) if a != b)
+
+
+def test_two_vcpus_race_on_one_bank():
+    """flashrace (partitions/board/flashrace): vCPU 0 erases and buffered-programs a block while
+    vCPU 1 of the same partition reads the bank on another core (its trapped reads step the
+    operation in progress): every program reads back whole, no hang, no fault."""
+    (BUILD / "systest" / "firmware_race" / "vars.fd").unlink(missing_ok=True)
+    run = run_system("firmware_race.yaml", timeout=240, until=lambda r: r.index(r"flashrace: done") >= 0)
+    assert run.index(r"^\[race\] flashrace: done") >= 0, "\n".join(run.lines[-30:])
+    assert run.index(r"^\[race\] flashrace: bad words 0x00000000$") >= 0, "\n".join(run.lines[-30:])
+    assert run.index(r"^\[race\] flashrace: never ready 0x00000000$") >= 0
+    assert run.index(r"^\[race\] flashrace: cpu_on 0x00000000$") >= 0, "vCPU 1 did not start"
+    print("\n".join(l for l in run.lines if "race" in l or "flash" in l))
+    assert run.index(r"HM: partition") < 0
