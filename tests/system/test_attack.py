@@ -28,3 +28,14 @@ def test_two_vcpus_race_on_one_bank():
     assert run.index(r"^\[race\] flashrace: cpu_on 0x00000000$") >= 0, "vCPU 1 did not start"
     print("\n".join(l for l in run.lines if "race" in l or "flash" in l))
     assert run.index(r"HM: partition") < 0
+
+
+def test_power_loss_by_smc_system_reset_while_busy():
+    """flashbusysmc: flashbusy with its PSCI SYSTEM_RESET by SMC (the emulation fast path of
+    vectors.S) instead of HVC: the same restarts and the same survey."""
+    (BUILD / "systest" / "firmware_busysmc" / "vars.fd").unlink(missing_ok=True)
+    run = run_system("firmware_busysmc.yaml", timeout=120,
+                     until=lambda r: r.index(r"^\[busy\] flashbusysmc: done") >= 0)
+    assert run.count(r"partition busy cold restart") == 2, "\n".join(run.lines[-30:])
+    assert run.index(r"^\[busy\] flashbusysmc: programmed after the power losses 0x33333333$") >= 0
+    assert run.index(r"HM: partition") < 0
