@@ -39,3 +39,23 @@ def test_power_loss_by_smc_system_reset_while_busy():
     assert run.count(r"partition busy cold restart") == 2, "\n".join(run.lines[-30:])
     assert run.index(r"^\[busy\] flashbusysmc: programmed after the power losses 0x33333333$") >= 0
     assert run.index(r"HM: partition") < 0
+
+
+def test_two_partitions_lines_never_split():
+    """lineprint in two partitions at once, one with console focus (direct bytes), one without
+    (queued lines): every line on the console is one partition's whole line, but where a flood
+    overflowed a ring, which the console reports in place ("... (N bytes dropped)", within a few
+    lines: a cut line, the note, the rest after the other partition's lines)."""
+    import re
+    run = run_system("console_lines.yaml", timeout=240,
+                     until=lambda r: r.index(r"^\[a\] lp: done") >= 0 and r.index(r"^\[b\] lp: done") >= 0)
+    good = re.compile(r"^\[(a|b)\] lp: (0123456789abcdefghijklmnopqrstuvwxyz 0x[0-9a-f]{8}|done)$")
+    lines = run.lines[next(i for i, l in enumerate(run.lines) if "console input goes" in l) + 1:]
+    unexplained = []
+    for i, l in enumerate(lines):
+        if not l.strip() or good.match(l) or "bytes dropped" in l or not l.startswith(("[a]", "[b]")):
+            continue
+        who = l[:3]
+        if not any(who in n and "bytes dropped" in n for n in lines[max(0, i - 40):i + 40]):
+            unexplained.append(l)
+    assert not unexplained, unexplained[:20]
