@@ -591,6 +591,35 @@ bool console_drain(void)
 	return more;
 }
 
+/* Whether output or an unreported loss is queued (one load when nothing is). A flag left set by
+ * a write that drained all it queued is cleared here as console_drain clears it, so a core that
+ * asks again finds it clear. */
+bool console_pending(void)
+{
+	if (!__atomic_load_n(&output_queued, __ATOMIC_SEQ_CST))
+		return false;
+	__atomic_store_n(&output_queued, 0u, __ATOMIC_SEQ_CST);
+	if (!anything_queued())
+		return false;
+	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
+	return true;
+}
+
+uint64_t console_drain_idle(void)
+{
+	console_drain();
+	if (!__atomic_load_n(&output_queued, __ATOMIC_SEQ_CST))
+		return TIME_NEVER;
+	/* Left: more than a drain's chunks, the wire busy, or everyone else's lines held behind the
+	 * focus partition's open line, until its hold ends (a racy look at the line: a wrong
+	 * instant only means one more retry). */
+	uint64_t again = arch_counter_read() + ns_to_ticks(CONSOLE_RETRY_NS);
+	uint64_t held_until = open_since + ns_to_ticks(CONSOLE_HOLD_NS);
+	if (__atomic_load_n(&open_line, __ATOMIC_RELAXED) >= 0 && held_until > again)
+		again = held_until;
+	return again;
+}
+
 /* --- Writers ---------------------------------------------------------------------------- */
 
 void console_guest_flush(struct vcpu *v)

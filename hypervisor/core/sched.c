@@ -532,6 +532,62 @@ static uint64_t be_timer(struct percpu *c, struct vcpu *next)
 	return w < s->be_until ? w : TIME_NEVER;
 }
 
+/* --- Console output in idle time ------------------------------------------------------- */
+
+/* Wake a core that sleeps as a console helper (not this one) for output queued here; false if
+ * none does. Each sleep takes one kick at most. */
+static bool kick_console_helper(const struct percpu *self)
+{
+	for (unsigned core = 0; core < BH_MAX_CORES; core++) {
+		struct sched_core *s = &percpu[core].sched;
+		if (core != self->core && s->console_helper &&
+		    __atomic_exchange_n(&s->console_helper, false, __ATOMIC_SEQ_CST)) {
+			arch_kick_core(core);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Arm the core's timer for the console's next drain (TIME_NEVER: none), unless the core's own
+ * next instant comes first or less than CONSOLE_RETRY_NS after it: then the core decides at that
+ * instant anyway, and the console's wake-up must not make that decision late. */
+static void arm_console_retry(struct percpu *c, uint64_t again)
+{
+	if (again != TIME_NEVER && again + ns_to_ticks(CONSOLE_RETRY_NS) < c->sched.timer_at)
+		program_timer(c, again);
+}
+
+/* A core going idle (its timer programmed for its own next instant) moves queued console output
+ * in its spare time, within its drain budget, as it always did. Output must not wait for a
+ * writer that has gone quiet, so what the drain leaves (more than its chunks, the wire busy,
+ * lines held behind the focus partition's open line, a loss not yet reported) is drained again
+ * later: by this core, if nothing is loaded on it and it has no instant of its own (its timer
+ * off), which then sleeps as a console helper with its timer armed for the console; else by a
+ * helper it wakes, if one sleeps; else by itself, its timer armed for it (arm_console_retry).
+ * A core is marked a helper before its drain looks at the console, so a core going idle with
+ * output left meanwhile either has that output seen here or sees the helper to wake. */
+static void idle_drain(struct percpu *c)
+{
+	struct sched_core *s = &c->sched;
+	bool helper = s->timer_at == TIME_NEVER && !c->loaded;
+
+	if (helper)
+		__atomic_store_n(&s->console_helper, true, __ATOMIC_SEQ_CST);
+	uint64_t again = console_drain_idle();
+	if (again != TIME_NEVER && (helper || !kick_console_helper(c)))
+		arm_console_retry(c, again);
+}
+
+/* A dedicated core whose vCPU waits in place drains nobody's output while a helper can: a drain
+ * delays its own vCPU's wake-up. With no helper asleep, it does as an idle core does (the timer
+ * it arms brings its vCPU out of its wait once, as a spurious wake-up). */
+static void idle_in_place_drain(struct percpu *c)
+{
+	if (console_pending() && !kick_console_helper(c))
+		arm_console_retry(c, console_drain_idle());
+}
+
 /* Sleep until an interrupt. A core with room for best-effort work is kicked when some gets
  * queued for it; if some came meanwhile, it decides again instead. */
 static void idle(struct percpu *c)
@@ -578,7 +634,6 @@ static bool be_hand_back(struct percpu *c)
 		return false; /* something came meanwhile */
 	program_timer(c, min_u64(s->be_policy_at, wake));
 	flush_trace(s, arch_counter_read());
-	console_drain();
 	return true;
 }
 
@@ -588,6 +643,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 {
 	struct sched_core *s = &c->sched;
 
+	s->console_helper = false; /* awake: it decides (kicked or not) */
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
 	if (hand_back && be_hand_back(c))
@@ -625,9 +681,10 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 				console_drain();
 			return;
 		}
-		console_drain(); /* an idle core moves queued console output, in time it has spare */
 sleep:
+		idle_drain(c); /* an idle core moves queued console output, in time it has spare */
 		idle(c);
+		s->console_helper = false;
 	}
 }
 
@@ -654,8 +711,10 @@ static bool vcpu_has_work(const struct vcpu *v)
 static void idle_in_place(struct percpu *c, struct vcpu *v)
 {
 	while (v->state == VCPU_IDLE && !vcpu_has_work(v) && !(c->exit_work & EXIT_RESCHED) &&
-	       !c->requests)
+	       !c->requests) {
+		idle_in_place_drain(c);
 		arch_wait_for_interrupt();
+	}
 	__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	/* Deliver what woke it here, so the return to the guest can take the fast path. */
