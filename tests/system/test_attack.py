@@ -81,17 +81,21 @@ A_LETTERS = 4000 * 27 + 6  # lineprint2: 2 x 2000 lines of 27 letters (and \r\n)
 
 
 def test_focus_partition_output_is_emitted_or_reported_lost():
-    """lineprint2 (two vCPUs of the focus partition print 4000 lines, then vCPU 0 "LP DONE") beside
-    lineprint (partition b): every byte partition a wrote reaches the console or is counted in a
-    "... (N bytes dropped)" note, and its last line comes out once everything is idle. Up to six
-    runs: the failure is intermittent (about one run in three on a 2-core host).
+    """lineprint2 (two vCPUs of the focus partition print 4000 lines, then vCPU 0, once vCPU 1 has
+    written all of its lines, "LP DONE") beside lineprint (partition b): every byte partition a
+    wrote reaches the console or is counted in a "... (N bytes dropped)" note, and its last line
+    comes out once everything is idle. Six runs: the failure was intermittent (about one run in
+    three on a 2-core host).
 
-    FAILS on HEAD (26d5616) and on the base 368c60b alike: when the last bytes a partition writes
-    are dropped (its ring full), the loss is counted but its note goes in only with the partition's
-    next record (console.c push_line/report_loss), so a partition that then falls silent loses its
-    last line with no note, ever. Pre-existing, not from today's change. On HEAD the focus
-    partition's two vCPUs lose far more of the flood (38-80 KB of 116 KB reported dropped, against
-    0-5 KB at 368c60b): the faster fast path outruns the wire; reported, so by design."""
+    It failed two ways. In the console: output left queued when every writer had gone idle stayed
+    queued, with its losses unreported (b's lines and a's last bytes waiting behind a's open line
+    for a drain after its 100 ms hold that never came: the dedicated cores' vCPUs waited in place
+    and core 0 slept); now a core going idle drains again later, or wakes a helper core
+    (sched.c idle_drain). In lineprint2 itself: vCPU 0 printed "LP DONE" after a fixed delay,
+    while vCPU 1, often hundreds of lines behind, was still printing, so its bytes interleaved
+    with LP DONE's or a full ring dropped them (reported); it now waits for vCPU 1. The faster
+    fast path loses much of the flood (38-80 KB of 116 KB reported dropped, against 0-5 KB at
+    368c60b): it outruns the wire; reported, so by design."""
     for attempt in range(6):
         run = run_system("console_lines2.yaml", timeout=30,
                          until=lambda r: r.index(r"^\[b\] lp: done") >= 0 and r.index(r"LP DONE") >= 0)
