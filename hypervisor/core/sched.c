@@ -534,14 +534,13 @@ static uint64_t be_timer(struct percpu *c, struct vcpu *next)
 
 /* --- Console output in idle time ------------------------------------------------------- */
 
-/* Wake a core that sleeps as a console helper (not this one) for output queued here; false if
- * none does. Each sleep takes one kick at most. */
+/* Wake a console helper (not this core) for output queued here; false if there is none. One
+ * that is awake already takes the kick as one more pass of its idle loop, which drains again. */
 static bool kick_console_helper(const struct percpu *self)
 {
 	for (unsigned core = 0; core < BH_MAX_CORES; core++) {
-		struct sched_core *s = &percpu[core].sched;
-		if (core != self->core && s->console_helper &&
-		    __atomic_exchange_n(&s->console_helper, false, __ATOMIC_SEQ_CST)) {
+		if (core != self->core &&
+		    __atomic_load_n(&percpu[core].sched.console_helper, __ATOMIC_SEQ_CST)) {
 			arch_kick_core(core);
 			return true;
 		}
@@ -563,24 +562,24 @@ static void arm_console_retry(struct percpu *c, uint64_t again)
  * writer that has gone quiet, so what the drain leaves (more than its chunks, the wire busy,
  * lines held behind the focus partition's open line, a loss not yet reported) is drained again
  * later: by this core, if nothing is loaded on it and it has no instant of its own (its timer
- * off), which then sleeps as a console helper with its timer armed for the console; else by a
- * helper it wakes, if one sleeps; else by itself, its timer armed for it (arm_console_retry).
- * A core is marked a helper before its drain looks at the console, so a core going idle with
- * output left meanwhile either has that output seen here or sees the helper to wake. */
+ * off): a console helper, which arms its timer for the console's next drain; else by a helper
+ * it wakes, if there is one; else by itself, its timer armed for it (arm_console_retry). A core
+ * is a helper from this pass until it has a vCPU to run, and is marked one before its drain
+ * looks at the console, so a core going idle with output left meanwhile either has that output
+ * seen here or sees the helper to wake. */
 static void idle_drain(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
 	bool helper = s->timer_at == TIME_NEVER && !c->loaded;
 
-	if (helper)
-		__atomic_store_n(&s->console_helper, true, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->console_helper, helper, __ATOMIC_SEQ_CST);
 	uint64_t again = console_drain_idle();
 	if (again != TIME_NEVER && (helper || !kick_console_helper(c)))
 		arm_console_retry(c, again);
 }
 
 /* A dedicated core whose vCPU waits in place drains nobody's output while a helper can: a drain
- * delays its own vCPU's wake-up. With no helper asleep, it does as an idle core does (the timer
+ * delays its own vCPU's wake-up. With no helper, it does as an idle core does (the timer
  * it arms brings its vCPU out of its wait once, as a spurious wake-up). */
 static void idle_in_place_drain(struct percpu *c)
 {
@@ -643,7 +642,6 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 {
 	struct sched_core *s = &c->sched;
 
-	s->console_helper = false; /* awake: it decides (kicked or not) */
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
 	if (hand_back && be_hand_back(c))
@@ -675,6 +673,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		program_timer(c, min_u64(timer_for(s, d, wake), be_timer(c, next)));
 		flush_trace(s, wait_until(at));
 		if (next) {
+			s->console_helper = false; /* it has a vCPU to run */
 			if (next->hm_held) /* its time now: it is charged from run_start */
 				hm_print_held(next);
 			if (next == s->be) /* the core's spare time, as an idle core's: output moves */
@@ -684,7 +683,6 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 sleep:
 		idle_drain(c); /* an idle core moves queued console output, in time it has spare */
 		idle(c);
-		s->console_helper = false;
 	}
 }
 

@@ -64,8 +64,8 @@ struct sched_core {
 	uint64_t be_policy_at;             /* the policy's timer event when be_until was set */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
-	/* Asleep with nothing to run and no instant of its own (sched.c idle_drain): a core whose
-	 * vCPU goes idle with console output left wakes it for that output. */
+	/* Idle with nothing loaded and no instant of its own (sched.c idle_drain): a core whose vCPU
+	 * goes idle with console output left wakes it for that output. */
 	volatile bool console_helper;
 };
 
