@@ -529,6 +529,18 @@ static inline __attribute__((always_inline)) bool room_for_direct_byte(void)
 	return at == TIME_NEVER || arch_counter_read() + direct_room < at;
 }
 
+static inline __attribute__((always_inline)) bool anything_queued(void);
+
+/* A writer's drain (src >= 0) that may leave output queued wakes a console helper core, so the
+ * output goes out even if its writer falls silent now (sched.c; idle drains come back
+ * themselves). Returns true: output may be left. */
+static bool left_queued(int src)
+{
+	if (src >= 0)
+		sched_console_left();
+	return true;
+}
+
 static bool drain(int src)
 {
 	/* A writer that finds the wire busy leaves a note; the holder then goes on once more
@@ -536,20 +548,21 @@ static bool drain(int src)
 	for (unsigned round = 0; round < 2; round++) {
 		uint32_t budget = drain_budget();
 		if (budget < LINE_WIRE_MAX(0u))
-			return true;
+			return left_queued(src);
 		if (!arch_spin_trylock(&wire_lock)) {
 			__atomic_store_n(&drain_wanted, 1u, __ATOMIC_SEQ_CST);
-			return true;
+			return left_queued(src);
 		}
 		__atomic_store_n(&drain_wanted, 0u, __ATOMIC_SEQ_CST);
 		uint32_t left = drain_locked(src, budget);
+		bool held = left && line_held(); /* everyone else's lines may wait for the hold */
 		arch_spin_unlock(&wire_lock);
 		if (!left)
-			return true;
+			return left_queued(src);
 		if (!__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
-			return false;
+			return held && anything_queued() ? left_queued(src) : false;
 	}
-	return true;
+	return left_queued(src);
 }
 
 static bool source_queued(const struct out_ring *r)

@@ -534,18 +534,34 @@ static uint64_t be_timer(struct percpu *c, struct vcpu *next)
 
 /* --- Console output in idle time ------------------------------------------------------- */
 
-/* Wake a console helper (not this core) for output queued here; false if there is none. One
- * that is awake already takes the kick as one more pass of its idle loop, which drains again. */
-static bool kick_console_helper(const struct percpu *self)
+/* Output must never wait for a writer that has gone quiet: a vCPU alone on a dedicated core
+ * waits in hardware, unseen, and a core with nothing to run sleeps until an interrupt. So what a
+ * drain leaves queued (more than its chunks, the wire busy, lines held behind the focus
+ * partition's open line, a loss not yet reported) is drained again later, by a console helper
+ * if there is one: a core idle with nothing loaded and no instant of its own (its timer off),
+ * whose spare time delays nobody. A helper drains in every idle pass and arms its timer for the
+ * console's next drain while anything is left; with nothing left it sleeps, and a drain that
+ * leaves output wakes it (sched_console_left). */
+
+/* True if some core other than self is a console helper; one asleep is woken (the first found:
+ * one is enough). A helper marks itself asleep before its last look at the console, so either
+ * that look finds the output left here or this finds it asleep. */
+static bool wake_console_helper(const struct percpu *self)
 {
 	for (unsigned core = 0; core < BH_MAX_CORES; core++) {
-		if (core != self->core &&
-		    __atomic_load_n(&percpu[core].sched.console_helper, __ATOMIC_SEQ_CST)) {
+		struct sched_core *s = &percpu[core].sched;
+		if (core == self->core || !__atomic_load_n(&s->console_helper, __ATOMIC_SEQ_CST))
+			continue;
+		if (__atomic_exchange_n(&s->console_asleep, false, __ATOMIC_SEQ_CST))
 			arch_kick_core(core);
-			return true;
-		}
+		return true;
 	}
 	return false;
+}
+
+void sched_console_left(void)
+{
+	wake_console_helper(this_cpu());
 }
 
 /* Arm the core's timer for the console's next drain (TIME_NEVER: none), unless the core's own
@@ -557,16 +573,10 @@ static void arm_console_retry(struct percpu *c, uint64_t again)
 		program_timer(c, again);
 }
 
-/* A core going idle (its timer programmed for its own next instant) moves queued console output
- * in its spare time, within its drain budget, as it always did. Output must not wait for a
- * writer that has gone quiet, so what the drain leaves (more than its chunks, the wire busy,
- * lines held behind the focus partition's open line, a loss not yet reported) is drained again
- * later: by this core, if nothing is loaded on it and it has no instant of its own (its timer
- * off): a console helper, which arms its timer for the console's next drain; else by a helper
- * it wakes, if there is one; else by itself, its timer armed for it (arm_console_retry). A core
- * is a helper from this pass until it has a vCPU to run, and is marked one before its drain
- * looks at the console, so a core going idle with output left meanwhile either has that output
- * seen here or sees the helper to wake. */
+/* A core going idle (its timer programmed for its own next instant) drains in its spare time,
+ * within its drain budget, as it always did. A helper then arms its timer for what is left, or
+ * sleeps marked asleep; any other core leaves what is left to a helper, or with none, arms its
+ * own timer for it. A core is a helper from this pass until it has a vCPU to run. */
 static void idle_drain(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
@@ -574,16 +584,24 @@ static void idle_drain(struct percpu *c)
 
 	__atomic_store_n(&s->console_helper, helper, __ATOMIC_SEQ_CST);
 	uint64_t again = console_drain_idle();
-	if (again != TIME_NEVER && (helper || !kick_console_helper(c)))
+	if (helper && again == TIME_NEVER) {
+		__atomic_store_n(&s->console_asleep, true, __ATOMIC_SEQ_CST);
+		if (!console_pending())
+			return;
+		/* Output came meanwhile, its writer may not have seen the mark: drain it soon. */
+		__atomic_store_n(&s->console_asleep, false, __ATOMIC_SEQ_CST);
+		again = arch_counter_read() + ns_to_ticks(CONSOLE_RETRY_NS);
+	}
+	if (again != TIME_NEVER && (helper || !wake_console_helper(c)))
 		arm_console_retry(c, again);
 }
 
-/* A dedicated core whose vCPU waits in place drains nobody's output while a helper can: a drain
- * delays its own vCPU's wake-up. With no helper, it does as an idle core does (the timer
- * it arms brings its vCPU out of its wait once, as a spurious wake-up). */
+/* A dedicated core whose vCPU waits in place (BH_HC_IDLE) drains nobody's output while there is
+ * a helper: a drain delays its own vCPU's wake-up. With none, it does as an idle core does (the
+ * timer it arms brings its vCPU out of its wait once, as a spurious wake-up). */
 static void idle_in_place_drain(struct percpu *c)
 {
-	if (console_pending() && !kick_console_helper(c))
+	if (console_pending() && !wake_console_helper(c))
 		arm_console_retry(c, console_drain_idle());
 }
 
@@ -673,7 +691,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		program_timer(c, min_u64(timer_for(s, d, wake), be_timer(c, next)));
 		flush_trace(s, wait_until(at));
 		if (next) {
-			s->console_helper = false; /* it has a vCPU to run */
+			s->console_helper = s->console_asleep = false; /* it has a vCPU to run */
 			if (next->hm_held) /* its time now: it is charged from run_start */
 				hm_print_held(next);
 			if (next == s->be) /* the core's spare time, as an idle core's: output moves */
@@ -683,6 +701,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 sleep:
 		idle_drain(c); /* an idle core moves queued console output, in time it has spare */
 		idle(c);
+		s->console_asleep = false;
 	}
 }
 

@@ -267,6 +267,19 @@ TEST(an_idle_core_with_time_to_spare_drains_the_console_until_all_is_out)
 	for (const char *p = strstr(fake.uart, "[a] xxx"); p; p = strstr(p + 1, "[a] xxx"))
 		lines++;
 	EXPECT_EQ(lines, 8);
+	/* All out, it sleeps marked asleep; a write on another core whose drain leaves its line
+	 * queued (no time before that core's next event) wakes it, once. */
+	EXPECT(percpu[0].sched.console_asleep);
+	fake.core = 1;
+	percpu[1].sched.timer_at = fake.counter + 1;
+	console_guest_write(vcpu_of(1), line, sizeof(line));
+	console_guest_write(vcpu_of(1), line, sizeof(line));
+	EXPECT_EQ(fake.kicks[0], 1);
+	EXPECT(!percpu[0].sched.console_asleep);
+	fake.core = 0;
+	EXPECT(at(fake.counter + 1) == NULL); /* the kick */
+	EXPECT_EQ(fake.timer, fake.counter + ns_to_ticks(CONSOLE_RETRY_NS)); /* one line a drain */
+	console_flush_all();
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
@@ -286,13 +299,18 @@ TEST(a_dedicated_core_whose_vcpu_waits_in_place_wakes_a_console_helper)
 	for (int i = 0; i < 8; i++)
 		console_guest_write(vcpu_of(0), line, sizeof(line));
 	percpu[0].sched.timer_at = TIME_NEVER;
-	percpu[1].sched.console_helper = true; /* core 1 idles with time to spare */
-	FAKE_RUN(sched_vcpu_idle(vcpu_of(0)));
-	EXPECT_EQ(fake.exit, FAKE_IDLED);
-	EXPECT_EQ(fake.kicks[1], 1);
-	EXPECT_EQ(fake.uart_len, 0);
-	EXPECT_EQ(fake.timer, TIME_NEVER);
-	percpu[1].sched.console_helper = false;
+	/* Core 1 idles with time to spare, asleep: it is woken; then awake: it is left alone. */
+	percpu[1].sched.console_helper = percpu[1].sched.console_asleep = true;
+	for (unsigned kicks = 1; kicks <= 2; kicks++) {
+		vcpu_of(0)->state = VCPU_READY;
+		FAKE_RUN(sched_vcpu_idle(vcpu_of(0)));
+		EXPECT_EQ(fake.exit, FAKE_IDLED);
+		EXPECT_EQ(fake.kicks[1], 1);
+		EXPECT(!percpu[1].sched.console_asleep);
+		EXPECT_EQ(fake.uart_len, 0);
+		EXPECT_EQ(fake.timer, TIME_NEVER);
+	}
+	percpu[1].sched.console_helper = false; /* none */
 	vcpu_of(0)->state = VCPU_READY;
 	FAKE_RUN(sched_vcpu_idle(vcpu_of(0)));
 	EXPECT_EQ(fake.exit, FAKE_IDLED);
