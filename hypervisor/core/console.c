@@ -12,8 +12,11 @@
  * CONSOLE_LINE_MAX into pieces). So no core ever waits for another partition's output, no call
  * pays for more than one chunk, and a partition's own lines are not held behind a flooding
  * neighbour's backlog. Every write and every log line drains once after queueing;
- * console_drain() lets idle time drain too. A record's lines go out one after another, before
- * any other record's, so lines never interleave.
+ * console_drain() lets idle time drain too. What a drain leaves queued never waits for its
+ * writer to write again: a writer's drain that leaves some wakes a console helper (an idle core
+ * with time to spare), which drains again until nothing is left, when console_drain_idle says
+ * (sched.c idle_drain). A record's lines go out one after another, before any other record's,
+ * so lines never interleave.
  *
  * Input goes to one partition with an emulated UART, the one with focus; Ctrl-A pressed three
  * times moves the focus to the next such partition. The partition with focus is interactive:
@@ -472,9 +475,11 @@ static bool start_next(int src)
 
 /* Whole lines only, so none is ever left half on the wire, while the next one fits in what is
  * left of the budget (CONSOLE_DRAIN_CHUNK holds the longest line). A record none of whose
- * lines went out is not in flight: it waits in its ring, in its order. */
-static uint32_t drain_locked(int src, uint32_t budget)
+ * lines went out is not in flight: it waits in its ring, in its order. *stopped: a line that
+ * may go out did not fit. */
+static uint32_t drain_locked(int src, uint32_t budget, bool *stopped)
 {
+	*stopped = false;
 	while (start_next(src)) {
 		bool newline = false;
 		uint32_t len = cur.flags & RECORD_NOTE ? NOTE_MAX :
@@ -482,6 +487,7 @@ static uint32_t drain_locked(int src, uint32_t budget)
 		if (LINE_WIRE_MAX(len) > budget) {
 			if (!cur.off)
 				cur.source = -1;
+			*stopped = true;
 			return budget;
 		}
 		uint32_t n = cur.flags & RECORD_NOTE ? emit_note() :
@@ -554,13 +560,13 @@ static bool drain(int src)
 			return left_queued(src);
 		}
 		__atomic_store_n(&drain_wanted, 0u, __ATOMIC_SEQ_CST);
-		uint32_t left = drain_locked(src, budget);
-		bool held = left && line_held(); /* everyone else's lines may wait for the hold */
+		bool stopped;
+		uint32_t left = drain_locked(src, budget, &stopped);
+		/* Out of budget, or everyone else's lines wait for the focus partition's open line. */
+		bool more = stopped || line_held();
 		arch_spin_unlock(&wire_lock);
-		if (!left)
-			return left_queued(src);
-		if (!__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
-			return held && anything_queued() ? left_queued(src) : false;
+		if (!left || !__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
+			return more && anything_queued() ? left_queued(src) : false;
 	}
 	return left_queued(src);
 }
@@ -623,6 +629,11 @@ uint64_t console_drain_idle(void)
 	console_drain();
 	if (!__atomic_load_n(&output_queued, __ATOMIC_SEQ_CST))
 		return TIME_NEVER;
+	return console_retry_at();
+}
+
+uint64_t console_retry_at(void)
+{
 	/* Left: more than a drain's chunks, the wire busy, or everyone else's lines held behind the
 	 * focus partition's open line, until its hold ends (a racy look at the line: a wrong
 	 * instant only means one more retry). */
@@ -863,8 +874,10 @@ static void emit_raw(const char *s, size_t len)
 void console_flush_all(void)
 {
 	hold_off = true; /* nothing waits for an open line now */
+	bool stopped;
+
 	while (cur.source >= 0 || oldest_source() >= 0) /* each pass emits at least one line */
-		drain_locked(-1, CONSOLE_DRAIN_CHUNK);
+		drain_locked(-1, CONSOLE_DRAIN_CHUNK, &stopped);
 	hold_off = false;
 }
 

@@ -543,6 +543,15 @@ static uint64_t be_timer(struct percpu *c, struct vcpu *next)
  * console's next drain while anything is left; with nothing left it sleeps, and a drain that
  * leaves output wakes it (sched_console_left). */
 
+/* Arm the core's timer for the console's next drain (TIME_NEVER: none), unless the core's own
+ * next instant comes first or less than CONSOLE_RETRY_NS after it: then the core decides at that
+ * instant anyway, and the console's wake-up must not make that decision late. */
+static void arm_console_retry(struct percpu *c, uint64_t again)
+{
+	if (again != TIME_NEVER && again + ns_to_ticks(CONSOLE_RETRY_NS) < c->sched.timer_at)
+		program_timer(c, again);
+}
+
 /* True if some core other than self is a console helper; one asleep is woken (the first found:
  * one is enough). A helper marks itself asleep before its last look at the console, so either
  * that look finds the output left here or this finds it asleep. */
@@ -559,18 +568,21 @@ static bool wake_console_helper(const struct percpu *self)
 	return false;
 }
 
-void sched_console_left(void)
+/* A dedicated core's own vCPU is the only one its drains can delay: with no helper, its timer
+ * brings it back to drain what its vCPU left (the vCPU may wait in hardware, unseen), and it
+ * comes back while anything is left (decide). */
+static void dedicated_console_retry(struct percpu *c, uint64_t again)
 {
-	wake_console_helper(this_cpu());
+	c->sched.console_retry = again != TIME_NEVER;
+	arm_console_retry(c, again);
 }
 
-/* Arm the core's timer for the console's next drain (TIME_NEVER: none), unless the core's own
- * next instant comes first or less than CONSOLE_RETRY_NS after it: then the core decides at that
- * instant anyway, and the console's wake-up must not make that decision late. */
-static void arm_console_retry(struct percpu *c, uint64_t again)
+void sched_console_left(void)
 {
-	if (again != TIME_NEVER && again + ns_to_ticks(CONSOLE_RETRY_NS) < c->sched.timer_at)
-		program_timer(c, again);
+	struct percpu *c = this_cpu();
+
+	if (!wake_console_helper(c) && c->sched.policy == BH_POLICY_DEDICATED && c->vcpu)
+		dedicated_console_retry(c, console_retry_at());
 }
 
 /* A core going idle (its timer programmed for its own next instant) drains in its spare time,
@@ -602,7 +614,7 @@ static void idle_drain(struct percpu *c)
 static void idle_in_place_drain(struct percpu *c)
 {
 	if (console_pending() && !wake_console_helper(c))
-		arm_console_retry(c, console_drain_idle());
+		dedicated_console_retry(c, console_drain_idle());
 }
 
 /* Sleep until an interrupt. A core with room for best-effort work is kicked when some gets
@@ -696,6 +708,8 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 				hm_print_held(next);
 			if (next == s->be) /* the core's spare time, as an idle core's: output moves */
 				console_drain();
+			else if (s->console_retry) /* dedicated, with no helper: its vCPU's time */
+				dedicated_console_retry(c, console_drain_idle());
 			return;
 		}
 sleep:

@@ -50,6 +50,9 @@ bool console_pending(void);
  * else's (a core going idle uses it so that output never waits for a writer that has gone
  * quiet: sched.c idle_drain). */
 uint64_t console_drain_idle(void);
+/* When a drain can move output left queued: CONSOLE_RETRY_NS on, or when the focus partition's
+ * open line stops holding everyone else's. */
+uint64_t console_retry_at(void);
 /* BH_HC_CONSOLE_FLUSH: drain as console_drain, p's own output first; returns the bytes of p's
  * output still queued. */
 unsigned console_flush(struct partition *p);

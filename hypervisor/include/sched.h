@@ -68,6 +68,7 @@ struct sched_core {
 	 * (sched.c idle_drain); asleep with nothing of the console's to come back for, it is woken
 	 * by the next drain that leaves some. */
 	volatile bool console_helper, console_asleep;
+	bool console_retry;                /* dedicated, no helper: its timer is armed to drain */
 };
 
 /* Boot: bind vCPUs to their cores' schedulers (before any core runs). */

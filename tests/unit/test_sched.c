@@ -317,6 +317,29 @@ TEST(a_dedicated_core_whose_vcpu_waits_in_place_wakes_a_console_helper)
 	EXPECT_EQ(fake.kicks[1], 1);
 	EXPECT(fake.uart_len > 0);
 	EXPECT_EQ(fake.timer, fake.counter + ns_to_ticks(CONSOLE_RETRY_NS));
+	/* Its timer brings its vCPU out of the wait, and the decision drains for it, again and
+	 * again while anything is left; then its timer is off. */
+	unsigned passes = 0;
+	for (; fake.timer != TIME_NEVER && passes < 20; passes++) {
+		sched_timer_event();
+		vcpu_of(0)->state = VCPU_READY; /* the timer's interrupt ends its wait */
+		EXPECT(at(fake.timer) == vcpu_of(0));
+	}
+	EXPECT_EQ(fake.timer, TIME_NEVER);
+	EXPECT(passes > 1);
+	fake.uart[fake.uart_len] = 0;
+	unsigned lines = 0;
+	for (const char *p = strstr(fake.uart, "[a] xxx"); p; p = strstr(p + 1, "[a] xxx"))
+		lines++;
+	EXPECT_EQ(lines, 8);
+	/* A write of its running vCPU whose drain leaves output arms its timer the same way (the
+	 * vCPU may wait in hardware after it, unseen). */
+	char two[2 * sizeof(line)]; /* its drain emits one of its lines: the other does not fit */
+	memcpy(two, line, sizeof(line));
+	memcpy(two + sizeof(line), line, sizeof(line));
+	console_guest_write(vcpu_of(0), two, sizeof(two));
+	EXPECT_EQ(fake.timer, fake.counter + ns_to_ticks(CONSOLE_RETRY_NS));
+	EXPECT(percpu[0].sched.console_retry);
 	console_flush_all();
 }
 
