@@ -13,9 +13,9 @@
  * pays for more than one chunk, and a partition's own lines are not held behind a flooding
  * neighbour's backlog. Every write and every log line drains once after queueing;
  * console_drain() lets idle time drain too. What a drain leaves queued never waits for its
- * writer to write again: a writer's drain that leaves some wakes a console helper (an idle core
- * with time to spare), which drains again until nothing is left, when console_drain_idle says
- * (sched.c idle_drain). A record's lines go out one after another, before any other record's,
+ * writer to write again: idle cores drain it (console_drain_idle says when to come back), and
+ * a console helper (an idle core with time to spare) drains what nobody else moves
+ * (console_drain_stale; sched.c idle_drain). A record's lines go out one after another, before any other record's,
  * so lines never interleave.
  *
  * Input goes to one partition with an emulated UART, the one with focus; Ctrl-A pressed three
@@ -305,10 +305,15 @@ static void start_record(int src)
 	cur.off = 0;
 }
 
+/* Records the drains have finished since boot (under wire_lock): a console helper tells from it
+ * whether anyone else is still moving output (console_drain_stale). */
+static volatile uint32_t records_out;
+
 static void finish_record(void)
 {
 	struct out_ring *r = &rings[cur.source];
 
+	records_out++;
 	if ((cur.flags & RECORD_INTERACTIVE) && (!cur.len || text_at(r, cur.len - 1) != '\n'))
 		open_line = cur.source;
 	__atomic_store_n(&r->head, r->head + padded(cur.len), __ATOMIC_RELEASE);
@@ -630,6 +635,19 @@ uint64_t console_drain_idle(void)
 	if (!__atomic_load_n(&output_queued, __ATOMIC_SEQ_CST))
 		return TIME_NEVER;
 	return console_retry_at();
+}
+
+/* records_out at a helper's last pass (helpers race on it: at worst one drain more or fewer). */
+static uint32_t records_seen;
+
+uint64_t console_drain_stale(void)
+{
+	if (!console_pending())
+		return TIME_NEVER;
+	if (records_out == records_seen)
+		console_drain(); /* nobody moved any output since the last pass: its writers are quiet */
+	records_seen = records_out;
+	return console_pending() ? console_retry_at() : TIME_NEVER;
 }
 
 uint64_t console_retry_at(void)

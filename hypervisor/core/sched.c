@@ -534,14 +534,17 @@ static uint64_t be_timer(struct percpu *c, struct vcpu *next)
 
 /* --- Console output in idle time ------------------------------------------------------- */
 
-/* Output must never wait for a writer that has gone quiet: a vCPU alone on a dedicated core
- * waits in hardware, unseen, and a core with nothing to run sleeps until an interrupt. So what a
- * drain leaves queued (more than its chunks, the wire busy, lines held behind the focus
- * partition's open line, a loss not yet reported) is drained again later, by a console helper
- * if there is one: a core idle with nothing loaded and no instant of its own (its timer off),
- * whose spare time delays nobody. A helper drains in every idle pass and arms its timer for the
- * console's next drain while anything is left; with nothing left it sleeps, and a drain that
- * leaves output wakes it (sched_console_left). */
+/* Output must never wait for a writer that has gone quiet. A core with an instant of its own (a
+ * slot, a release, a wake-up) drains at its idle passes in its own time, so what its vCPUs left
+ * goes out by the next one; but a vCPU alone on a dedicated core waits in hardware, unseen, and
+ * a core with nothing to run sleeps until an interrupt. What those leave is drained by a console
+ * helper if there is one: a core idle with nothing loaded and no instant of its own (its timer
+ * off), whose spare time delays nobody. A helper looks every CONSOLE_RETRY_NS while anything is
+ * queued and drains what nobody else moved meanwhile (console_drain_stale: while its writers
+ * write, they drain it in their own time, and under -icount a helper's work would be everyone's
+ * time); with nothing queued it sleeps, and a drain on a dedicated core that leaves output
+ * wakes it (sched_console_left). With no helper, such a core comes back for it by its own
+ * timer: its own vCPU is the only one its drains can delay. */
 
 /* Arm the core's timer for the console's next drain (TIME_NEVER: none), unless the core's own
  * next instant comes first or less than CONSOLE_RETRY_NS after it: then the core decides at that
@@ -568,12 +571,13 @@ static bool wake_console_helper(const struct percpu *self)
 	return false;
 }
 
-/* A dedicated core's own vCPU is the only one its drains can delay: with no helper, its timer
- * brings it back to drain what its vCPU left (the vCPU may wait in hardware, unseen), and it
- * comes back while anything is left (decide). */
-static void dedicated_console_retry(struct percpu *c, uint64_t again)
+/* A core with no instant of its own that leaves output: a helper's, or with none its own timer
+ * brings it back for it (on a dedicated core, in its vCPU's time: decide). */
+static void leave_console_output(struct percpu *c, uint64_t again)
 {
-	c->sched.console_retry = again != TIME_NEVER;
+	if (again == TIME_NEVER || wake_console_helper(c))
+		return;
+	c->sched.console_retry = c->sched.policy == BH_POLICY_DEDICATED && c->vcpu;
 	arm_console_retry(c, again);
 }
 
@@ -581,31 +585,39 @@ void sched_console_left(void)
 {
 	struct percpu *c = this_cpu();
 
-	if (!wake_console_helper(c) && c->sched.policy == BH_POLICY_DEDICATED && c->vcpu)
-		dedicated_console_retry(c, console_retry_at());
+	/* Only a dedicated core's vCPU can go quiet unseen: any other core passes an idle pass or
+	 * an instant of its own after its vCPU's last write. */
+	if (c->sched.policy == BH_POLICY_DEDICATED && c->vcpu)
+		leave_console_output(c, console_retry_at());
 }
 
 /* A core going idle (its timer programmed for its own next instant) drains in its spare time,
- * within its drain budget, as it always did. A helper then arms its timer for what is left, or
- * sleeps marked asleep; any other core leaves what is left to a helper, or with none, arms its
- * own timer for it. A core is a helper from this pass until it has a vCPU to run. */
+ * within its drain budget, as it always did; a helper drains what nobody else moves, arms its
+ * timer to look again while anything is queued, and else sleeps marked asleep. A core is a
+ * helper from this pass until it has a vCPU to run. */
 static void idle_drain(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
 	bool helper = s->timer_at == TIME_NEVER && !c->loaded;
 
 	__atomic_store_n(&s->console_helper, helper, __ATOMIC_SEQ_CST);
-	uint64_t again = console_drain_idle();
-	if (helper && again == TIME_NEVER) {
+	if (!helper) {
+		if (s->timer_at != TIME_NEVER)
+			console_drain(); /* it comes back at its own instant */
+		else
+			leave_console_output(c, console_drain_idle());
+		return;
+	}
+	uint64_t again = console_drain_stale();
+	if (again == TIME_NEVER) {
 		__atomic_store_n(&s->console_asleep, true, __ATOMIC_SEQ_CST);
 		if (!console_pending())
 			return;
-		/* Output came meanwhile, its writer may not have seen the mark: drain it soon. */
+		/* Output came meanwhile, its writer may not have seen the mark: look again soon. */
 		__atomic_store_n(&s->console_asleep, false, __ATOMIC_SEQ_CST);
-		again = arch_counter_read() + ns_to_ticks(CONSOLE_RETRY_NS);
+		again = console_retry_at();
 	}
-	if (again != TIME_NEVER && (helper || !wake_console_helper(c)))
-		arm_console_retry(c, again);
+	arm_console_retry(c, again);
 }
 
 /* A dedicated core whose vCPU waits in place (BH_HC_IDLE) drains nobody's output while there is
@@ -614,7 +626,7 @@ static void idle_drain(struct percpu *c)
 static void idle_in_place_drain(struct percpu *c)
 {
 	if (console_pending() && !wake_console_helper(c))
-		dedicated_console_retry(c, console_drain_idle());
+		leave_console_output(c, console_drain_idle());
 }
 
 /* Sleep until an interrupt. A core with room for best-effort work is kicked when some gets
@@ -708,8 +720,10 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 				hm_print_held(next);
 			if (next == s->be) /* the core's spare time, as an idle core's: output moves */
 				console_drain();
-			else if (s->console_retry) /* dedicated, with no helper: its vCPU's time */
-				dedicated_console_retry(c, console_drain_idle());
+			else if (s->console_retry) { /* dedicated, with no helper: its vCPU's time */
+				s->console_retry = false;
+				leave_console_output(c, console_drain_idle());
+			}
 			return;
 		}
 sleep:

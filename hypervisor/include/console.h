@@ -50,6 +50,10 @@ bool console_pending(void);
  * else's (a core going idle uses it so that output never waits for a writer that has gone
  * quiet: sched.c idle_drain). */
 uint64_t console_drain_idle(void);
+/* A console helper's pass: console_drain_idle, but it drains only if no drain has moved any
+ * output since its last pass (its writers have gone quiet; while they write, they drain it
+ * themselves, in their own time). */
+uint64_t console_drain_stale(void);
 /* When a drain can move output left queued: CONSOLE_RETRY_NS on, or when the focus partition's
  * open line stops holding everyone else's. */
 uint64_t console_retry_at(void);

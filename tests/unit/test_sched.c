@@ -267,15 +267,19 @@ TEST(an_idle_core_with_time_to_spare_drains_the_console_until_all_is_out)
 	for (const char *p = strstr(fake.uart, "[a] xxx"); p; p = strstr(p + 1, "[a] xxx"))
 		lines++;
 	EXPECT_EQ(lines, 8);
-	/* All out, it sleeps marked asleep; a write on another core whose drain leaves its line
-	 * queued (no time before that core's next event) wakes it, once. */
+	/* All out, it sleeps marked asleep; a write of a vCPU on a dedicated core (which may wait
+	 * in hardware next, unseen) whose drain leaves its line queued (no time before that core's
+	 * next event) wakes it, once. */
 	EXPECT(percpu[0].sched.console_asleep);
 	fake.core = 1;
+	percpu[1].sched.policy = BH_POLICY_DEDICATED;
+	percpu[1].vcpu = vcpu_of(1);
 	percpu[1].sched.timer_at = fake.counter + 1;
 	console_guest_write(vcpu_of(1), line, sizeof(line));
 	console_guest_write(vcpu_of(1), line, sizeof(line));
 	EXPECT_EQ(fake.kicks[0], 1);
 	EXPECT(!percpu[0].sched.console_asleep);
+	percpu[1].vcpu = NULL;
 	fake.core = 0;
 	EXPECT(at(fake.counter + 1) == NULL); /* the kick */
 	EXPECT_EQ(fake.timer, fake.counter + ns_to_ticks(CONSOLE_RETRY_NS)); /* one line a drain */
