@@ -15,8 +15,8 @@
  * console_drain() lets idle time drain too. What a drain leaves queued never waits for its
  * writer to write again: idle cores drain it (console_drain_idle says when to come back), and
  * a console helper (an idle core with time to spare) drains what nobody else moves
- * (console_drain_stale; sched.c idle_drain). A record's lines go out one after another, before any other record's,
- * so lines never interleave.
+ * (console_drain_stale; sched.c idle_drain). A record's lines go out one after another, before
+ * any other record's, so lines never interleave.
  *
  * Input goes to one partition with an emulated UART, the one with focus; Ctrl-A pressed three
  * times moves the focus to the next such partition. The partition with focus is interactive:
@@ -542,9 +542,10 @@ static inline __attribute__((always_inline)) bool room_for_direct_byte(void)
 
 static inline __attribute__((always_inline)) bool anything_queued(void);
 
-/* A writer's drain (src >= 0) that may leave output queued wakes a console helper core, so the
- * output goes out even if its writer falls silent now (sched.c; idle drains come back
- * themselves). Returns true: output may be left. */
+/* A writer's drain (src >= 0) that may leave output queued tells the scheduler, so the output
+ * goes out even if its writer falls silent now (sched_console_left: a vCPU on a dedicated core
+ * may wait in hardware next, unseen; idle drains come back themselves). Returns true: output
+ * may be left. */
 static bool left_queued(int src)
 {
 	if (src >= 0)

@@ -77,7 +77,8 @@ void sched_add_vcpu(unsigned core, struct vcpu *v);
 /* Choose what this core runs now and switch to it; idles the core if nothing is ready.
  * Returns only when a vCPU is loaded and about to be entered. */
 void sched_reschedule(void);
-/* A writer's drain left console output queued: wake a console helper core asleep, if any. */
+/* A writer's drain left console output queued: on a dedicated core (whose vCPU may wait in
+ * hardware next, unseen) wake a console helper, or with none arm the core's timer to drain it. */
 void sched_console_left(void);
 /* The running vCPU waits for a virtual interrupt (BH_HC_IDLE, WFI): its core goes to others. */
 void sched_vcpu_idle(struct vcpu *v);
