@@ -12,7 +12,10 @@
  * CONSOLE_LINE_MAX into pieces). So no core ever waits for another partition's output, no call
  * pays for more than one chunk, and a partition's own lines are not held behind a flooding
  * neighbour's backlog. Every write and every log line drains once after queueing;
- * console_drain() lets idle time drain too. A record's lines go out one after another, before
+ * console_drain() lets idle time drain too. What a drain leaves queued never waits for its
+ * writer to write again: idle cores drain it (console_drain_idle says when to come back), and
+ * a console helper (an idle core with time to spare) drains what nobody else moves
+ * (console_drain_stale; sched.c idle_drain). A record's lines go out one after another, before
  * any other record's, so lines never interleave.
  *
  * Input goes to one partition with an emulated UART, the one with focus; Ctrl-A pressed three
@@ -302,10 +305,15 @@ static void start_record(int src)
 	cur.off = 0;
 }
 
+/* Records the drains have finished since boot (under wire_lock): a console helper tells from it
+ * whether anyone else is still moving output (console_drain_stale). */
+static volatile uint32_t records_out;
+
 static void finish_record(void)
 {
 	struct out_ring *r = &rings[cur.source];
 
+	records_out++;
 	if ((cur.flags & RECORD_INTERACTIVE) && (!cur.len || text_at(r, cur.len - 1) != '\n'))
 		open_line = cur.source;
 	__atomic_store_n(&r->head, r->head + padded(cur.len), __ATOMIC_RELEASE);
@@ -472,9 +480,11 @@ static bool start_next(int src)
 
 /* Whole lines only, so none is ever left half on the wire, while the next one fits in what is
  * left of the budget (CONSOLE_DRAIN_CHUNK holds the longest line). A record none of whose
- * lines went out is not in flight: it waits in its ring, in its order. */
-static uint32_t drain_locked(int src, uint32_t budget)
+ * lines went out is not in flight: it waits in its ring, in its order. *stopped: a line that
+ * may go out did not fit. */
+static uint32_t drain_locked(int src, uint32_t budget, bool *stopped)
 {
+	*stopped = false;
 	while (start_next(src)) {
 		bool newline = false;
 		uint32_t len = cur.flags & RECORD_NOTE ? NOTE_MAX :
@@ -482,6 +492,7 @@ static uint32_t drain_locked(int src, uint32_t budget)
 		if (LINE_WIRE_MAX(len) > budget) {
 			if (!cur.off)
 				cur.source = -1;
+			*stopped = true;
 			return budget;
 		}
 		uint32_t n = cur.flags & RECORD_NOTE ? emit_note() :
@@ -529,6 +540,19 @@ static inline __attribute__((always_inline)) bool room_for_direct_byte(void)
 	return at == TIME_NEVER || arch_counter_read() + direct_room < at;
 }
 
+static inline __attribute__((always_inline)) bool anything_queued(void);
+
+/* A writer's drain (src >= 0) that may leave output queued tells the scheduler, so the output
+ * goes out even if its writer falls silent now (sched_console_left: a vCPU on a dedicated core
+ * may wait in hardware next, unseen; idle drains come back themselves). Returns true: output
+ * may be left. */
+static bool left_queued(int src)
+{
+	if (src >= 0)
+		sched_console_left();
+	return true;
+}
+
 static bool drain(int src)
 {
 	/* A writer that finds the wire busy leaves a note; the holder then goes on once more
@@ -536,20 +560,21 @@ static bool drain(int src)
 	for (unsigned round = 0; round < 2; round++) {
 		uint32_t budget = drain_budget();
 		if (budget < LINE_WIRE_MAX(0u))
-			return true;
+			return left_queued(src);
 		if (!arch_spin_trylock(&wire_lock)) {
 			__atomic_store_n(&drain_wanted, 1u, __ATOMIC_SEQ_CST);
-			return true;
+			return left_queued(src);
 		}
 		__atomic_store_n(&drain_wanted, 0u, __ATOMIC_SEQ_CST);
-		uint32_t left = drain_locked(src, budget);
+		bool stopped;
+		uint32_t left = drain_locked(src, budget, &stopped);
+		/* Out of budget, or everyone else's lines wait for the focus partition's open line. */
+		bool more = stopped || line_held();
 		arch_spin_unlock(&wire_lock);
-		if (!left)
-			return true;
-		if (!__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
-			return false;
+		if (!left || !__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
+			return more && anything_queued() ? left_queued(src) : false;
 	}
-	return true;
+	return left_queued(src);
 }
 
 static bool source_queued(const struct out_ring *r)
@@ -589,6 +614,53 @@ bool console_drain(void)
 	if (anything_queued()) /* what did not fit, or the wire was busy: later */
 		__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
 	return more;
+}
+
+/* Whether output or an unreported loss is queued (one load when nothing is). A flag left set by
+ * a write that drained all it queued is cleared here as console_drain clears it, so a core that
+ * asks again finds it clear. */
+bool console_pending(void)
+{
+	if (!__atomic_load_n(&output_queued, __ATOMIC_SEQ_CST))
+		return false;
+	__atomic_store_n(&output_queued, 0u, __ATOMIC_SEQ_CST);
+	if (!anything_queued())
+		return false;
+	__atomic_store_n(&output_queued, 1u, __ATOMIC_SEQ_CST);
+	return true;
+}
+
+uint64_t console_drain_idle(void)
+{
+	console_drain();
+	if (!__atomic_load_n(&output_queued, __ATOMIC_SEQ_CST))
+		return TIME_NEVER;
+	return console_retry_at();
+}
+
+/* records_out at a helper's last pass (helpers race on it: at worst one drain more or fewer). */
+static uint32_t records_seen;
+
+uint64_t console_drain_stale(void)
+{
+	if (!console_pending())
+		return TIME_NEVER;
+	if (records_out == records_seen)
+		console_drain(); /* nobody moved any output since the last pass: its writers are quiet */
+	records_seen = records_out;
+	return console_pending() ? console_retry_at() : TIME_NEVER;
+}
+
+uint64_t console_retry_at(void)
+{
+	/* Left: more than a drain's chunks, the wire busy, or everyone else's lines held behind the
+	 * focus partition's open line, until its hold ends (a racy look at the line: a wrong
+	 * instant only means one more retry). */
+	uint64_t again = arch_counter_read() + ns_to_ticks(CONSOLE_RETRY_NS);
+	uint64_t held_until = open_since + ns_to_ticks(CONSOLE_HOLD_NS);
+	if (__atomic_load_n(&open_line, __ATOMIC_RELAXED) >= 0 && held_until > again)
+		again = held_until;
+	return again;
 }
 
 /* --- Writers ---------------------------------------------------------------------------- */
@@ -821,8 +893,10 @@ static void emit_raw(const char *s, size_t len)
 void console_flush_all(void)
 {
 	hold_off = true; /* nothing waits for an open line now */
+	bool stopped;
+
 	while (cur.source >= 0 || oldest_source() >= 0) /* each pass emits at least one line */
-		drain_locked(-1, CONSOLE_DRAIN_CHUNK);
+		drain_locked(-1, CONSOLE_DRAIN_CHUNK, &stopped);
 	hold_off = false;
 }
 

@@ -532,6 +532,103 @@ static uint64_t be_timer(struct percpu *c, struct vcpu *next)
 	return w < s->be_until ? w : TIME_NEVER;
 }
 
+/* --- Console output in idle time ------------------------------------------------------- */
+
+/* Output must never wait for a writer that has gone quiet. A core with an instant of its own (a
+ * slot, a release, a wake-up) drains at its idle passes in its own time, so what its vCPUs left
+ * goes out by the next one; but a vCPU alone on a dedicated core waits in hardware, unseen, and
+ * a core with nothing to run sleeps until an interrupt. What those leave is drained by a console
+ * helper if there is one: a core idle with nothing loaded and no instant of its own (its timer
+ * off), whose spare time delays nobody. A helper looks every CONSOLE_RETRY_NS while anything is
+ * queued and drains what nobody else moved meanwhile (console_drain_stale: while its writers
+ * write, they drain it in their own time, and under -icount a helper's work would be everyone's
+ * time); with nothing queued it sleeps, and a drain on a dedicated core that leaves output
+ * wakes it (sched_console_left). With no helper, such a core comes back for it by its own
+ * timer: its own vCPU is the only one its drains can delay. */
+
+/* Arm the core's timer for the console's next drain (TIME_NEVER: none), unless the core's own
+ * next instant comes first or less than CONSOLE_RETRY_NS after it: then the core decides at that
+ * instant anyway, and the console's wake-up must not make that decision late. */
+static void arm_console_retry(struct percpu *c, uint64_t again)
+{
+	if (again != TIME_NEVER && again + ns_to_ticks(CONSOLE_RETRY_NS) < c->sched.timer_at)
+		program_timer(c, again);
+}
+
+/* True if some core other than self is a console helper; one asleep is woken (the first found:
+ * one is enough). A helper marks itself asleep before its last look at the console, so either
+ * that look finds the output left here or this finds it asleep. */
+static bool wake_console_helper(const struct percpu *self)
+{
+	for (unsigned core = 0; core < BH_MAX_CORES; core++) {
+		struct sched_core *s = &percpu[core].sched;
+		if (core == self->core || !__atomic_load_n(&s->console_helper, __ATOMIC_SEQ_CST))
+			continue;
+		if (__atomic_exchange_n(&s->console_asleep, false, __ATOMIC_SEQ_CST))
+			arch_kick_core(core);
+		return true;
+	}
+	return false;
+}
+
+/* A core with no instant of its own that leaves output: a helper's, or with none its own timer
+ * brings it back for it (on a dedicated core, in its vCPU's time: decide). */
+static void leave_console_output(struct percpu *c, uint64_t again)
+{
+	if (again == TIME_NEVER || wake_console_helper(c))
+		return;
+	c->sched.console_retry = c->sched.policy == BH_POLICY_DEDICATED && c->vcpu;
+	arm_console_retry(c, again);
+}
+
+void sched_console_left(void)
+{
+	struct percpu *c = this_cpu();
+
+	/* Only a dedicated core's vCPU can go quiet unseen: any other core passes an idle pass or
+	 * an instant of its own after its vCPU's last write. */
+	if (c->sched.policy == BH_POLICY_DEDICATED && c->vcpu)
+		leave_console_output(c, console_retry_at());
+}
+
+/* A core going idle (its timer programmed for its own next instant) drains in its spare time,
+ * within its drain budget, as it always did; a helper drains what nobody else moves, arms its
+ * timer to look again while anything is queued, and else sleeps marked asleep. A core is a
+ * helper from this pass until it has a vCPU to run. */
+static void idle_drain(struct percpu *c)
+{
+	struct sched_core *s = &c->sched;
+	bool helper = s->timer_at == TIME_NEVER && !c->loaded;
+
+	__atomic_store_n(&s->console_helper, helper, __ATOMIC_SEQ_CST);
+	if (!helper) {
+		if (s->timer_at != TIME_NEVER)
+			console_drain(); /* it comes back at its own instant */
+		else
+			leave_console_output(c, console_drain_idle());
+		return;
+	}
+	uint64_t again = console_drain_stale();
+	if (again == TIME_NEVER) {
+		__atomic_store_n(&s->console_asleep, true, __ATOMIC_SEQ_CST);
+		if (!console_pending())
+			return;
+		/* Output came meanwhile, its writer may not have seen the mark: look again soon. */
+		__atomic_store_n(&s->console_asleep, false, __ATOMIC_SEQ_CST);
+		again = console_retry_at();
+	}
+	arm_console_retry(c, again);
+}
+
+/* A dedicated core whose vCPU waits in place (BH_HC_IDLE) drains nobody's output while there is
+ * a helper: a drain delays its own vCPU's wake-up. With none, it does as an idle core does (the
+ * timer it arms brings its vCPU out of its wait once, as a spurious wake-up). */
+static void idle_in_place_drain(struct percpu *c)
+{
+	if (console_pending() && !wake_console_helper(c))
+		leave_console_output(c, console_drain_idle());
+}
+
 /* Sleep until an interrupt. A core with room for best-effort work is kicked when some gets
  * queued for it; if some came meanwhile, it decides again instead. */
 static void idle(struct percpu *c)
@@ -578,7 +675,6 @@ static bool be_hand_back(struct percpu *c)
 		return false; /* something came meanwhile */
 	program_timer(c, min_u64(s->be_policy_at, wake));
 	flush_trace(s, arch_counter_read());
-	console_drain();
 	return true;
 }
 
@@ -619,15 +715,21 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		program_timer(c, min_u64(timer_for(s, d, wake), be_timer(c, next)));
 		flush_trace(s, wait_until(at));
 		if (next) {
+			s->console_helper = s->console_asleep = false; /* it has a vCPU to run */
 			if (next->hm_held) /* its time now: it is charged from run_start */
 				hm_print_held(next);
 			if (next == s->be) /* the core's spare time, as an idle core's: output moves */
 				console_drain();
+			else if (s->console_retry) { /* dedicated, with no helper: its vCPU's time */
+				s->console_retry = false;
+				leave_console_output(c, console_drain_idle());
+			}
 			return;
 		}
-		console_drain(); /* an idle core moves queued console output, in time it has spare */
 sleep:
+		idle_drain(c); /* an idle core moves queued console output, in time it has spare */
 		idle(c);
+		s->console_asleep = false;
 	}
 }
 
@@ -654,8 +756,10 @@ static bool vcpu_has_work(const struct vcpu *v)
 static void idle_in_place(struct percpu *c, struct vcpu *v)
 {
 	while (v->state == VCPU_IDLE && !vcpu_has_work(v) && !(c->exit_work & EXIT_RESCHED) &&
-	       !c->requests)
+	       !c->requests) {
+		idle_in_place_drain(c);
 		arch_wait_for_interrupt();
+	}
 	__atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	/* Deliver what woke it here, so the return to the guest can take the fast path. */

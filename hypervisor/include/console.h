@@ -19,6 +19,10 @@
  * scheduling event. */
 #define CONSOLE_BYTE_NS 64u
 #define CONSOLE_DRAIN_MARGIN_NS 1000u
+/* How soon an idle core with time to spare drains again what its drain left queued (more than
+ * its chunks, or the wire busy): often enough to move a backlog of every ring in milliseconds,
+ * seldom enough to cost the core little (console_drain_idle). */
+#define CONSOLE_RETRY_NS 100000u
 
 struct partition;
 struct vcpu;
@@ -39,6 +43,20 @@ void console_guest_flush(struct vcpu *v);
 /* Move at most CONSOLE_DRAIN_CHUNK queued bytes to the UART if no other core is at it; never
  * waits. Returns true if output may be left (call again from idle time). */
 bool console_drain(void);
+/* Whether any output or unreported loss is queued (one load when nothing is). */
+bool console_pending(void);
+/* Idle time: console_drain, then when to drain again: TIME_NEVER if nothing is left queued,
+ * else CONSOLE_RETRY_NS on, or when the focus partition's open line stops holding everyone
+ * else's (a core going idle uses it so that output never waits for a writer that has gone
+ * quiet: sched.c idle_drain). */
+uint64_t console_drain_idle(void);
+/* A console helper's pass: console_drain_idle, but it drains only if no drain has moved any
+ * output since its last pass (its writers have gone quiet; while they write, they drain it
+ * themselves, in their own time). */
+uint64_t console_drain_stale(void);
+/* When a drain can move output left queued: CONSOLE_RETRY_NS on, or when the focus partition's
+ * open line stops holding everyone else's. */
+uint64_t console_retry_at(void);
 /* BH_HC_CONSOLE_FLUSH: drain as console_drain, p's own output first; returns the bytes of p's
  * output still queued. */
 unsigned console_flush(struct partition *p);

@@ -64,6 +64,11 @@ struct sched_core {
 	uint64_t be_policy_at;             /* the policy's timer event when be_until was set */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
+	/* Idle with nothing loaded and no instant of its own: it drains console output others left
+	 * (sched.c idle_drain); asleep with nothing of the console's to come back for, it is woken
+	 * by the next drain that leaves some. */
+	volatile bool console_helper, console_asleep;
+	bool console_retry;                /* dedicated, no helper: its timer is armed to drain */
 };
 
 /* Boot: bind vCPUs to their cores' schedulers (before any core runs). */
@@ -72,6 +77,9 @@ void sched_add_vcpu(unsigned core, struct vcpu *v);
 /* Choose what this core runs now and switch to it; idles the core if nothing is ready.
  * Returns only when a vCPU is loaded and about to be entered. */
 void sched_reschedule(void);
+/* A writer's drain left console output queued: on a dedicated core (whose vCPU may wait in
+ * hardware next, unseen) wake a console helper, or with none arm the core's timer to drain it. */
+void sched_console_left(void);
 /* The running vCPU waits for a virtual interrupt (BH_HC_IDLE, WFI): its core goes to others. */
 void sched_vcpu_idle(struct vcpu *v);
 /* The same for a vCPU its caller has marked VCPU_IDLE already (and may have been woken since,

@@ -231,6 +231,43 @@ TEST(console_focused_bytes_wait_for_the_writers_time_like_any_output)
 	end_with_uart();
 }
 
+/* Output left queued once its writers have gone quiet: console_drain_idle says when to drain
+ * again (sched.c arms an idle core's timer for it): when the focus partition's open line stops
+ * holding the others' lines, then one retry interval on for as long as anything is left, the
+ * note of a loss with no line after it included. */
+TEST(console_idle_drain_says_when_to_drain_again_until_all_is_out)
+{
+	char line[101];
+	boot_with_uart(false);
+	struct partition *beta = &partitions[1];
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	hold_output(false);
+	fake.uart_len = 0;
+	uint64_t opened = fake.counter;
+	console_vuart_write(beta, '$'); /* beta's line is open: everyone else's waits */
+	/* 108 ring bytes a line: 18 fit, 404 bytes are lost, and alpha writes nothing after. */
+	for (int i = 0; i < 22; i++)
+		console_guest_write(&partitions[0].vcpus[0], line, sizeof(line));
+	EXPECT(strcmp(uart_text(), "[beta] $") == 0);
+	EXPECT(console_pending());
+	uint64_t again = console_drain_idle();
+	EXPECT_EQ(again, opened + ns_to_ticks(100000000ull)); /* the hold's end: 100 ms */
+	EXPECT(strcmp(uart_text(), "[beta] $") == 0);
+	unsigned passes = 0;
+	for (; again != TIME_NEVER && passes < 40; passes++) {
+		fake.counter = again;
+		again = console_drain_idle();
+		EXPECT(again == TIME_NEVER || again == fake.counter + ns_to_ticks(CONSOLE_RETRY_NS));
+	}
+	EXPECT_EQ(again, TIME_NEVER);
+	EXPECT(passes > 1); /* a drain moves a chunk at most */
+	EXPECT(!console_pending());
+	EXPECT_EQ(count_of(uart_text(), "[alpha] xxxx"), 18);
+	EXPECT(strstr(uart_text(), "[alpha] ... (404 bytes dropped)\r\n") != NULL);
+	end_with_uart();
+}
+
 TEST(console_unfocused_uart_output_is_line_buffered)
 {
 	boot_with_uart(true); /* alpha has focus */

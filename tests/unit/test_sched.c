@@ -290,6 +290,122 @@ TEST(a_single_wake_up_leaves_a_running_vcpu_suspended_meanwhile)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* Output left queued when its writers have gone quiet goes out all the same: a core with
+ * nothing loaded and no instant of its own (a console helper) drains again and again, its timer
+ * armed for the console, until nothing is left; then its timer is off again. */
+TEST(an_idle_core_with_time_to_spare_drains_the_console_until_all_is_out)
+{
+	char line[101];
+	vcpus[0].priority = 1;
+	boot(BH_POLICY_FIXED_PRIORITY);
+	fake.counter_step = 0;
+	for (unsigned i = 0; i < 3; i++) {
+		vcpu_of(i)->state = VCPU_IDLE;
+		vcpu_of(i)->request = 0; /* not the boot's starts */
+	}
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	fake.counter = 10;
+	fake.uart_len = 0;
+	percpu[0].sched.timer_at = fake.counter + 1; /* the writer's own drains emit nothing */
+	for (int i = 0; i < 8; i++)
+		console_guest_write(vcpu_of(0), line, sizeof(line));
+	EXPECT_EQ(fake.uart_len, 0);
+	EXPECT(at(20) == NULL);
+	EXPECT(percpu[0].sched.console_helper);
+	unsigned passes = 0;
+	for (; fake.timer != TIME_NEVER && passes < 20; passes++) {
+		EXPECT_EQ(fake.timer, fake.counter + ns_to_ticks(CONSOLE_RETRY_NS));
+		sched_timer_event();
+		EXPECT(at(fake.timer) == NULL);
+	}
+	EXPECT_EQ(fake.timer, TIME_NEVER);
+	EXPECT(passes > 1); /* a drain moves a chunk at most */
+	fake.uart[fake.uart_len] = 0;
+	unsigned lines = 0;
+	for (const char *p = strstr(fake.uart, "[a] xxx"); p; p = strstr(p + 1, "[a] xxx"))
+		lines++;
+	EXPECT_EQ(lines, 8);
+	/* All out, it sleeps marked asleep; a write of a vCPU on a dedicated core (which may wait
+	 * in hardware next, unseen) whose drain leaves its line queued (no time before that core's
+	 * next event) wakes it, once. */
+	EXPECT(percpu[0].sched.console_asleep);
+	fake.core = 1;
+	percpu[1].sched.policy = BH_POLICY_DEDICATED;
+	percpu[1].vcpu = vcpu_of(1);
+	percpu[1].sched.timer_at = fake.counter + 1;
+	console_guest_write(vcpu_of(1), line, sizeof(line));
+	console_guest_write(vcpu_of(1), line, sizeof(line));
+	EXPECT_EQ(fake.kicks[0], 1);
+	EXPECT(!percpu[0].sched.console_asleep);
+	percpu[1].vcpu = NULL;
+	fake.core = 0;
+	EXPECT(at(fake.counter + 1) == NULL); /* the kick */
+	EXPECT_EQ(fake.timer, fake.counter + ns_to_ticks(CONSOLE_RETRY_NS)); /* one line a drain */
+	console_flush_all();
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* A dedicated core's vCPU waiting in place with output queued wakes a console helper rather than
+ * drain on its own core (the drain would delay its wake-up); with no helper, it drains itself
+ * and arms its timer for what is left. */
+TEST(a_dedicated_core_whose_vcpu_waits_in_place_wakes_a_console_helper)
+{
+	char line[101];
+	boot(BH_POLICY_DEDICATED);
+	fake.counter_step = 0;
+	EXPECT(at(10) == vcpu_of(0));
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	fake.uart_len = 0;
+	percpu[0].sched.timer_at = fake.counter + 1; /* the writer's own drains emit nothing */
+	for (int i = 0; i < 8; i++)
+		console_guest_write(vcpu_of(0), line, sizeof(line));
+	percpu[0].sched.timer_at = TIME_NEVER;
+	/* Core 1 idles with time to spare, asleep: it is woken; then awake: it is left alone. */
+	percpu[1].sched.console_helper = percpu[1].sched.console_asleep = true;
+	for (unsigned kicks = 1; kicks <= 2; kicks++) {
+		vcpu_of(0)->state = VCPU_READY;
+		FAKE_RUN(sched_vcpu_idle(vcpu_of(0)));
+		EXPECT_EQ(fake.exit, FAKE_IDLED);
+		EXPECT_EQ(fake.kicks[1], 1);
+		EXPECT(!percpu[1].sched.console_asleep);
+		EXPECT_EQ(fake.uart_len, 0);
+		EXPECT_EQ(fake.timer, TIME_NEVER);
+	}
+	percpu[1].sched.console_helper = false; /* none */
+	vcpu_of(0)->state = VCPU_READY;
+	FAKE_RUN(sched_vcpu_idle(vcpu_of(0)));
+	EXPECT_EQ(fake.exit, FAKE_IDLED);
+	EXPECT_EQ(fake.kicks[1], 1);
+	EXPECT(fake.uart_len > 0);
+	EXPECT_EQ(fake.timer, fake.counter + ns_to_ticks(CONSOLE_RETRY_NS));
+	/* Its timer brings its vCPU out of the wait, and the decision drains for it, again and
+	 * again while anything is left; then its timer is off. */
+	unsigned passes = 0;
+	for (; fake.timer != TIME_NEVER && passes < 20; passes++) {
+		sched_timer_event();
+		vcpu_of(0)->state = VCPU_READY; /* the timer's interrupt ends its wait */
+		EXPECT(at(fake.timer) == vcpu_of(0));
+	}
+	EXPECT_EQ(fake.timer, TIME_NEVER);
+	EXPECT(passes > 1);
+	fake.uart[fake.uart_len] = 0;
+	unsigned lines = 0;
+	for (const char *p = strstr(fake.uart, "[a] xxx"); p; p = strstr(p + 1, "[a] xxx"))
+		lines++;
+	EXPECT_EQ(lines, 8);
+	/* A write of its running vCPU whose drain leaves output arms its timer the same way (the
+	 * vCPU may wait in hardware after it, unseen). */
+	char two[2 * sizeof(line)]; /* its drain emits one of its lines: the other does not fit */
+	memcpy(two, line, sizeof(line));
+	memcpy(two + sizeof(line), line, sizeof(line));
+	console_guest_write(vcpu_of(0), two, sizeof(two));
+	EXPECT_EQ(fake.timer, fake.counter + ns_to_ticks(CONSOLE_RETRY_NS));
+	EXPECT(percpu[0].sched.console_retry);
+	console_flush_all();
+}
+
 TEST(edf_runs_earliest_deadline_and_enforces_budgets)
 {
 	vcpus[0] = (struct bh_vcpu_cfg){ .period_ns = 10000000, .budget_ns = 2000000,

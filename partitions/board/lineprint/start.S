@@ -1,0 +1,10 @@
+/* flashbusy: the reset vector. Starts at EL1 with the MMU off (QEMU's -bios without
+ * virtualization, and a Bulkhead firmware partition): a stack in RAM, then main. */
+	.section .text.start, "ax"
+	.global _start
+_start:
+	ldr	x9, =0x40200000
+	mov	sp, x9
+	bl	main
+1:	wfi
+	b	1b
