@@ -1,5 +1,5 @@
 /* rtaatk: an APEX partition that runs whatever process list its system description declares
- * (the `apex:` key, read back from apex_config), for tests/system/test_rtaatk.py: measured worst
+ * (the `apex:` key, read back from apex_config), for tests/system/test_rta_attack_runs.py: measured worst
  * responses against `bulkhead analyse`.
  *
  * Each listed process's behaviour is in its name: NAME_wW[_cC[_oO]] (microseconds). A periodic

@@ -8,7 +8,6 @@ miss for a process the analysis says meets its deadline."""
 import re
 from pathlib import Path
 
-
 from harness import run_system
 from bulkhead import rta
 from bulkhead.config import load
@@ -84,7 +83,7 @@ def test_a_process_on_a_cyclic_vcpu_1_without_a_partition_period():
     """configs/rtaatk_phase.yaml: hi on vCPU 1 (one 5 ms window each 10 ms frame), released where
     NORMAL is set (2.98 ms into a frame: no partition period); the analysis simulates a release at the
     frame start only and says met (4004 us against 5 ms); measured 9062 us, every activation missed.
-    tests/tool/test_rtaatk.py has the tool side."""
+    tests/tool/test_rta_attack.py has the tool side."""
     check("rtaatk_phase.yaml")  # (the analysis now leaves hi not analysed: no partition period)
 
 
@@ -98,5 +97,5 @@ def test_a_semaphore_held_on_another_core():
     """configs/rtaatk_xsem.yaml: hi waits for lo's section on the partition's other vCPU
     (semaphores are partition-wide), which lo's vCPU leaves half done at its slot's end; the
     analysis looks at hi's vCPU only and says met (1004 us against 5 ms).
-    tests/tool/test_rtaatk.py has the tool side."""
+    tests/tool/test_rta_attack.py has the tool side."""
     check("rtaatk_xsem.yaml")  # (the analysis now leaves hi not analysed: lo's section is on another core)
