@@ -13,16 +13,6 @@
 #define DONE_VALUE 0x11111111u
 #define CUT_WORD 0x20ul         /* a word program cut between its setup and its data */
 #define CUT_BUFFER 0x80ul       /* a buffered program cut before its confirm */
-#define PSCI_SYSTEM_RESET 0x84000009ul
-
-static void power_loss(void)
-{
-	puts_("flashcut: power lost\n");
-	register unsigned long x0 __asm__("x0") = PSCI_SYSTEM_RESET;
-	__asm__ volatile("hvc #0" : "+r"(x0) : : "memory");
-	for (;;)
-		__asm__ volatile("wfi");
-}
 
 static void first_run(void)
 {

@@ -70,4 +70,19 @@ static inline void flash_cmd(unsigned long off, uint32_t c)
 	flash_wr(off, c << 16 | c);
 }
 
+/* The power goes: PSCI SYSTEM_RESET (in a Bulkhead partition, a restart of the partition only),
+ * by HVC unless the probe defines FW_RESET_INSN. Says so first. */
+#define PSCI_SYSTEM_RESET 0x84000009ul
+#ifndef FW_RESET_INSN
+#define FW_RESET_INSN "hvc #0"
+#endif
+static inline __attribute__((noreturn)) void power_loss(void)
+{
+	puts_(PROBE_NAME ": power lost\n");
+	register unsigned long x0 __asm__("x0") = PSCI_SYSTEM_RESET;
+	__asm__ volatile(FW_RESET_INSN : "+r"(x0) : : "memory");
+	for (;;)
+		__asm__ volatile("wfi");
+}
+
 #endif
