@@ -581,14 +581,18 @@ static void leave_console_output(struct percpu *c, uint64_t again)
 	arm_console_retry(c, again);
 }
 
+/* A writer's drain left output. On a dedicated core the writer may wait in hardware next,
+ * unseen. On any other core a writer that computes on without writing or idling (its core never
+ * passes an idle pass, and its instants drain nothing: they belong to whoever runs then) leaves
+ * it for a helper; with none, it goes out at the next idle pass or write on any core. */
 void sched_console_left(void)
 {
 	struct percpu *c = this_cpu();
 
-	/* Only a dedicated core's vCPU can go quiet unseen: any other core passes an idle pass or
-	 * an instant of its own after its vCPU's last write. */
 	if (c->sched.policy == BH_POLICY_DEDICATED && c->vcpu)
 		leave_console_output(c, console_retry_at());
+	else
+		wake_console_helper(c);
 }
 
 /* A core going idle (its timer programmed for its own next instant) drains in its spare time,

@@ -114,3 +114,13 @@ def test_focus_partition_output_is_emitted_or_reported_lost():
         assert run.index(r"LP DONE") >= 0, (
             f"partition a's last line never came out (both guests done, idle): {got} bytes emitted, "
             f"{dropped} reported dropped, of {A_LETTERS} letters")
+
+
+def test_output_left_by_a_writer_that_never_writes_again_comes_out():
+    """strand, alone on a fixed-priority core, writes 8 lines (256 bytes, more than a drain's
+    192-byte chunk) in one call, then counts forever: no write, no idle pass on its core. Core 0
+    is idle: the lines its own drain left go out by the console helper all the same."""
+    run = run_system("console_strand.yaml", timeout=20,
+                     until=lambda r: r.index(r"^\[strand\] 7") >= 0)
+    got = [l for l in run.lines if l.startswith("[strand] ")]
+    assert len(got) == 8, f"{len(got)} of strand's 8 lines came out: {got}"
