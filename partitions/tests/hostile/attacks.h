@@ -41,6 +41,22 @@ static const char *const attack_names[ATTACK_COUNT] = {
  * hypervisor/include/sched.h): where a neighbour's path delays a cyclic victim. */
 #define HYP_SLOT_LEAD_TICKS 50ull
 
+/* On an EDF core the neighbour has budget for only part of each of its periods, which start
+ * when its vCPU starts: unless the victim's due instants fall where it runs, no attack lands
+ * and every window measures the quiet core. There (the description gives both a sampling
+ * channel `edf_phase`, tests/system/configs/lat_edf.yaml) the neighbour finds when its periods
+ * start (a counter value where one started) and publishes it, and both take the base of the due
+ * instants from it: the first counter value from ATTACK_T0 on that starts a neighbour's period,
+ * so the victim is due VICTIM_SLOT_OFFSET into those periods (its own, of the same length,
+ * started with them at boot: its deadline is the earlier one). */
+#define EDF_PHASE_PORT "edf_phase"
+
+static inline unsigned long long due_base_from_release(unsigned long long release)
+{
+	return ATTACK_T0 + (release + VICTIM_SLOT_PERIOD - ATTACK_T0 % VICTIM_SLOT_PERIOD) %
+			   VICTIM_SLOT_PERIOD;
+}
+
 /* The attack whose window holds counter value t, or -1 outside every window. */
 static inline int attack_at(unsigned long long t)
 {
