@@ -22,6 +22,8 @@ have gcc                   || need_apt+=(gcc libc6-dev)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # Debian's UEFI firmware for arm64 virtual machines (QEMU_EFI.fd): firmware partitions (test_firmware.py).
 [ -f /usr/share/qemu-efi-aarch64/QEMU_EFI.fd ] || need_apt+=(qemu-efi-aarch64)
+# Debian's U-Boot for QEMU's virt machine (qemu_arm64/u-boot.bin): another unmodified firmware (test_firmware.py).
+[ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || need_apt+=(u-boot-qemu)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "bootstrap: installing ${need_apt[*]}"

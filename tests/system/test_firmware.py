@@ -275,3 +275,66 @@ def test_linux_boots_by_uefi_from_the_disk_the_tool_built():
         assert "rdinit=/init" in out and "efivars" in out and "systab" in out and "\n64\n" in out, out
         assert counter_now(con) > before + 100, "the real-time partition ran on while UEFI booted Linux"
         no_hm_events(con)
+
+
+UBOOT = Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin")
+UBOOT_PROMPT = r"=> "
+
+
+def uboot_command(con: Console, line: str, timeout: float = 30.0) -> str:
+    """Type a U-Boot command; return what it printed up to the next prompt."""
+    con.send(line + "\r")
+    return fw_expect(con, "uboot", re.escape(line) + r"\n(?P<out>(?:.*\n)*?)" + UBOOT_PROMPT, timeout)["out"]
+
+
+def test_uboot_prompt_in_a_partition_beside_a_real_time_partition():
+    """firmware_uboot.yaml: Debian's U-Boot for QEMU's virt machine, unmodified, boots from the
+    partition's flash to its prompt. Its file is not whole erase blocks: the tool loads a copy padded
+    erased, as QEMU's -bios leaves the rest of the bank. U-Boot sees the partition's RAM and the
+    flash holding its own image, and its `reset` (PSCI SYSTEM_RESET) restarts the partition, which
+    boots U-Boot again; the real-time partition beside it goes on."""
+    image = UBOOT.read_bytes()
+    with Console.boot("firmware_uboot.yaml") as con:
+        fw_expect(con, "uboot", r"^U-Boot 20\d\d\.\d\d", 60)
+        fw_expect(con, "uboot", r"^DRAM:\s+128 MiB$", 30)
+        fw_expect(con, "uboot", r"Hit any key to stop autoboot", 60)
+        con.send("\r")
+        fw_expect(con, "uboot", UBOOT_PROMPT, 30)
+        assert re.search(r"^U-Boot 20\d\d", uboot_command(con, "version"), re.M)
+        out = uboot_command(con, "bdinfo")
+        assert re.search(r"-> start\s+= 0x0*40000000", out) and re.search(r"-> size\s+= 0x0*8000000", out), out
+        # Flash bank 0 in read-array mode: the image's first words, then past its end the padding.
+        first = " ".join(f"{int.from_bytes(image[i:i + 4], 'little'):08x}" for i in range(0, 16, 4))
+        assert first in uboot_command(con, "md.l 0 4")
+        tail = -(-len(image) // 16) * 16
+        assert "ffffffff ffffffff ffffffff ffffffff" in uboot_command(con, f"md.l {tail:#x} 4")
+        before = counter_now(con)
+        con.send("reset\r")
+        con.until(lambda: re.search(r"partition uboot cold restart", con.text), "the partition's restart", 30)
+        fw_expect(con, "uboot", r"^U-Boot 20\d\d\.\d\d", 60)
+        fw_expect(con, "uboot", r"Hit any key to stop autoboot", 60)
+        assert counter_now(con) > before, "the real-time partition ran on"
+        no_hm_events(con)
+
+
+def test_linux_boots_by_uboot_from_an_mbr_disk():
+    """uboot_linux.yaml: Linux booted the embedded way. U-Boot (unmodified, from the partition's flash)
+    finds the disk the tool built with an MBR partition table (`table: mbr`; virtio-blk passed
+    through, identity-mapped RAM), and its distro boot, untouched, reads extlinux/extlinux.conf from
+    the FAT partition and boots Debian's arm64 kernel and the initrd with the partition's device tree.
+    Linux reaches user space with the command line of extlinux.conf; the real-time partition beside
+    it never stops."""
+    with Console.boot("uboot_linux.yaml") as con:  # the disk's initrd: `make linux-programs`
+        fw_expect(con, "uboot", r"^U-Boot 20\d\d\.\d\d", 60)
+        before = counter_now(con)
+        fw_expect(con, "uboot", r"Scanning virtio 0:1\.\.\.", 120)
+        fw_expect(con, "uboot", r"Found /extlinux/extlinux\.conf", 30)
+        fw_expect(con, "uboot", r"Starting kernel \.\.\.", 120)
+        fw_expect(con, "uboot", r"Machine model: Bulkhead partition uboot", 60)
+        fw_expect(con, "uboot", r"^BHLINUX nproc=1$", 240)
+        fw_expect(con, "uboot", r"/ # ", 30)
+        con.send("cat /proc/cmdline\r")
+        out = fw_expect(con, "uboot", r"(?P<out>console=.*\n)", 30)["out"]
+        assert "rdinit=/init panic=-1" in out, out
+        assert counter_now(con) > before + 100, "the real-time partition ran on while U-Boot booted Linux"
+        no_hm_events(con)

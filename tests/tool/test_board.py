@@ -155,6 +155,41 @@ def test_firmware_partition_flash_tables_device_tree_and_runner(workdir, capsys)
     assert (workdir / "out" / "vars.fd").read_bytes() == b"\xff" * (512 * 1024)  # created erased
 
 
+def test_a_firmware_image_that_is_not_whole_blocks_is_loaded_padded_erased(workdir, capsys):
+    """As QEMU's -bios takes any firmware file up to the bank's size (Debian's U-Boot is 971 304 bytes):
+    bank 0 is backed up to the end of the image's last 256K block, loaded from a copy padded with
+    0xff (erased flash) in the build directory; an image of whole blocks is loaded as it is."""
+    from bulkhead.config import load
+    from bulkhead.qemu import qemu_command
+
+    image = bytes(range(256)) * 1200 + b"tail"  # 307 204 bytes: two blocks backed
+    (workdir / "fw.fd").write_bytes(image)
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG)
+    kit = make_hyp_kit(workdir / "kit")
+    assert cli_main(build_args("fw.yaml", kit)) == 0
+    padded = workdir / "out" / "fw.firmware.fd"
+    assert padded.read_bytes() == image + b"\xff" * (512 * 1024 - len(image))
+    assert ".phys = 0x50000000ul, .backed = 0x80000ul" in (workdir / "out" / "bh_config.c").read_text()
+    argv = " ".join(qemu_command(load(workdir / "fw.yaml"), workdir / "out" / "bulkhead.img", interactive=False))
+    assert f"loader,file={padded},addr=0x50000000,force-raw=on" in argv
+    assert f"{workdir / 'out' / 'bulkhead.img'}" in (workdir / "out" / "qemu.cmd").read_text()
+    assert f"loader,file={padded}," in (workdir / "out" / "qemu.cmd").read_text()
+
+    (workdir / "fw.fd").write_bytes(image[:256 * 1024])  # whole blocks: no copy, the file itself
+    assert cli_main(build_args("fw.yaml", kit)) == 0
+    assert not padded.exists()
+    assert f"loader,file={workdir / 'fw.fd'},addr=0x50000000," in (workdir / "out" / "qemu.cmd").read_text()
+
+
+def test_an_empty_firmware_image_is_refused(workdir, cli):
+    (workdir / "fw.fd").write_bytes(b"")
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG)
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:8:23: error: partitions[0].firmware: image 'fw.fd' is empty; use the firmware's image "
+                   "file (the bank's contents from address 0, at most 64M)\n")
+
+
 def test_firmware_ram_is_checked_like_any_area(workdir):
     from bulkhead import config
 

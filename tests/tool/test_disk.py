@@ -55,6 +55,26 @@ def test_the_disk_is_a_fat_image_of_the_listed_files_attached_in_its_slot(workdi
                             f"-device virtio-rng-device\n")
 
 
+def test_a_disk_with_an_mbr_holds_the_fat_in_its_one_partition(workdir, capsys):
+    """`table: mbr` (U-Boot's distro boot scans partitions, not a bare FAT): sector 0 is a master boot
+    record whose one bootable partition, of the FAT's type, runs from 1 MiB to the disk's end; the FAT
+    there holds the files."""
+    big = os.urandom(10 * 1024)
+    (workdir / "big.bin").write_bytes(big)
+    (workdir / "disk.yaml").write_text((CONFIG % "8M").replace("      files:", "      table: mbr\n      files:"))
+    assert cli_main(build_args("disk.yaml", make_hyp_kit(workdir / "kit"))) == 0
+    disk = workdir / "out" / "app.disk"
+    data = disk.read_bytes()
+    assert len(data) == 8 * 1024 * 1024 and data[510:512] == b"\x55\xaa"
+    entry = data[446:462]
+    assert entry[0] == 0x80 and int.from_bytes(entry[8:12], "little") == 2048
+    assert int.from_bytes(entry[12:16], "little") == 8 * 2048 - 2048
+    assert data[462:510] == bytes(48)  # the other three entries empty
+    fat = data[1024 * 1024:1024 * 1024 + 512]
+    assert fat[510:] == b"\x55\xaa" and fat[0x36:0x3E] == b"FAT12   " and entry[4] == 0x01
+    assert mtype(f"{disk}@@1M", "notes/big.bin") == big
+
+
 def test_files_that_do_not_fit_are_reported_at_size(workdir, cli):
     (workdir / "big.bin").write_bytes(bytes(3 * 1024 * 1024))
     (workdir / "disk.yaml").write_text(CONFIG % "2M")

@@ -9,7 +9,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from bulkhead import board, disk, linux
+from bulkhead import board, disk, firmware, linux
 from bulkhead.abi import IMAGE_END_SYMBOL
 from bulkhead.checks import image_address
 from bulkhead.diagnostics import ConfigError, Diagnostic
@@ -60,6 +60,8 @@ def generate(system: System, source_name: str, out: Path) -> Sources:
     linux_outputs = linux.write_payloads(system, out, source_name)
     linux_outputs.update(board.write_dtbs(system, out, source_name))
     for name, files in disk.write_disks(system, out).items():
+        linux_outputs.setdefault(name, {}).update(files)
+    for name, files in firmware.write_padded(system, out).items():
         linux_outputs.setdefault(name, {}).update(files)
     segments = write_segment_files(system, out)
     images_s.write_text(render_images(segments, source_name))

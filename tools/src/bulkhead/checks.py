@@ -342,7 +342,9 @@ def check_image(system: System, part: Partition, diags: Diagnostics) -> None:
         if part.areas_ok:
             _check_segments(part, diags)
     rights_ok = all(a.rights is not None and rights_valid(a.rights) for a in part.areas)
-    if part.areas_ok and rights_ok and part.entry_point is not None:
+    # A firmware partition starts in its flash (bank 0 at 0x0, always there); an image beside it is
+    # an error of its own.
+    if part.areas_ok and rights_ok and part.entry_point is not None and part.firmware is None:
         _check_entry(part, diags)
 
 

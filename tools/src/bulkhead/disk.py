@@ -27,6 +27,12 @@ FAT_OVERHEAD = 64 * K  # boot sector, FATs and root directory of a small volume,
 CLUSTER = 4 * K        # the largest cluster mkfs.vfat picks up to 2G: each file takes whole ones
 NAME_FORBIDDEN = re.compile(r'[\x00-\x1f"*:<>?\\|]')  # not allowed in FAT long names
 LABEL = "BULKHEAD"
+TABLES = ("none", "mbr")
+SECTOR = 512
+MBR_FIRST_SECTOR = 2048  # the partition starts at 1 MiB, as partitioning tools place it
+# The partition type of each FAT mkfs.vfat may pick (its boot sector says which), LBA addressed.
+MBR_TYPES = {b"FAT12   ": 0x01, b"FAT16   ": 0x0E, b"FAT32   ": 0x0C}
+MBR_TYPE_AT = 446 + 4
 
 
 @dataclass
@@ -41,6 +47,7 @@ class DiskSpec(Located):
     device: str | None = None  # the partition's virtio-mmio device that carries it, as written
     size: int | None = None
     files: list[DiskFile] = field(default_factory=list)
+    table: str = "none"        # "none": the FAT is the whole disk; "mbr": its one partition
     slot: int | None = None    # checks: the virtio-mmio slot of device
 
 
@@ -62,6 +69,7 @@ def check_disks(system: System, diags: Diagnostics) -> None:
         if spec is None:
             continue
         _check_device(part, spec, diags)
+        _check_table(part, spec, diags)
         _check_size(part, spec, diags)
         _check_files(part, spec, diags)
 
@@ -80,6 +88,17 @@ def _check_device(part: Partition, spec: DiskSpec, diags: Diagnostics) -> None:
     spec.slot = device.slot
 
 
+def _check_table(part: Partition, spec: DiskSpec, diags: Diagnostics) -> None:
+    if spec.table not in TABLES:
+        diags.error(spec.at("table"), f"{part.title}: disk.table '{spec.table}' is not one of: {', '.join(TABLES)} "
+                    f"('mbr': a partition table with the FAT as its one partition, which firmware such as U-Boot "
+                    f"scans for; 'none': the FAT is the whole disk)")
+
+
+def _fat_offset(spec: DiskSpec) -> int:
+    return MBR_FIRST_SECTOR * SECTOR if spec.table == "mbr" else 0
+
+
 def _check_size(part: Partition, spec: DiskSpec, diags: Diagnostics) -> None:
     size = spec.size
     if size is None:
@@ -88,7 +107,7 @@ def _check_size(part: Partition, spec: DiskSpec, diags: Diagnostics) -> None:
         diags.error(spec.at("size"), f"{part.title}: disk.size {size_text(size)} is not a whole number of MiB from "
                     f"{size_text(MIN_SIZE)} to {size_text(MAX_SIZE)}; use e.g. 16M")
         return
-    need = FAT_OVERHEAD + sum(_clusters(f.path) for f in spec.files if f.path is not None and f.path.is_file())
+    need = _fat_offset(spec) + FAT_OVERHEAD + sum(_clusters(f.path) for f in spec.files if f.path is not None and f.path.is_file())
     if need > size:
         diags.error(spec.at("size"), f"{part.title}: disk.size {size_text(size)} cannot hold the files, which take "
                     f"about {size_text(need)} with the FAT's own sectors; use at least "
@@ -154,23 +173,47 @@ def write_disks(system: System, out: Path) -> dict[str, dict[str, Path]]:
     return written
 
 
+def mbr(disk_size: int, fat_type: int) -> bytes:
+    """A master boot record with one bootable partition of fat_type, from MBR_FIRST_SECTOR to the disk's
+    end (no boot code: firmware reads the partition itself)."""
+    count = disk_size // SECTOR - MBR_FIRST_SECTOR
+    entry = bytes([0x80, 0xFE, 0xFF, 0xFF, fat_type, 0xFE, 0xFF, 0xFF])  # CHS: past 1024 cylinders
+    entry += MBR_FIRST_SECTOR.to_bytes(4, "little") + count.to_bytes(4, "little")
+    return bytes(446) + entry + bytes(48) + b"\x55\xaa"
+
+
+def _fat_type(image: Path, offset: int) -> int:
+    """The partition type of the FAT mkfs.vfat wrote at offset (its boot sector's type string)."""
+    with open(image, "rb") as stream:
+        stream.seek(offset)
+        boot = stream.read(SECTOR)
+    return next(t for name, t in MBR_TYPES.items() if name in (boot[0x36:0x3E], boot[0x52:0x5A]))
+
+
 def build_fat(spec: DiskSpec, image: Path) -> None:
-    """A FAT image of spec.size holding spec.files (directories made as needed)."""
+    """A FAT image of spec.size holding spec.files (directories made as needed), with table "mbr" in
+    the one partition of a partition table."""
     mkfs = mkfs_program()
     if mkfs is None:
         raise ToolError("mkfs.vfat is not installed (Debian package dosfstools); it formats a partition's disk")
     with open(image, "wb") as stream:
         stream.truncate(spec.size)
-    _run([mkfs, "-n", LABEL, "-i", "B0C4EAD0", str(image)], "mtools and dosfstools")
+    offset = _fat_offset(spec)
+    fat_args = ["--offset", str(offset // SECTOR), str(image), str((spec.size - offset) // K)] if offset else [str(image)]
+    _run([mkfs, "-n", LABEL, "-i", "B0C4EAD0", *fat_args], "mtools and dosfstools")
+    if offset:
+        with open(image, "r+b") as stream:
+            stream.write(mbr(spec.size, _fat_type(image, offset)))
+    volume = f"{image}@@{offset}" if offset else str(image)
     made: set[str] = set()
     for item in spec.files:
         parts = item.dest.strip("/").split("/")
         for depth in range(1, len(parts)):
             directory = "/".join(parts[:depth])
             if directory.upper() not in made:
-                _run(["mmd", "-i", str(image), f"::/{directory}"], "mtools")
+                _run(["mmd", "-i", volume, f"::/{directory}"], "mtools")
                 made.add(directory.upper())
-        _run(["mcopy", "-i", str(image), str(item.path), f"::/{'/'.join(parts)}"], "mtools")
+        _run(["mcopy", "-i", volume, str(item.path), f"::/{'/'.join(parts)}"], "mtools")
 
 
 def _run(argv: list[str], package: str) -> None:

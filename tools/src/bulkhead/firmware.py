@@ -42,7 +42,8 @@ class BankSpec:
     image: str | None = None
     path: Path | None = None
     phys: int | None = None
-    size: int | None = None       # backed bytes: the image's size
+    size: int | None = None       # backed bytes: the image's size (bank 0: up to a whole block)
+    file_size: int | None = None  # the image file's own size
     write_back: bool = False
 
     def at(self, *keys: str) -> Pos:
@@ -113,7 +114,9 @@ def _size_bank(diags: Diagnostics, spec: BankSpec, where: str) -> None:
                         f"{size_text(actual)} of '{spec.image}'; remove size, or delete the file to start "
                         f"from an erased one of this size")
             return
-        spec.size = actual
+        spec.size = spec.file_size = actual
+        if spec.bank == 0 and 0 < actual <= BANK_SIZE:
+            spec.size = -(-actual // BLOCK) * BLOCK  # as QEMU's -bios: the rest of the block erased
     elif spec.bank == 0:
         diags.error(spec.at("image"), f"{where}.image '{spec.image}' does not exist (relative paths start at the "
                     f"directory of the configuration file); install the firmware (e.g. package qemu-efi-aarch64: "
@@ -123,11 +126,17 @@ def _size_bank(diags: Diagnostics, spec: BankSpec, where: str) -> None:
         diags.error(spec.at("image"), f"{where}.image '{spec.image}' does not exist yet and no size is given; add "
                     f"e.g. 'size: 768K' (the runner then creates it erased)")
         return
-    if spec.size == 0 or spec.size % BLOCK or spec.size > BANK_SIZE:
+    if spec.bank == 0 and (spec.size == 0 or spec.size > BANK_SIZE):
+        what = "empty" if spec.size == 0 else f"{size_text(spec.size)}, more than the {size_text(BANK_SIZE)} of flash bank 0"
+        diags.error(spec.at("image"), f"{where}: image '{spec.image}' is {what}; use the firmware's image file "
+                    f"(the bank's contents from address 0, at most {size_text(BANK_SIZE)})")
+        spec.size = None
+    elif spec.size == 0 or spec.size % BLOCK or spec.size > BANK_SIZE:
         what = f"size {size_text(spec.size)}" if "size" in spec.marks else f"image '{spec.image}'"
         diags.error(spec.at("size", "image"), f"{where}: {what} is not a whole number of {size_text(BLOCK)} erase "
-                    f"blocks up to the {size_text(BANK_SIZE)} of a flash bank; pad or cut the image (a flash bank "
-                    f"image must be a multiple of {size_text(BLOCK)}, at most {size_text(BANK_SIZE)})")
+                    f"blocks up to the {size_text(BANK_SIZE)} of a flash bank; pad or cut the image (the "
+                    f"variables bank is written back whole: its image must be a multiple of {size_text(BLOCK)}, "
+                    f"at most {size_text(BANK_SIZE)})")
         spec.size = None
 
 
@@ -212,8 +221,33 @@ def vmachine_fields(part: Partition) -> str:
     return text + f"\t.flash_count = 2u,\n\t.flash = {{\n{''.join(banks)}\t}},\n"
 
 
-def loader_args(system: System) -> list[str]:
-    """QEMU arguments that put each bank image into its RAM before the hypervisor starts; a missing
+def _padded_file_name(part: Partition) -> str:
+    return f"{part.name}.firmware.fd"
+
+
+def _padded(spec: BankSpec | None) -> bool:
+    """A firmware image that ends inside an erase block: loaded from a copy padded erased."""
+    return spec is not None and spec.size is not None and spec.file_size is not None and spec.size != spec.file_size
+
+
+def write_padded(system: System, out: Path) -> dict[str, dict[str, Path]]:
+    """<name>.firmware.fd in out for each firmware image that is not whole blocks: the image, then 0xff
+    (erased flash) to its last block's end, as QEMU's -bios leaves the rest of bank 0. Stale ones go."""
+    for stale in out.glob("*.firmware.fd"):
+        stale.unlink()
+    written = {}
+    for part in system.by_id():
+        spec = part.firmware
+        if _padded(spec):
+            copy = out / _padded_file_name(part)
+            copy.write_bytes(spec.path.read_bytes() + b"\xff" * (spec.size - spec.file_size))
+            written[part.name] = {"firmware": copy}
+    return written
+
+
+def loader_args(system: System, directory: Path) -> list[str]:
+    """QEMU arguments that put each bank image into its RAM before the hypervisor starts (a firmware
+    image that is not whole blocks from its padded copy in directory, write_padded); a missing
     variables image is created erased first."""
     args = []
     for part in system.by_id():
@@ -223,7 +257,8 @@ def loader_args(system: System) -> list[str]:
             if not spec.path.exists():
                 spec.path.parent.mkdir(parents=True, exist_ok=True)
                 spec.path.write_bytes(b"\xff" * spec.size)
-            args += ["-device", f"loader,file={spec.path.resolve()},addr={hexa(spec.phys)},force-raw=on"]
+            path = directory / _padded_file_name(part) if spec.bank == 0 and _padded(spec) else spec.path
+            args += ["-device", f"loader,file={path.resolve()},addr={hexa(spec.phys)},force-raw=on"]
     return args
 
 

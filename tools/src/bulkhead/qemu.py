@@ -45,7 +45,7 @@ def qemu_command(system: System, image: str | Path, icount: bool = False, intera
     argv += ["-kernel", str(image)]
     # The disks before qemu_args: each takes its own slot first, QEMU fills others from the highest free.
     argv += disk.qemu_disk_args(system, Path(image).parent)
-    argv += firmware.loader_args(system)  # flash bank images into their RAM (firmware.py)
+    argv += firmware.loader_args(system, Path(image).parent)  # flash bank images into their RAM (firmware.py)
     if firmware.write_backs(system):
         # Kept alive after the system powers off, so the flash can still be read (FlashWriteBack).
         argv += ["-no-shutdown", "-qmp", f"unix:{qmp_socket(image)},server=on,wait=off"]

@@ -73,6 +73,7 @@ DISK_KEYS = {
     "device": Key(True, "'device: virtio-mmio@30' (one of the partition's devices: the disk's slot)"),
     "size": Key(True, "'size: 16M'"),
     "files": Key(False, ""),
+    "table": Key(False, ""),
 }
 VCPU_KEYS = {
     "core": Key(False, "'core: 1' (the physical core this vCPU runs on)"),  # required unless best_effort
@@ -355,6 +356,8 @@ def _read_disk(reader: Reader, node: Node, where: str, base_dir: Path) -> DiskSp
         spec.device = reader.string(fields["device"], f"{where}.device")
     if "size" in fields:
         spec.size = reader.integer(fields["size"], f"{where}.size", "16M")
+    if "table" in fields:
+        spec.table = reader.string(fields["table"], f"{where}.table")
     entries = reader.pairs(fields["files"], f"{where}.files") if "files" in fields else []
     for dest, key_node, value_node in entries or []:
         item = DiskFile(pos_of(key_node), dest=dest, marks={"source": pos_of(value_node)})
