@@ -900,6 +900,20 @@ void console_flush_all(void)
 	hold_off = false;
 }
 
+/* The system goes off: everything queued goes out first. A drain of another core holding the
+ * wire (a chunk at most) ends first: waited for, a bounded while (the bound only guards against
+ * a core stopped with the lock, whose line may then be cut). */
+void console_flush_before_off(void)
+{
+	bool locked = false;
+
+	for (unsigned tries = 0; tries < 1000000u && !locked; tries++)
+		locked = arch_spin_trylock(&wire_lock);
+	console_flush_all();
+	if (locked)
+		arch_spin_unlock(&wire_lock);
+}
+
 /* Everything still queued goes out first, without the lock (the holder may be this core):
  * what led to the panic is worth more than a clean line. Bounded: the rings are finite. */
 void console_emergency(const char *s)

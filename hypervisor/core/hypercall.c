@@ -133,6 +133,7 @@ static int64_t hc_halt_system(struct vcpu *v, struct arch_regs *r)
 		return BH_PERM_ERROR;
 	console_guest_flush(v);
 	bh_log("system halted by partition %s", v->partition->cfg->name);
+	console_flush_before_off();
 	arch_system_off();
 }
 

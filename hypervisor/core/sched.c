@@ -582,16 +582,18 @@ static void leave_console_output(struct percpu *c, uint64_t again)
 }
 
 /* A writer's drain left output. On a dedicated core the writer may wait in hardware next,
- * unseen. On any other core a writer that computes on without writing or idling (its core never
- * passes an idle pass, and its instants drain nothing: they belong to whoever runs then) leaves
- * it for a helper; with none, it goes out at the next idle pass or write on any core. */
+ * unseen. On another core with no instant ahead (a fixed-priority core running its one ready
+ * vCPU) a writer that computes on without writing or idling never lets its core pass an idle
+ * pass: a helper takes the output. A core with an instant ahead decides again then, and passes
+ * an idle pass once its vCPUs wait; a helper woken meanwhile would only look while they write
+ * (and, under -icount, take its share of everyone's time). */
 void sched_console_left(void)
 {
 	struct percpu *c = this_cpu();
 
 	if (c->sched.policy == BH_POLICY_DEDICATED && c->vcpu)
 		leave_console_output(c, console_retry_at());
-	else
+	else if (c->sched.timer_at == TIME_NEVER)
 		wake_console_helper(c);
 }
 

@@ -68,6 +68,8 @@ void bh_vlog(const char *fmt, va_list ap);
 /* Everything queued to the UART now, whatever it costs and without the lock: for panics and
  * host unit tests only. */
 void console_flush_all(void);
+/* The same under the UART lock, waited for a bounded while: before the system powers off. */
+void console_flush_before_off(void);
 /* Forget all queued output (host unit tests: a fresh boot). */
 void console_reset(void);
 /* Emit without the lock: only for panics, when the lock holder may be this core. What is
