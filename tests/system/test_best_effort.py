@@ -168,20 +168,23 @@ def test_a_hostile_best_effort_vcpu_in_a_long_hypervisor_call_does_not_delay_the
     """be_attack.yaml under -icount: a best-effort vCPU floods the hypervisor with its longest calls
     (4 KiB port messages to and from odd addresses, 256-byte console writes) in the idle time of a
     cyclic core, so that one is in progress when the core's be_until comes. BE_LEAD_TICKS must cover
-    it: the victim's slot starts keep the lateness they have with the victim alone (every sample
-    against the plan), window by window."""
-    alone = run_system(without_part("be_attack.yaml", "beattack"), icount=True, timeout=120,
-                       until=lambda r: finished(r, [("victim", "BHLATE-DONE")]))
-    loaded = run_system("be_attack.yaml", icount=True, timeout=180,
-                        until=lambda r: finished(r, [("victim", "BHLATE-DONE"), ("beattack", "BEATTACK-DONE")]))
-    reference, measured = lateness(alone), lateness(loaded)
-    assert len(reference) == WINDOWS and len(measured) == WINDOWS, (reference, measured)
-    alone_max = max(v[0] for v in reference.values())
+    it: in every window the victim's slot starts keep the lateness against the plan they have in
+    the quiet window, where the best-effort vCPU sleeps and the core idles as it does with the
+    victim alone (test_real_time_instants_keep_their_timing_under_best_effort_load compares those
+    two). Before memcpy copied mutually misaligned buffers by words, a 4 KiB message from an odd
+    address took about 1300 ticks in one call and made slot starts up to 880 ticks late."""
+    run = run_system("be_attack.yaml", icount=True, timeout=180,
+                     until=lambda r: finished(r, [("victim", "BHLATE-DONE"), ("beattack", "BEATTACK-DONE")]))
+    measured = lateness(run)
+    assert len(measured) == WINDOWS, measured
+    for window, longest in re.findall(r"BEROUND (\d+) longest (\d+) ticks", run.log):
+        print(f"BHSTAT be_attack {BEATTACK_WINDOWS[int(window)]}: longest call {longest} ticks")
+    quiet_max, quiet_min, _ = measured["quiet"]
     worse = {}
-    for (window, (late_max, late_min, n)), attack in zip(measured.items(), BEATTACK_WINDOWS):
+    for (late_max, late_min, n), attack in zip(measured.values(), BEATTACK_WINDOWS):
         print(f"BHSTAT be_attack {attack}: lateness max {late_max} min {late_min} ticks ({n} samples), "
-              f"alone max {alone_max}")
+              f"quiet max {quiet_max} min {quiet_min}")
         assert n >= 15, f"{attack}: only {n} samples"
-        if late_max > alone_max + 1:
+        if late_max > quiet_max + 1:
             worse[attack] = late_max
-    assert not worse, f"slot starts later than alone ({alone_max} ticks) under: {worse}"
+    assert not worse, f"slot starts later than in the quiet window ({quiet_max} ticks) under: {worse}"
