@@ -188,3 +188,26 @@ def test_a_hostile_best_effort_vcpu_in_a_long_hypervisor_call_does_not_delay_the
         if late_max > quiet_max + 1:
             worse[attack] = late_max
     assert not worse, f"slot starts later than in the quiet window ({quiet_max} ticks) under: {worse}"
+
+
+def test_the_hostile_neighbour_as_a_best_effort_vcpu_does_not_delay_the_cores_instant():
+    """be_hostile.yaml under -icount: the lateness tests' hostile neighbour (console floods aimed at
+    be_until, health-monitor events, traps, SMC, WFI/WFE storms, hypercall floods, interrupts masked
+    throughout) on a best-effort vCPU beside latvictim's cyclic slots: every window keeps the
+    lateness of the quiet window, where it sleeps."""
+    run = run_system("be_hostile.yaml", icount=True, timeout=180,
+                     until=lambda r: finished(r, [("victim", "BHLATE-DONE"), ("hostile", "hostile: done")]))
+    measured = lateness(run)
+    assert len(measured) == WINDOWS, measured
+    quiet_max, quiet_min, _ = measured["quiet"]
+    worse = {}
+    for window, (late_max, late_min, n) in measured.items():
+        print(f"BHSTAT be_hostile {window}: lateness max {late_max} min {late_min} ticks ({n} samples), "
+              f"quiet max {quiet_max} min {quiet_min}")
+        assert n >= 15, f"{window}: only {n} samples"
+        if late_max > quiet_max + 1:
+            worse[window] = late_max
+    for line in run.lines:
+        if "BHROUND" in line:
+            print(line)
+    assert not worse, f"slot starts later than in the quiet window ({quiet_max} ticks) under: {worse}"
