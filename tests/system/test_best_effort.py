@@ -211,3 +211,28 @@ def test_the_hostile_neighbour_as_a_best_effort_vcpu_does_not_delay_the_cores_in
         if "BHROUND" in line:
             print(line)
     assert not worse, f"slot starts later than in the quiet window ({quiet_max} ticks) under: {worse}"
+
+
+def test_stop_requests_lined_up_in_best_effort_vcpus_do_not_delay_the_cores_instant():
+    """be_stop.yaml under -icount: two partitions halt their 14 best-effort vCPUs in the middle of a
+    victim slot, so that all wait in the queue with a stop request when the slot ends, and the gap
+    after it leaves the core's decision about 300 ticks of room before be_until. The decision serves
+    the requests of the vCPUs it takes; however many wait, it must not run past be_until into the
+    victim's next slot start: every window keeps the lateness of the quiet one. (Serving all 14 in
+    one decision ended it about 610 ticks past be_until, and slot starts were up to 291 ticks late.)"""
+    run = run_system("be_stop.yaml", icount=True, timeout=180,
+                     until=lambda r: finished(r, [("victim", "BHLATE-DONE"), ("bestop_a", "BESTOP-DONE"),
+                                                  ("bestop_b", "BESTOP-DONE")]))
+    measured = lateness(run)
+    assert len(measured) == WINDOWS, measured
+    rounds = re.findall(r"BESTOP rounds (\d+) stops (\d+)", run.log)
+    assert len(rounds) == 2 and all(int(stops) >= 7 * 20 for _, stops in rounds), rounds
+    quiet_max, quiet_min, _ = measured["quiet"]
+    worse = {}
+    for window, (late_max, late_min, n) in measured.items():
+        print(f"BHSTAT be_stop window {window}: lateness max {late_max} min {late_min} ticks ({n} samples), "
+              f"quiet max {quiet_max} min {quiet_min}")
+        assert n >= 15, f"{window}: only {n} samples"
+        if late_max > quiet_max + 1:
+            worse[window] = late_max
+    assert not worse, f"slot starts later than in the quiet window ({quiet_max} ticks) in windows: {worse}"
