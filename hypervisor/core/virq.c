@@ -141,6 +141,21 @@ void virq_enable(struct vcpu *v, unsigned intid, bool enabled)
 		notify(v, intid);
 }
 
+/* virq_enable for the 32 INTIDs of word w at once: bit n of `enabled` for INTID 32 * w + n. One
+ * exchange, and a look only at those it enables: a vCPU's reset sets all 288 (vgic_reset_redist)
+ * in the decision of the core that takes it, where one at a time cost about 8000 instructions. */
+void virq_enable_word(struct vcpu *v, unsigned w, uint32_t enabled)
+{
+	if (w >= VIRQ_WORDS)
+		return;
+	uint32_t was_disabled = __atomic_exchange_n(&v->virq.disabled[w], ~enabled, __ATOMIC_SEQ_CST);
+	for (uint32_t now_on = was_disabled & enabled; now_on; now_on &= now_on - 1) {
+		unsigned intid = 32 * w + (unsigned)__builtin_ctz(now_on);
+		if (intid < BH_VIRQ_MAX && virq_is_pending(v, intid))
+			notify(v, intid);
+	}
+}
+
 bool virq_is_pending(const struct vcpu *v, unsigned intid)
 {
 	return intid < BH_VIRQ_MAX && (v->virq.pending[intid / 32] & bit(intid));

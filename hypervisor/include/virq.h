@@ -34,6 +34,8 @@ bool virq_withdraw(struct vcpu *v, unsigned intid);
 /* The same from any core, for an emulated interrupt controller: enabling an interrupt that is
  * already pending wakes v like an injection. */
 void virq_enable(struct vcpu *v, unsigned intid, bool enabled);
+/* The same for INTIDs 32 * word .. 32 * word + 31, bit n of enabled for each. */
+void virq_enable_word(struct vcpu *v, unsigned word, uint32_t enabled);
 bool virq_is_pending(const struct vcpu *v, unsigned intid);
 void virq_clear_pending(struct vcpu *v, unsigned intid);
 /* Boot: physical interrupt intid belongs to v. */

@@ -403,10 +403,14 @@ void vgic_reset_redist(struct vcpu *v)
 {
 	struct vmachine *m = vm(v);
 
-	for (unsigned intid = 0; intid < VGIC_IRQS; intid++) {
-		bool on = intid < 32 ? m->redist[v->id].enabled & (1u << intid)
-				     : (m->dist.enabled[intid / 32] & (1u << (intid % 32))) &&
-					       m->dist.target[intid] == v->id;
-		virq_enable(v, intid, on);
+	virq_enable_word(v, 0, m->redist[v->id].enabled);
+	for (unsigned w = 1; w < VGIC_WORDS; w++) {
+		uint32_t on = m->dist.enabled[w];
+		for (uint32_t bits = on; bits; bits &= bits - 1) {
+			unsigned n = (unsigned)__builtin_ctz(bits);
+			if (m->dist.target[32 * w + n] != v->id)
+				on &= ~(1u << n);
+		}
+		virq_enable_word(v, w, on);
 	}
 }

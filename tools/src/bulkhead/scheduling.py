@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from bulkhead.abi import MAX_PRIORITY, MAX_SLOTS, MIN_SLOT_NS, PARTITION_NAME_MAX
+from bulkhead.abi import BE_LEAD_TICKS, BE_MIN_RUN_TICKS, MAX_PRIORITY, MAX_SLOTS, MIN_SLOT_NS, PARTITION_NAME_MAX, \
+    SLOT_LEAD_TICKS
 from bulkhead.diagnostics import Diagnostics, suggest
 from bulkhead.model import CorePolicy, Partition, Plan, Slot, System, Vcpu
 from bulkhead.units import DURATION_UNITS, duration_text
@@ -129,6 +130,16 @@ def _check_best_effort(system: System, part: Partition, vcpu: Vcpu, cores: int |
     for index, core in enumerate(vcpu.cores):
         _check_best_effort_core(system, who, vcpu.at(f"cores[{index}]"), core, core in seen, cores, never, diags)
         seen.add(core)
+    full = [core for core in vcpu.cores if core not in owned and _cyclic_without_room(system, core, cores)]
+    if full and len(owned) + len(full) == len(vcpu.cores) == vcpu.cores_written:
+        need, lead = _be_gap_ns(system), _ticks_to_ns(system, SLOT_LEAD_TICKS + BE_LEAD_TICKS)
+        listed = ", ".join(str(core) for core in full)
+        diags.error(vcpu.at("cores"), f"{who} would never run: cyclic core{'s' if len(full) > 1 else ''} {listed} "
+                    f"{'have' if len(full) > 1 else 'has'} no gap between slots of at least {duration_text(need)} in "
+                    f"any plan (best-effort work stops {duration_text(lead)} before each slot and needs "
+                    f"{duration_text(need - lead)} to run)"
+                    f"{', and every other core it lists is dedicated to a vCPU' if owned else ''}; shorten or "
+                    f"move slots to leave such a gap, or list cores whose own policy leaves idle time")
 
 
 def _owner(system: System, core: int, cores: int | None) -> tuple[Partition, Vcpu] | None:
@@ -137,6 +148,38 @@ def _owner(system: System, core: int, cores: int | None) -> tuple[Partition, Vcp
         return None
     owners = system.vcpus_on(core)
     return owners[0] if owners else None
+
+
+def _ticks_to_ns(system: System, ticks: int) -> int:
+    """Counter ticks in whole ns, rounded up."""
+    return -(-ticks * 1_000_000_000 // system.platform.counter_hz)
+
+
+def _be_gap_ns(system: System) -> int:
+    """The shortest gap between a cyclic core's slots that gives best-effort time: the slot lead, the
+    best-effort lead and BE_MIN_RUN_TICKS (plan.py _cyclic_capacity)."""
+    return _ticks_to_ns(system, SLOT_LEAD_TICKS + BE_LEAD_TICKS + BE_MIN_RUN_TICKS)
+
+
+def _cyclic_without_room(system: System, core: int, cores: int | None) -> bool:
+    """core is cyclic, and no plan leaves a gap on it that best-effort work could use (a plan whose
+    slots cannot be read counts as having room: its own errors are reported)."""
+    if (cores is not None and core >= cores) or system.policy_of(core) != "cyclic" or not system.schedule.plans:
+        return False
+    need = _be_gap_ns(system)
+    for plan in system.schedule.plans:
+        slots = plan.core_slots(core) if all(s.start is not None and s.duration is not None for s in plan.slots
+                                             if s.core == core) else None
+        if slots is None or plan.major_frame is None:
+            return False
+        at = 0
+        for slot in slots:
+            if slot.start - at >= need:
+                return False
+            at = max(at, slot.start + slot.duration)
+        if plan.major_frame - at >= need:
+            return False
+    return True
 
 
 def _check_best_effort_core(system: System, who: str, pos, core: int, repeated: bool, cores: int | None,
