@@ -285,6 +285,17 @@ void apex_timer_irq(unsigned intid);   /* also the kick's handler (APEX_SGI_KICK
 void apex_timer_program(struct apex_core *c); /* c is this vCPU */
 /* now + delta, or -1 if it is not a time the kernel can wait for (negative, overflow). */
 SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delta);
+/* a + b, two times the services accepted (a point in time, a delay or capacity up to
+ * APEX_MAX_DELAY): a release point plus a capacity, or plus a period, can pass what
+ * SYSTEM_TIME_TYPE holds. The sum saturates to the largest time, which never comes; wrapped,
+ * it would be in the past, at the head of the timer list with a compare value the counter
+ * never reaches, and no timer of the core would fire again. */
+APEX_INLINE SYSTEM_TIME_TYPE apex_time_add(SYSTEM_TIME_TYPE a, SYSTEM_TIME_TYPE b)
+{
+	SYSTEM_TIME_TYPE s;
+
+	return __builtin_add_overflow(a, b, &s) ? (SYSTEM_TIME_TYPE)(~0ull >> 1) : s;
+}
 /* A time-out: INFINITE_TIME_VALUE, 0 or a positive delay the clock can reach. */
 APEX_INLINE int apex_timeout_valid(SYSTEM_TIME_TYPE t)
 {
