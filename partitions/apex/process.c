@@ -286,8 +286,9 @@ void SUSPEND(PROCESS_ID_TYPE PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE)
 
 	if (!p || p == apex_current())
 		rc = INVALID_PARAM;
-	else if (p->state == DORMANT || p->attr.PERIOD != INFINITE_TIME_VALUE)
-		rc = INVALID_MODE;
+	else if (p->state == DORMANT || p->attr.PERIOD != INFINITE_TIME_VALUE ||
+		 (p->core->lock_level > 0 && p->core->lock_owner == p))
+		rc = INVALID_MODE; /* the holder of its core's preemption lock keeps the core */
 	else if (is_suspended(p))
 		rc = NO_ACTION;
 	else {
