@@ -17,6 +17,7 @@ TESTS = (
     "atk3_send_from_a_guard_page_to_a_waiting_receiver_faults_the_sender_only",
     "atk3_lock_preemption_with_a_read_only_level_drops_the_lock",
     "atk3_bad_arguments_get_their_return_codes",
+    "atk3_services_from_an_interrupt_handler_do_not_act_for_the_interrupted_process",
 )
 
 _run = None

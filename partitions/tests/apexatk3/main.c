@@ -78,6 +78,7 @@ static int seen_since(PROCESS_ID_TYPE pid, ERROR_CODE_TYPE code, unsigned n0)
 
 static PROCESS_ID_TYPE driver, sleeper, far_start, far_periodic, locker, lock_victim;
 static PROCESS_ID_TYPE pad, straddler, receiver, bad_sender, bad_locker, far_sender;
+static PROCESS_ID_TYPE spinner;
 static BLACKBOARD_ID_TYPE board;
 static BUFFER_ID_TYPE buffer;
 static SEMAPHORE_ID_TYPE sem;
@@ -474,6 +475,62 @@ BH_TEST(atk3_bad_arguments_get_their_return_codes)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 }
 
+/* --- Services from an application's interrupt handler ------------------------------------------ */
+
+/* An interrupt handler is no process: a service it calls must not act for the process it
+ * happened to interrupt (stop it, lock preemption for it, tell its id, move its deadline). */
+static volatile int irq_ran, spinner_done;
+static volatile RETURN_CODE_TYPE irq_id_rc = -1, irq_lock_rc = -1, irq_replenish_rc = -1;
+static volatile LOCK_LEVEL_TYPE irq_level = -1;
+
+static void irq_handler(unsigned intid)
+{
+	PROCESS_ID_TYPE id;
+	LOCK_LEVEL_TYPE level;
+	RETURN_CODE_TYPE rc;
+
+	(void)intid;
+	GET_MY_ID(&id, &rc);
+	irq_id_rc = rc;
+	LOCK_PREEMPTION(&level, &rc);
+	irq_lock_rc = rc;
+	irq_level = level;
+	if (rc == NO_ERROR)
+		UNLOCK_PREEMPTION(&level, &rc);
+	REPLENISH(1 * MS, &rc);
+	irq_replenish_rc = rc;
+	STOP_SELF(); /* the initialization's and a handler's: no effect */
+	irq_ran = 1;
+}
+
+static void spinner_body(void)
+{
+	while (!irq_ran)
+		;
+	spinner_done = 1;
+}
+
+BH_TEST(atk3_services_from_an_interrupt_handler_do_not_act_for_the_interrupted_process)
+{
+	ONLY_IN(0);
+	RETURN_CODE_TYPE rc;
+
+	BH_EXPECT_EQ(bh_irq_set_handler(BH_VIRQ_TIMER, irq_handler), BH_OK);
+	START(spinner, &rc);
+	BH_EXPECT_EQ(bh_set_timer(BH_CLOCK_HW, bh_now_ns() + 300 * US, 0), BH_OK);
+	for (unsigned i = 0; i < 20 && !spinner_done; i++)
+		apexutil_sleep(200 * US);
+	bh_printf("atk3: from the interrupt handler: GET_MY_ID %d, LOCK_PREEMPTION %d (level %d), "
+		  "REPLENISH %d; the interrupted process done %d\n", (int)irq_id_rc, (int)irq_lock_rc,
+		  (int)irq_level, (int)irq_replenish_rc, spinner_done);
+	BH_EXPECT_EQ(irq_ran, 1);
+	BH_EXPECT_EQ(spinner_done, 1);
+	BH_EXPECT_EQ(irq_id_rc, INVALID_MODE);
+	BH_EXPECT_EQ(irq_lock_rc, NO_ACTION);
+	BH_EXPECT_EQ(irq_replenish_rc, NO_ACTION);
+	STOP(spinner, &rc);
+}
+
 /* --- A propagated fault inside a service (partition 1: memory_violation: propagate) ------------- */
 
 /* An address stage 1 maps (the identity map covers every GiB) but stage 2 does not: outside
@@ -555,6 +612,7 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	bad_sender = make("badsender", bad_sender_body, 20);
 	bad_locker = make("badlocker", bad_locker_body, 20);
 	far_sender = make("farsender", far_sender_body, 20);
+	spinner = make("spinner", spinner_body, 20);
 	(void)pad;
 	CREATE_BLACKBOARD("board", 64, &board, &rc);
 	CREATE_BUFFER("buffer", 64, 4, FIFO, &buffer, &rc);
