@@ -210,16 +210,20 @@ static inline struct apex_process *apex_current(void)
 {
 	return apex_here()->cur;
 }
-/* The running context is a process (not the initialization or an idle loop). */
+/* The caller is a process (not the initialization or an idle loop). An application's
+ * interrupt handler is none either: it runs on the kernel stack in whatever context it
+ * interrupted, and a service it calls must not act for that (stop it, lock for it, ...). */
 static inline int apex_in_process(void)
 {
 	struct apex_core *c = apex_here();
 
-	return c->cur != &c->idle;
+	return c->cur != &c->idle && !c->in_irq;
 }
 static inline int apex_in_handler(void)
 {
-	return apex_current() == &apex_k.handler;
+	struct apex_core *c = apex_here();
+
+	return c->cur == &apex_k.handler && !c->in_irq;
 }
 /* An idle context (or the initialization): not a process, not the error handler. */
 static inline int apex_is_idle(const struct apex_process *p)
