@@ -475,6 +475,70 @@ BH_TEST(atk3_bad_arguments_get_their_return_codes)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 }
 
+/* NULL handed to services, one call at a time by a process of its own: each is that process's
+ * MEMORY_VIOLATION, and the partition goes on (no health action: stage 2 alone would make each
+ * the hypervisor's memory_violation, whose default action halts the partition). */
+static volatile unsigned null_case;
+static volatile int nuller_survived;
+static PROCESS_ID_TYPE nuller;
+#define NULL_CASES 5
+
+static void nuller_body(void)
+{
+	MESSAGE_SIZE_TYPE len;
+	RETURN_CODE_TYPE rc;
+	SEMAPHORE_ID_TYPE id;
+
+	switch (null_case) {
+	case 0: /* the receiver waits: straight into its buffer */
+		SEND_BUFFER(buffer, (MESSAGE_ADDR_TYPE)0, 8, 0, &rc);
+		break;
+	case 1:
+		GET_SEMAPHORE_ID((const char *)0, &id, &rc);
+		break;
+	case 2:
+		GET_TIME((SYSTEM_TIME_TYPE *)0, &rc);
+		break;
+	case 3:
+		RECEIVE_BUFFER(buffer, 0, received, (MESSAGE_SIZE_TYPE *)0, &rc);
+		break;
+	default:
+		SIGNAL_SEMAPHORE(sem, (RETURN_CODE_TYPE *)0);
+		break;
+	}
+	(void)len;
+	nuller_survived = 1;
+}
+
+BH_TEST(atk3_null_pointers_to_services_are_the_callers_memory_violation)
+{
+	ONLY_IN(0);
+	RETURN_CODE_TYPE rc;
+
+	received_rc = -1;
+	START(receiver, &rc);
+	apexutil_sleep(100 * US);
+	BH_EXPECT_EQ(apexutil_state_of(receiver), WAITING);
+	for (unsigned k = 0; k < NULL_CASES; k++) {
+		unsigned n0 = nseen;
+
+		null_case = k;
+		nuller_survived = 0;
+		START(nuller, &rc);
+		for (unsigned i = 0; i < 10 && apexutil_state_of(nuller) != DORMANT; i++)
+			apexutil_sleep(100 * US);
+		bh_printf("atk3: NULL case %u: survived %d, errors %u\n", k, nuller_survived,
+			  errors_of(nuller, n0));
+		BH_EXPECT_EQ(nuller_survived, 0);
+		BH_EXPECT(seen_since(nuller, MEMORY_VIOLATION, n0));
+	}
+	BH_EXPECT_EQ(apexutil_state_of(receiver), WAITING); /* nothing was delivered */
+	SEND_BUFFER(buffer, (MESSAGE_ADDR_TYPE)"good", 4, 0, &rc);
+	apexutil_sleep(100 * US);
+	BH_EXPECT_EQ(received_rc, NO_ERROR);
+	BH_EXPECT_EQ(received_len, 4);
+}
+
 /* --- Services from an application's interrupt handler ------------------------------------------ */
 
 /* An interrupt handler is no process: a service it calls must not act for the process it
@@ -533,9 +597,9 @@ BH_TEST(atk3_services_from_an_interrupt_handler_do_not_act_for_the_interrupted_p
 
 /* --- A propagated fault inside a service (partition 1: memory_violation: propagate) ------------- */
 
-/* An address stage 1 maps (the identity map covers every GiB) but stage 2 does not: outside
- * the partition. The hypervisor skips each access and raises BH_VIRQ_HM. */
-#define OUTSIDE 0x10000ul
+/* An address stage 1 maps (the identity map covers every GiB but the first 2 MiB) and stage 2
+ * does not: outside the partition. The hypervisor skips each access and raises BH_VIRQ_HM. */
+#define OUTSIDE 0x80000000ul
 static volatile int far_sender_survived;
 
 static void far_sender_body(void)
@@ -613,6 +677,7 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	bad_locker = make("badlocker", bad_locker_body, 20);
 	far_sender = make("farsender", far_sender_body, 20);
 	spinner = make("spinner", spinner_body, 20);
+	nuller = make("nuller", nuller_body, 20);
 	(void)pad;
 	CREATE_BLACKBOARD("board", 64, &board, &rc);
 	CREATE_BUFFER("buffer", 64, 4, FIFO, &buffer, &rc);
