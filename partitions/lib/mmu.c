@@ -4,7 +4,8 @@
  * partitions: this only keeps a partition's own parts from each other.
  *
  * The image's first segment (code, read-only data) is read-only and executable; everything
- * else is read-write and never executable. A page of the image can be taken out of the map
+ * else is read-write and never executable, but the first 2 MiB of the address space (no
+ * partition area of an MMU user may lie there; a NULL pointer faults at EL1). A page of the image can be taken out of the map
  * (bh_mmu_unmap_page): any access to it then faults at EL1, in the partition, before it
  * touches what lies beyond. 4 KiB granule, 39-bit addresses (T0SZ 25, lookup from level 1):
  * 1 GiB blocks, 2 MiB blocks in the GiB that holds the image, 4 KiB pages over the image.
@@ -43,6 +44,7 @@ extern char __part_start[], __part_data[], __part_end[];
 
 static unsigned long level1[ENTRIES] __attribute__((aligned(4096)));
 static unsigned long level2[ENTRIES] __attribute__((aligned(4096)));
+static unsigned long level2_low[ENTRIES] __attribute__((aligned(4096))); /* GiB 0, the image elsewhere */
 static unsigned long level3[IMAGE_TABLES][ENTRIES] __attribute__((aligned(4096)));
 
 static unsigned long image_base(void)
@@ -72,6 +74,18 @@ int bh_mmu_build(void)
 		level2[i] = gib << BLOCK1_SHIFT | i << BLOCK2_SHIFT | DATA | DESC_BLOCK;
 	}
 	level1[gib] = (unsigned long)level2 | DESC_TABLE;
+	/* The first 2 MiB stay out of the map (unless the image lies there): a NULL pointer, or one
+	 * a small offset from it, then faults at EL1 in the partition, the error of the context
+	 * that used it, where stage 2 alone would make it the hypervisor's fault, taken after a
+	 * service that used it on a process's behalf, with IRQs masked, has gone on. */
+	if (base >= 1ul << BLOCK2_SHIFT) {
+		unsigned long *low = gib ? level2_low : level2;
+
+		for (unsigned long i = 1; gib && i < ENTRIES; i++)
+			low[i] = i << BLOCK2_SHIFT | DATA | DESC_BLOCK;
+		low[0] = 0;
+		level1[0] = (unsigned long)low | DESC_TABLE;
+	}
 	for (unsigned long t = 0; t < n; t++) {
 		unsigned long block = base + (t << BLOCK2_SHIFT);
 		for (unsigned long i = 0; i < ENTRIES; i++) {
