@@ -191,9 +191,10 @@ static void guard_irq_edge_body(void)
 	survived = 1;
 }
 
-/* SP outside the partition's memory (mapped by its stage 1, not by stage 2), then an SVC: the
- * exception entry's check sees a translation and writes the frame there. */
-#define OUTSIDE 0x10000ul
+/* SP outside the partition's memory (mapped by its stage 1, not by stage 2: not in the first
+ * 2 MiB, which stage 1 leaves out), then an SVC: the exception entry's check sees a translation
+ * and writes the frame there. */
+#define OUTSIDE 0x80000000ul
 static void far_svc_body(void)
 {
 	__asm__ volatile("mov sp, %0\n\tsvc #0\n1:\tb 1b" : : "r"(OUTSIDE + 0x1000) : "memory");

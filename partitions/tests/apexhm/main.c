@@ -15,7 +15,7 @@
 #define US 1000ll
 #define MS 1000000ll
 #define INF INFINITE_TIME_VALUE
-#define BAD_ADDRESS 0x10000ul /* not in the partition's memory */
+#define BAD_ADDRESS 0x80000000ul /* outside the partition (stage 1 maps it, stage 2 not) */
 #define QUEUE_FILLERS (APEX_MAX_PENDING_ERRORS + 1)
 #define FILLER_CAPACITY (5 * MS)
 #define MAX_SEEN 64
