@@ -50,18 +50,13 @@ def test_attack3_apex_partition_goes_idle():
     assert not run.timed_out, "the partition never went IDLE\n" + tail(run)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "libbhpart's stage 1 maps every GiB (but the first 2 MiB), so a message outside the partition "
-    "faults only at stage "
-    "2: the hypervisor skips each load inside the service's copy (IRQs masked) and raises "
-    "BH_VIRQ_HM, taken after the service has handed the receiver a message of skipped loads "
-    "with NO_ERROR and switched to it, so the receiver is blamed and stopped and the sender goes "
-    "on (docs/apex.md, 'A missed attribution'); a second access before the first is taken halts "
-    "the partition. The fix is a stage-1 map of only what stage 2 maps (the partition's regions "
-    "from the description), so that the copy faults in the caller at EL1"))
 def test_attack3_apex_propagated_fault_in_a_service_is_the_callers():
     """With memory_violation: propagate, a process hands SEND_BUFFER a message outside its
-    partition (stage 1 maps it, stage 2 does not) while a higher-priority receiver waits."""
+    partition while a higher-priority receiver waits. Stage 1 mapping every GiB, the copy's loads
+    were stage-2 faults the hypervisor skipped: the receiver got a message of skipped loads with
+    NO_ERROR and, BH_VIRQ_HM taken after the switch to it, the blame; the sender went on. Stage 1
+    now maps only the partition's areas (bh_memory_map, written by the tool): the sender faults
+    at EL1 before anything is copied."""
     run = the_run()
     name = "atk3_send_from_outside_the_partition_is_the_senders_error"
     verdict = run.verdicts().get(("apexatk3far", name))

@@ -597,8 +597,9 @@ BH_TEST(atk3_services_from_an_interrupt_handler_do_not_act_for_the_interrupted_p
 
 /* --- A propagated fault inside a service (partition 1: memory_violation: propagate) ------------- */
 
-/* An address stage 1 maps (the identity map covers every GiB but the first 2 MiB) and stage 2
- * does not: outside the partition. The hypervisor skips each access and raises BH_VIRQ_HM. */
+/* An address outside the partition, beyond the first 2 MiB: stage 2 does not map it, and stage
+ * 1 must not either (or the hypervisor skips each access and raises BH_VIRQ_HM after the
+ * service has gone on). */
 #define OUTSIDE 0x80000000ul
 static volatile int far_sender_survived;
 
