@@ -59,7 +59,7 @@ PART_APEXLIB_OBJS := $(call part_obj,$(call part_srcs,$(PART_SRC)/apex))
 # Partitions (under apps/ or tests/) that are APEX applications: they link libapex.a and
 # include <apex/apex.h>.
 PART_APEX_APPS ?= apextest apexhm apexlevel apexbench apexrta apexmc apexwin apexcore control \
-	apexatk2 rtaatk
+	apexatk2 apexatk3 rtaatk
 PART_APEX_CFLAGS := -I $(PART_SRC)/apex/include
 
 PART_DEMO_APPS := $(sort $(notdir $(patsubst %/,%,$(wildcard $(PART_SRC)/apps/*/))))

@@ -288,6 +288,9 @@ void DISPLAY_BLACKBOARD(BLACKBOARD_ID_TYPE BLACKBOARD_ID, MESSAGE_ADDR_TYPE MESS
 	if (!bb || LENGTH <= 0 || LENGTH > bb->max_size) {
 		rc = INVALID_PARAM;
 	} else {
+		/* A message that runs into a page the caller cannot read is its fault here, before
+		 * the board holds half of it. */
+		bh_mmu_check_access(MESSAGE_ADDR, (unsigned long)LENGTH, 0);
 		__builtin_memcpy(bb->msg, MESSAGE_ADDR, (unsigned)LENGTH);
 		bb->length = LENGTH;
 		bb->state = OCCUPIED;

@@ -89,6 +89,9 @@ void apex_error(ERROR_CODE_TYPE code, struct apex_process *p, unsigned long addr
 		to_health_monitor(code, p);
 		return;
 	}
+	/* RAISE_APPLICATION_ERROR's message: one the caller cannot read is its fault here, before
+	 * anything is queued (not half an entry, then the fault). */
+	bh_mmu_check_access(msg, (unsigned long)length, 0);
 	struct apex_error *e = &errors[(err_head + err_count++) % APEX_MAX_PENDING_ERRORS];
 
 	e->code = code;

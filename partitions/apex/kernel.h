@@ -210,16 +210,20 @@ static inline struct apex_process *apex_current(void)
 {
 	return apex_here()->cur;
 }
-/* The running context is a process (not the initialization or an idle loop). */
+/* The caller is a process (not the initialization or an idle loop). An application's
+ * interrupt handler is none either: it runs on the kernel stack in whatever context it
+ * interrupted, and a service it calls must not act for that (stop it, lock for it, ...). */
 static inline int apex_in_process(void)
 {
 	struct apex_core *c = apex_here();
 
-	return c->cur != &c->idle;
+	return c->cur != &c->idle && !c->in_irq;
 }
 static inline int apex_in_handler(void)
 {
-	return apex_current() == &apex_k.handler;
+	struct apex_core *c = apex_here();
+
+	return c->cur == &apex_k.handler && !c->in_irq;
 }
 /* An idle context (or the initialization): not a process, not the error handler. */
 static inline int apex_is_idle(const struct apex_process *p)
@@ -285,6 +289,17 @@ void apex_timer_irq(unsigned intid);   /* also the kick's handler (APEX_SGI_KICK
 void apex_timer_program(struct apex_core *c); /* c is this vCPU */
 /* now + delta, or -1 if it is not a time the kernel can wait for (negative, overflow). */
 SYSTEM_TIME_TYPE apex_deadline_after(SYSTEM_TIME_TYPE now, SYSTEM_TIME_TYPE delta);
+/* a + b, two times the services accepted (a point in time, a delay or capacity up to
+ * APEX_MAX_DELAY): a release point plus a capacity, or plus a period, can pass what
+ * SYSTEM_TIME_TYPE holds. The sum saturates to the largest time, which never comes; wrapped,
+ * it would be in the past, at the head of the timer list with a compare value the counter
+ * never reaches, and no timer of the core would fire again. */
+APEX_INLINE SYSTEM_TIME_TYPE apex_time_add(SYSTEM_TIME_TYPE a, SYSTEM_TIME_TYPE b)
+{
+	SYSTEM_TIME_TYPE s;
+
+	return __builtin_add_overflow(a, b, &s) ? (SYSTEM_TIME_TYPE)(~0ull >> 1) : s;
+}
 /* A time-out: INFINITE_TIME_VALUE, 0 or a positive delay the clock can reach. */
 APEX_INLINE int apex_timeout_valid(SYSTEM_TIME_TYPE t)
 {

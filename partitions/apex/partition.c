@@ -254,7 +254,7 @@ _Noreturn static void enter_normal(void)
 		if (p->attr.PERIOD == INFINITE_TIME_VALUE)
 			apex_release(p, now + p->start_delay);
 		else
-			apex_release(p, apex_first_release(now) + p->start_delay);
+			apex_release(p, apex_time_add(apex_first_release(now), p->start_delay));
 	}
 	for (unsigned v = 1; v < apex_k.ncores; v++)
 		bh_vcpu_start(v);

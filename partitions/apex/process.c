@@ -26,7 +26,7 @@ void apex_deadline_set(struct apex_process *p, SYSTEM_TIME_TYPE release)
 		apex_timer_cancel(&p->deadline);
 		p->deadline.at = INFINITE_TIME_VALUE;
 	} else {
-		apex_timer_arm(&p->deadline, release + p->attr.TIME_CAPACITY);
+		apex_timer_arm(&p->deadline, apex_time_add(release, p->attr.TIME_CAPACITY));
 	}
 }
 
@@ -178,7 +178,7 @@ static void start_process(struct apex_process *p, SYSTEM_TIME_TYPE delay)
 	if (p->attr.PERIOD == INFINITE_TIME_VALUE)
 		apex_release(p, now + delay);
 	else
-		apex_release(p, apex_first_release(now) + delay);
+		apex_release(p, apex_time_add(apex_first_release(now), delay));
 	apex_reschedule();
 }
 
@@ -286,8 +286,9 @@ void SUSPEND(PROCESS_ID_TYPE PROCESS_ID, RETURN_CODE_TYPE *RETURN_CODE)
 
 	if (!p || p == apex_current())
 		rc = INVALID_PARAM;
-	else if (p->state == DORMANT || p->attr.PERIOD != INFINITE_TIME_VALUE)
-		rc = INVALID_MODE;
+	else if (p->state == DORMANT || p->attr.PERIOD != INFINITE_TIME_VALUE ||
+		 (p->core->lock_level > 0 && p->core->lock_owner == p))
+		rc = INVALID_MODE; /* the holder of its core's preemption lock keeps the core */
 	else if (is_suspended(p))
 		rc = NO_ACTION;
 	else {

@@ -145,7 +145,7 @@ void PERIODIC_WAIT(RETURN_CODE_TYPE *RETURN_CODE)
 		rc = INVALID_MODE;
 	} else {
 		/* Release points come from the plan, never from when the process woke. */
-		SYSTEM_TIME_TYPE next = p->release + p->attr.PERIOD, now = apex_now();
+		SYSTEM_TIME_TYPE next = apex_time_add(p->release, p->attr.PERIOD), now = apex_now();
 
 		apex_record_response(p, now);
 		p->release = next;
@@ -176,7 +176,7 @@ void REPLENISH(SYSTEM_TIME_TYPE BUDGET_TIME, RETURN_CODE_TYPE *RETURN_CODE)
 		rc = INVALID_PARAM;
 	} else if (p->attr.PERIOD != INFINITE_TIME_VALUE &&
 		   (BUDGET_TIME == INFINITE_TIME_VALUE ||
-		    now + BUDGET_TIME > p->release + p->attr.PERIOD)) {
+		    now + BUDGET_TIME > apex_time_add(p->release, p->attr.PERIOD))) {
 		rc = INVALID_MODE; /* beyond the next release point */
 	} else if (BUDGET_TIME == INFINITE_TIME_VALUE ||
 		   p->attr.TIME_CAPACITY == INFINITE_TIME_VALUE) {

@@ -1,15 +1,18 @@
 /* Stage-1 translation for a partition that wants memory protection inside itself (libapex
  * turns it on for its stack guards). The map is the identity, so every address a partition
  * hands the hypervisor is still its IPA, and stage 2 stays the only isolation between
- * partitions: this only keeps a partition's own parts from each other.
+ * partitions: this keeps a partition's own parts from each other, and its accesses outside
+ * what stage 2 maps for it faulting at EL1, in the partition.
  *
- * The image's first segment (code, read-only data) is read-only and executable; everything
- * else is read-write and never executable. A page of the image can be taken out of the map
- * (bh_mmu_unmap_page): any access to it then faults at EL1, in the partition, before it
- * touches what lies beyond. 4 KiB granule, 39-bit addresses (T0SZ 25, lookup from level 1):
- * 1 GiB blocks, 2 MiB blocks in the GiB that holds the image, 4 KiB pages over the image.
- * Everything is Normal write-back memory: a device area of the partition stays Device, as
- * stage 2 makes it so whatever stage 1 says. */
+ * What is mapped: the partition's areas as `bulkhead build` writes them into bh_memory_map
+ * (each widened to whole 2 MiB blocks); without that table, every GiB but the first 2 MiB (a
+ * NULL pointer faults at EL1 all the same). The image's first segment (code, read-only data)
+ * is read-only and executable; everything else read-write and never executable. A page of the
+ * image can be taken out of the map (bh_mmu_unmap_page): any access to it then faults at EL1,
+ * in the partition, before it touches what lies beyond. 4 KiB granule, 39-bit addresses (T0SZ
+ * 25, lookup from level 1): 2 MiB blocks (1 GiB ones without the table), 4 KiB pages over the
+ * image. Everything is Normal write-back memory: a device area of the partition stays Device,
+ * as stage 2 makes it so whatever stage 1 says. */
 #include "bulkhead/bulkhead.h"
 
 #define PAGE_SHIFT 12
@@ -43,6 +46,14 @@ extern char __part_start[], __part_data[], __part_end[];
 
 static unsigned long level1[ENTRIES] __attribute__((aligned(4096)));
 static unsigned long level2[ENTRIES] __attribute__((aligned(4096)));
+/* The level-2 tables of the other GiBs that hold an area (guest addresses end below 4 GiB). */
+#define MORE_LEVEL2 3u
+static unsigned long level2_more[MORE_LEVEL2][ENTRIES] __attribute__((aligned(4096)));
+
+/* Written by `bulkhead build` (in .data, a loaded segment with file contents, as apex_config). */
+struct bh_memory_map bh_memory_map __attribute__((section(".data.bh_memory_map"), used)) = {
+	.magic = BH_MEMORY_MAP_MAGIC,
+};
 static unsigned long level3[IMAGE_TABLES][ENTRIES] __attribute__((aligned(4096)));
 
 static unsigned long image_base(void)
@@ -57,6 +68,52 @@ static unsigned long image_tables(void)
 	return (span + (1ul << BLOCK2_SHIFT) - 1) >> BLOCK2_SHIFT;
 }
 
+/* The level-2 table of GiB g, made (empty) at its first use: the image's, or another. */
+static unsigned long *level2_of(unsigned long g, unsigned long image_gib, unsigned *more)
+{
+	unsigned long *t;
+
+	if (g == image_gib)
+		return level2;
+	if ((level1[g] & 3) == DESC_TABLE)
+		return (unsigned long *)(level1[g] & ~0xffful);
+	if (*more == MORE_LEVEL2)
+		return 0;
+	t = level2_more[(*more)++];
+	for (unsigned i = 0; i < ENTRIES; i++)
+		t[i] = 0;
+	level1[g] = (unsigned long)t | DESC_TABLE;
+	return t;
+}
+
+/* The description's areas, each widened to whole 2 MiB blocks; anything else stays out. 0, or
+ * -1 if the table declares none (or an area beyond what the tables can hold): then the map
+ * is every GiB but the first 2 MiB. */
+static int map_areas(unsigned long gib)
+{
+	const struct bh_memory_map *m = &bh_memory_map;
+	unsigned more = 0;
+
+	if (m->magic != BH_MEMORY_MAP_MAGIC || m->count == 0 || m->count > BH_MEMORY_MAP_MAX)
+		return -1;
+	for (unsigned long i = 0; i < ENTRIES; i++)
+		level1[i] = level2[i] = 0;
+	for (unsigned a = 0; a < m->count; a++) {
+		unsigned long b = m->areas[a].base & ~((1ul << BLOCK2_SHIFT) - 1);
+		unsigned long end = m->areas[a].base + m->areas[a].size;
+
+		for (; b < end; b += 1ul << BLOCK2_SHIFT) {
+			unsigned long *t = (b >> BLOCK1_SHIFT) < ENTRIES
+						   ? level2_of(b >> BLOCK1_SHIFT, gib, &more) : 0;
+
+			if (!t)
+				return -1;
+			t[(b >> BLOCK2_SHIFT) % ENTRIES] = b | DATA | DESC_BLOCK;
+		}
+	}
+	return 0;
+}
+
 int bh_mmu_build(void)
 {
 	unsigned long base = image_base(), gib = base >> BLOCK1_SHIFT, n = image_tables();
@@ -67,9 +124,24 @@ int bh_mmu_build(void)
 			"one: the MMU stays off");
 		return -1;
 	}
-	for (unsigned long i = 0; i < ENTRIES; i++) {
-		level1[i] = i << BLOCK1_SHIFT | DATA | DESC_BLOCK;
-		level2[i] = gib << BLOCK1_SHIFT | i << BLOCK2_SHIFT | DATA | DESC_BLOCK;
+	if (map_areas(gib) != 0) {
+		for (unsigned long i = 0; i < ENTRIES; i++) {
+			level1[i] = i << BLOCK1_SHIFT | DATA | DESC_BLOCK;
+			level2[i] = gib << BLOCK1_SHIFT | i << BLOCK2_SHIFT | DATA | DESC_BLOCK;
+		}
+		/* The first 2 MiB stay out of the map (unless the image lies there): a NULL pointer,
+		 * or one a small offset from it, then faults at EL1 in the partition, the error of
+		 * the context that used it, where stage 2 alone would make it the hypervisor's
+		 * fault, taken after a service that used it on a process's behalf, with IRQs
+		 * masked, has gone on. */
+		if (base >= 1ul << BLOCK2_SHIFT) {
+			unsigned more = 0;
+			unsigned long *low = gib ? level2_of(0, gib, &more) : level2;
+
+			for (unsigned long i = 1; gib && i < ENTRIES; i++)
+				low[i] = i << BLOCK2_SHIFT | DATA | DESC_BLOCK;
+			low[0] = 0;
+		}
 	}
 	level1[gib] = (unsigned long)level2 | DESC_TABLE;
 	for (unsigned long t = 0; t < n; t++) {

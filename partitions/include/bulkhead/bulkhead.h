@@ -612,9 +612,23 @@ void bh_sleep_ms(unsigned ms);
 /* ---------------------------------------------------------------------------------------
  * Memory protection inside the partition (libbhpart mmu.c), for partitions that want it
  * (libapex: stack guards). Partitions start with the MMU off; with it on, the map is the
- * identity (addresses handed to the hypervisor stay IPAs), the image's code and read-only
- * data are read-only, everything else read-write and not executable.
+ * identity (addresses handed to the hypervisor stay IPAs) of the partition's areas, the
+ * image's code and read-only data read-only, the rest read-write and not executable.
  * --------------------------------------------------------------------------------------- */
+/* What stage 2 maps for the partition (its areas and shared regions, guest addresses), which
+ * `bulkhead build` writes into the image at this symbol: with it, stage 1 maps those (each
+ * widened to whole 2 MiB blocks) and nothing else, so that an address outside them faults at
+ * EL1 in the partition, not at stage 2 in the hypervisor. count 0 (an image the tool did not
+ * write, more areas than BH_MEMORY_MAP_MAX): every GiB is mapped but the first 2 MiB. */
+#define BH_MEMORY_MAP_MAGIC 0x504d4842u /* "BHMP" */
+#define BH_MEMORY_MAP_MAX 16
+struct bh_memory_map {
+	unsigned int magic, count;
+	struct {
+		unsigned long long base, size;
+	} areas[BH_MEMORY_MAP_MAX];
+};
+extern struct bh_memory_map bh_memory_map;
 /* Builds the translation tables, once per boot, before any vCPU calls bh_mmu_on: 0, or -1 if
  * the image spans more than 8 MiB from its 2 MiB boundary or crosses a 1 GiB boundary. */
 int bh_mmu_build(void);

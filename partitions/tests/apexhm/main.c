@@ -15,7 +15,8 @@
 #define US 1000ll
 #define MS 1000000ll
 #define INF INFINITE_TIME_VALUE
-#define BAD_ADDRESS 0x10000ul /* not in the partition's memory */
+/* Outside the partition's 3 MiB (apex_hm.yaml), inside the 2 MiB block stage 1 maps whole. */
+#define BAD_ADDRESS 0x40300000ul
 #define QUEUE_FILLERS (APEX_MAX_PENDING_ERRORS + 1)
 #define FILLER_CAPACITY (5 * MS)
 #define MAX_SEEN 64

@@ -475,7 +475,8 @@ BH_TEST(apexmc_preemption_and_fifo_per_core)
 	EXPECT_LOG1("LGgabABl");
 }
 
-/* LOCK_PREEMPTION on core 1 holds off core 1's higher priorities only: core 0 goes on. */
+/* LOCK_PREEMPTION on core 1 holds off core 1's higher priorities only: core 0 goes on, and
+ * cannot SUSPEND the holder (the lock would stay behind without its owner). */
 BH_TEST(apexmc_lock_preemption_is_per_core)
 {
 	PARTITION_STATUS_TYPE ps;
@@ -490,6 +491,10 @@ BH_TEST(apexmc_lock_preemption_is_per_core)
 	BH_EXPECT_EQ(rc, NO_ERROR);
 	settle(300 * US); /* core 0 runs: the driver is here */
 	EXPECT_LOG1("k");
+	SUSPEND(lk1, &rc); /* it holds core 1's lock: refused, from another core as from its own */
+	BH_EXPECT_EQ(rc, INVALID_MODE);
+	settle(100 * US);
+	EXPECT_LOG1("k"); /* hp1 still held off */
 	GET_PARTITION_STATUS(&ps, &rc);
 	BH_EXPECT_EQ(ps.LOCK_LEVEL, 0); /* core 0's level */
 	unlock_now = 1;

@@ -27,7 +27,7 @@
  * in the hypervisor first). Measured 1.3 us (timer) and 2.2 us (port); docs/apex.md. */
 #define WAKE_LATE_MAX_NS (5 * US)
 #define PARTITION_PERIOD (1 * MS)
-#define BAD_ADDRESS 0x10000ul /* not in the partition's memory */
+#define BAD_ADDRESS 0x80000000ul /* outside the partition (stage 1 maps it, stage 2 not) */
 #define PER_PERIOD (2 * MS)
 #define PER_N 50
 #define PINGPONG_N 500

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import apex, board, checks, firmware, linux, rawimage
+from bulkhead import apex, board, checks, firmware, linux, memmap, rawimage
 from bulkhead.channels import check_channels
 from bulkhead.diagnostics import ConfigError, Diagnostic, Diagnostics, Pos
 from bulkhead.elfimage import ElfProblem, read_elf
@@ -43,6 +43,7 @@ def check(path: str | Path, images: bool = True) -> tuple[System | None, list[Di
         rawimage.check_entry_alignment(part, diags)
         if part.apex is not None and part.elf is not None and rawimage.apex_allowed(part, diags):
             apex.bind_image(system, part, diags)
+        memmap.bind_image(part, diags)
         checks.check_image(system, part, diags)
         board.check_image(part, diags)
         firmware.check_image(part, diags)
