@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bulkhead.diagnostics import Diagnostics
+from bulkhead.elfimage import table_in_image
 from bulkhead.model import Located, Partition, System
 from bulkhead.units import duration_text, size_text
 from bulkhead.yamlsrc import Node, pos_of
@@ -399,22 +400,11 @@ def bind_image(system: System, part: Partition, diags: Diagnostics) -> None:
 
 def _config_location(part: Partition) -> tuple[int, int] | str:
     """(segment index, offset in its data) of apex_config, or why it cannot be written."""
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
-    with open(part.image_path, "rb") as handle:
-        symtab = ELFFile(handle).get_section_by_name(".symtab")
-        symbols = symtab.get_symbol_by_name(CONFIG_SYMBOL) if isinstance(symtab, SymbolTableSection) else None
-    if not symbols:
+    found = table_in_image(part.image_path, part.elf, CONFIG_SYMBOL, TABLE_SIZE, "libapex")
+    if found is None:
         return (f"has no '{CONFIG_SYMBOL}' symbol, so it is not linked with libapex (or is stripped); add the "
                 f"partition to PART_APEX_APPS (docs/apex.md) or remove 'apex'")
-    address, size = symbols[0]["st_value"], symbols[0]["st_size"]
-    if size != TABLE_SIZE:
-        return (f"has an '{CONFIG_SYMBOL}' of {size} bytes, the tool writes {TABLE_SIZE}; rebuild the partition "
-                f"with this source tree's libapex")
-    for index, seg in enumerate(part.elf.segments):
-        if seg.ipa <= address and address + size <= seg.ipa + seg.file_size:
-            return index, address - seg.ipa
-    return f"has its '{CONFIG_SYMBOL}' outside the file contents of its loaded segments; relink it"
+    return found
 
 
 def encode_table(system: System, part: Partition) -> bytes:

@@ -230,3 +230,26 @@ def _name_at(names: bytes, index: int, offset: int) -> bytes:
         raise ElfProblem(f"is damaged: the name of section {index} (offset {hex(offset)}) is not a string inside its "
                          f"section name table ({hex(len(names))} bytes)", _REBUILD)
     return names[offset:end]
+
+
+def table_in_image(image_path: Path, image: ElfImage, symbol: str, size: int, library: str) -> tuple[int, int] | str | None:
+    """Where a table the tool writes into a partition's image lies: (segment index, offset in its
+    data) of `symbol` in image (read from image_path, whose symbol table names it); None if the
+    image has no such symbol; else why it cannot be written there (its size is not the tool's
+    `size`: built with another tree's `library`; or it is not in a segment's file contents)."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+    with open(image_path, "rb") as handle:
+        symtab = ELFFile(handle).get_section_by_name(".symtab")
+        symbols = symtab.get_symbol_by_name(symbol) if isinstance(symtab, SymbolTableSection) else None
+    if not symbols:
+        return None
+    address, found = symbols[0]["st_value"], symbols[0]["st_size"]
+    if found != size:
+        article = "an" if symbol[0] in "aeiou" else "a"
+        return (f"has {article} '{symbol}' of {found} bytes, the tool writes {size}; rebuild the partition "
+                f"with this source tree's {library}")
+    for index, seg in enumerate(image.segments):
+        if seg.ipa <= address and address + size <= seg.ipa + seg.file_size:
+            return index, address - seg.ipa
+    return f"has its '{symbol}' outside the file contents of its loaded segments; relink it"

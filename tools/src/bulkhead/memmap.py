@@ -11,6 +11,7 @@ import struct
 from dataclasses import replace
 
 from bulkhead.diagnostics import Diagnostics
+from bulkhead.elfimage import table_in_image
 from bulkhead.model import Partition
 
 MAP_SYMBOL = "bh_memory_map"
@@ -58,18 +59,4 @@ def bind_image(part: Partition, diags: Diagnostics) -> None:
 def _location(part: Partition) -> tuple[int, int] | str | None:
     """(segment index, offset in its data) of the table, None without one, or why it cannot be
     written."""
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
-    with open(part.image_path, "rb") as handle:
-        symtab = ELFFile(handle).get_section_by_name(".symtab")
-        symbols = symtab.get_symbol_by_name(MAP_SYMBOL) if isinstance(symtab, SymbolTableSection) else None
-    if not symbols:
-        return None
-    address, size = symbols[0]["st_value"], symbols[0]["st_size"]
-    if size != TABLE_SIZE:
-        return (f"has a '{MAP_SYMBOL}' of {size} bytes, the tool writes {TABLE_SIZE}; rebuild the partition "
-                f"with this source tree's libbhpart")
-    for index, seg in enumerate(part.elf.segments):
-        if seg.ipa <= address and address + size <= seg.ipa + seg.file_size:
-            return index, address - seg.ipa
-    return f"has its '{MAP_SYMBOL}' outside the file contents of its loaded segments; relink it"
+    return table_in_image(part.image_path, part.elf, MAP_SYMBOL, TABLE_SIZE, "libbhpart")
