@@ -80,6 +80,7 @@ struct vflash {
 struct vrtc {
 	uint64_t base_ticks; /* counter value when the RTC held `base` */
 	uint32_t base;       /* seconds at base_ticks */
+	uint64_t due;        /* counter value at which the armed match fires */
 	uint32_t match, imsc, ris, cr, armed;
 };
 
