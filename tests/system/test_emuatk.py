@@ -5,7 +5,10 @@ system may notice."""
 
 from __future__ import annotations
 
-from harness import BUILD, run_system
+from bulkhead.config import load
+from bulkhead.qemu import qemu_command
+from harness import BUILD, CONFIGS, build_image, run_command, run_system
+from test_board_dma import disk_args, random_disk
 from test_firmware import bare_probe, probe_lines
 
 RTC_PAST = BUILD / "board" / "rtcpast.fd"
@@ -22,3 +25,30 @@ def test_rtc_match_in_the_past_fires_as_qemus_pl031():
     run = run_system("firmware_rtcpast.yaml", timeout=60, until=lambda r: r.index(r"^\[rtc\] rtcpast: done") >= 0)
     assert probe_lines(run.lines, "rtcpast", "[rtc] ") == bare
     assert run.index(r"HM: partition") < 0
+
+
+IRQ_HOLD = BUILD / "board" / "irqhold.elf"
+
+
+def test_clearing_a_held_forwarded_interrupt_does_not_kill_the_device(tmp_path):
+    """irqhold (partitions/board/irqhold) completes a disk request while the disk's interrupt is
+    disabled at the distributor, acknowledges the device and clears the interrupt's pending state
+    (GICD_ICPENDR), then enables it. On QEMU's GIC nothing is pending and the next requests
+    interrupt again. The interrupt is the physical one forwarded: the hypervisor took it from the
+    GIC (active there) while the guest had it disabled; clearing the virtual pending state must
+    give the physical one back, not leave it active and the device mute until the partition
+    restarts."""
+    disk = random_disk(tmp_path)
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3,virtualization=on", "-cpu", "cortex-a53",
+            "-smp", "1", "-m", "256M", "-nic", "none", "-display", "none", "-monitor", "none",
+            "-serial", "stdio", *disk_args(disk), "-kernel", str(IRQ_HOLD)]
+    bare = probe_lines(run_command(argv, "irqhold on bare QEMU", timeout=30).lines, "irqhold")
+    assert bare[-1] == "irqhold: done, SYSTEM_OFF", bare
+    assert "irqhold: request 3 (enabled), interrupt 78" in bare, bare
+
+    config = CONFIGS / "board_irqhold.yaml"
+    argv = qemu_command(load(config), build_image(config), interactive=False) + disk_args(disk)
+    run = run_command(argv, config.name, timeout=60, until=lambda r: r.index(r"partition blk halted") >= 0)
+    assert probe_lines(run.lines, "irqhold", "[blk] ") == bare
+    assert run.index(r"HM: partition") < 0
+    assert run.index("PANIC") < 0
