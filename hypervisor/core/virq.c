@@ -183,6 +183,24 @@ bool virq_withdraw(struct vcpu *v, unsigned intid)
 	return true;
 }
 
+/* The pending bit decides, atomically: virq_take, on the vCPU's core, clears it before it reads
+ * the forwarded bit, so exactly one of the two takes a held physical interrupt (the list register
+ * or the caller). While it is held the physical interrupt is active at the GIC and cannot be
+ * injected again, so the forwarded bit cannot be set anew in between. */
+bool virq_withdraw_held(struct vcpu *v, unsigned intid)
+{
+	struct virq_state *q = &v->virq;
+	unsigned w = intid / 32;
+
+	if (intid >= BH_VIRQ_MAX || !(__atomic_load_n(&q->forwarded[w], __ATOMIC_RELAXED) & bit(intid)))
+		return false;
+	if (!(__atomic_fetch_and(&q->pending[w], ~bit(intid), __ATOMIC_SEQ_CST) & bit(intid)))
+		return false; /* taken meanwhile: its list register ends it */
+	__atomic_fetch_sub(&q->count, 1u, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&q->forwarded[w], ~bit(intid), __ATOMIC_RELAXED);
+	return true;
+}
+
 /* Other cores may inject meanwhile (a doorbell, a port): only what is taken here is counted
  * down, so an interrupt injected during the release stays pending and counted. */
 void virq_release(struct vcpu *v)

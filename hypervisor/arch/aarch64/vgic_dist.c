@@ -104,6 +104,19 @@ static void set_enabled(struct vcpu *t, uint32_t *word, unsigned intid, bool on)
 	virq_enable(t, intid, on);
 }
 
+/* ICPENDR: a forwarded physical interrupt the hypervisor took from the GIC (active there) and
+ * holds for t, not yet in a list register, is given back to the GIC: the guest's end of it would
+ * have deactivated it, and now nothing will. Left active, its device could never interrupt again
+ * (until the partition restarts); deactivated, a level-sensitive one still asserted is taken
+ * again at once, as it would stay pending on a real GIC. */
+static void clear_pending(struct vcpu *t, unsigned intid)
+{
+	if (intid >= 32 && virq_withdraw_held(t, intid))
+		arch_irq_release(intid);
+	else
+		virq_clear_pending(t, intid);
+}
+
 /* One 32-interrupt word of a set/clear-enable or set/clear-pending register. */
 static void write_bits(struct vcpu *v, unsigned first, uint32_t bits, unsigned block)
 {
@@ -119,7 +132,7 @@ static void write_bits(struct vcpu *v, unsigned first, uint32_t bits, unsigned b
 		case GICD_ISENABLER: set_enabled(t, enabled, intid, true); break;
 		case GICD_ICENABLER: set_enabled(t, enabled, intid, false); break;
 		case GICD_ISPENDR: virq_inject(t, intid, false); break;
-		case GICD_ICPENDR: virq_clear_pending(t, intid); break;
+		case GICD_ICPENDR: clear_pending(t, intid); break;
 		default: break; /* active state: not tracked */
 		}
 	}
@@ -158,7 +171,11 @@ static void set_route(struct vcpu *v, unsigned intid, uint64_t affinity)
 		return;
 	struct vcpu *old = spi_target(p, m, intid), *new = &p->vcpus[to];
 	bool on = m->dist.enabled[intid / 32] & (1u << (intid % 32));
-	bool was_pending = virq_is_pending(old, intid);
+	/* The physical interrupt moves with its forwarded state: one the hypervisor holds is
+	 * pending in the new vCPU as that physical one (its end deactivates it), one pended by
+	 * ISPENDR as a plain virtual interrupt (ending it must not deactivate a physical one). */
+	bool held = virq_withdraw_held(old, intid);
+	bool was_pending = held || virq_is_pending(old, intid);
 
 	virq_enable(old, intid, false);
 	virq_clear_pending(old, intid);
@@ -169,7 +186,7 @@ static void set_route(struct vcpu *v, unsigned intid, uint64_t affinity)
 	}
 	virq_enable(new, intid, on);
 	if (was_pending)
-		virq_inject(new, intid, spi_forwarded(p, intid));
+		virq_inject(new, intid, held);
 }
 
 /* ---- byte and word fields ---- */
