@@ -12,6 +12,7 @@ from test_board_dma import disk_args, random_disk
 from test_firmware import bare_probe, probe_lines
 
 RTC_PAST = BUILD / "board" / "rtcpast.fd"
+GICR_WALK = BUILD / "board" / "gicrwalk.fd"
 
 
 def test_rtc_match_in_the_past_fires_as_qemus_pl031():
@@ -52,3 +53,19 @@ def test_clearing_a_held_forwarded_interrupt_does_not_kill_the_device(tmp_path):
     assert probe_lines(run.lines, "irqhold", "[blk] ") == bare
     assert run.index(r"HM: partition") < 0
     assert run.index("PANIC") < 0
+
+
+def test_redistributors_found_with_32_bit_reads_as_on_qemus_gic():
+    """gicrwalk (partitions/board/gicrwalk) finds the redistributors as a driver with 32-bit
+    accessors does: GICR_TYPER read as two words, frame after frame until Last. QEMU's GIC answers
+    both halves; the partition's must too, or the walk never sees Last and runs off the end of the
+    redistributors into an access the board does not have (a health-monitor event)."""
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a53", "-smp", "2", "-m", "128M",
+            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio", "-bios", str(GICR_WALK)]
+    bare = probe_lines(run_command(argv, "gicrwalk on bare QEMU", timeout=30,
+                                   until=lambda r: r.index(r"^gicrwalk: done") >= 0).lines, "gicrwalk")
+    assert bare[-2:] == ["gicrwalk: redistributors 0x00000002", "gicrwalk: done"], bare
+    run = run_system("firmware_gicrwalk.yaml", timeout=60,
+                     until=lambda r: r.index(r"^\[walk\] gicrwalk: done") >= 0 or r.index(r"HM: partition") >= 0)
+    assert run.index(r"HM: partition") < 0
+    assert probe_lines(run.lines, "gicrwalk", "[walk] ") == bare
