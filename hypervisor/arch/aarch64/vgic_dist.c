@@ -349,8 +349,10 @@ bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 		if (!irq_regs(owner, reg - GICR_FRAME, size, write, &value, &rd->group, rd->config,
 			      rd->priority, 0, 32))
 			value = 0;
-	} else if (reg == GICR_TYPER && size == 8 && !write) {
-		value = redist_typer(p, index);
+	} else if (reg == GICR_TYPER && size >= 4 && !write) {
+		/* Whole, or its low word alone (processor number, Last), as a driver with 32-bit
+		 * accessors reads it: one that found Last zero walked past the last frame. */
+		value = size == 8 ? redist_typer(p, index) : (uint32_t)redist_typer(p, index);
 	} else if (reg == GICR_TYPER + 4 && size == 4 && !write) {
 		value = redist_typer(p, index) >> 32;
 	} else if (reg == GICR_WAKER && size == 4) {
