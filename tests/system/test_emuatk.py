@@ -13,6 +13,7 @@ from test_firmware import bare_probe, probe_lines
 
 RTC_PAST = BUILD / "board" / "rtcpast.fd"
 GICR_WALK = BUILD / "board" / "gicrwalk.fd"
+GICD_WIDTH = BUILD / "board" / "gicdwidth.fd"
 
 
 def test_rtc_match_in_the_past_fires_as_qemus_pl031():
@@ -69,3 +70,19 @@ def test_redistributors_found_with_32_bit_reads_as_on_qemus_gic():
                      until=lambda r: r.index(r"^\[walk\] gicrwalk: done") >= 0 or r.index(r"HM: partition") >= 0)
     assert run.index(r"HM: partition") < 0
     assert probe_lines(run.lines, "gicrwalk", "[walk] ") == bare
+
+
+def test_distributor_registers_read_back_as_on_qemus_gic():
+    """gicdwidth (partitions/board/gicdwidth) writes and reads back the per-interrupt registers of
+    the distributor and of a redistributor by words, bytes and halves of 64-bit registers, read-only
+    fields included (the SGIs' configuration, always edge): the partition's GIC must print what
+    QEMU's does."""
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a53", "-smp", "2", "-m", "128M",
+            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio", "-bios", str(GICD_WIDTH)]
+    bare = probe_lines(run_command(argv, "gicdwidth on bare QEMU", timeout=30,
+                                   until=lambda r: r.index(r"^gicdwidth: done") >= 0).lines, "gicdwidth")
+    assert bare[-1] == "gicdwidth: done" and "gicdwidth: gicr_icfgr0 (sgis) 0xaaaaaaaa" in bare, bare
+    run = run_system("firmware_gicdwidth.yaml", timeout=60,
+                     until=lambda r: r.index(r"^\[width\] gicdwidth: done") >= 0 or r.index(r"HM: partition") >= 0)
+    assert run.index(r"HM: partition") < 0
+    assert probe_lines(run.lines, "gicdwidth", "[width] ") == bare
