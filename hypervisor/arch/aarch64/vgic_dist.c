@@ -47,6 +47,8 @@
 #define GICR_WAKER_CHILDREN_ASLEEP (1u << 2)
 #define GICR_TYPER_LAST (1ul << 4)
 
+#define GICR_ICFGR0_SGIS 0xaaaaaaaau /* every SGI edge-triggered, as QEMU's GIC reads it */
+
 /* Register blocks with one bit per interrupt, in the same place in both frames. */
 #define BITS_BLOCK(off, base) ((off) >= (base) && (off) < (base) + 0x80)
 
@@ -227,7 +229,9 @@ static bool irq_regs(struct vcpu *v, uint64_t off, unsigned size, bool write, ui
 		unsigned n = (unsigned)(off - GICD_ICFGR) / 4;
 		if (n * 16 < lo)
 			return false;
-		if (write)
+		if (n == 0) /* GICR_ICFGR0: SGIs are always edge-triggered, read-only */
+			*val = write ? *val : GICR_ICFGR0_SGIS;
+		else if (write)
 			config[n] = (uint32_t)*val & 0xaaaaaaaau; /* edge bits only */
 		else
 			*val = config[n];
