@@ -14,6 +14,7 @@ from test_firmware import bare_probe, probe_lines
 RTC_PAST = BUILD / "board" / "rtcpast.fd"
 GICR_WALK = BUILD / "board" / "gicrwalk.fd"
 GICD_WIDTH = BUILD / "board" / "gicdwidth.fd"
+PSCI_ODD = BUILD / "board" / "psciodd.fd"
 
 
 def test_rtc_match_in_the_past_fires_as_qemus_pl031():
@@ -86,3 +87,22 @@ def test_distributor_registers_read_back_as_on_qemus_gic():
                      until=lambda r: r.index(r"^\[width\] gicdwidth: done") >= 0 or r.index(r"HM: partition") >= 0)
     assert run.index(r"HM: partition") < 0
     assert probe_lines(run.lines, "gicdwidth", "[width] ") == bare
+
+
+def test_odd_psci_calls_answer_as_qemus_psci():
+    """psciodd (partitions/board/psciodd) makes the PSCI calls a careless guest may, by HVC: CPU_ON
+    of itself, of a CPU that is on, of affinities that do not exist, AFFINITY_INFO before, while
+    and after its second CPU runs, CPU_OFF, unknown functions. Every answer must be QEMU's, but the
+    version (Bulkhead implements PSCI 1.0, QEMU 7.2 answers 1.1)."""
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a53", "-smp", "2", "-m", "128M",
+            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio", "-bios", str(PSCI_ODD)]
+    bare = probe_lines(run_command(argv, "psciodd on bare QEMU", timeout=30,
+                                   until=lambda r: r.index(r"^psciodd: done") >= 0).lines, "psciodd")
+    assert bare[-1] == "psciodd: done" and "psciodd: cpu 1 context id 0x1234abcd" in bare, bare
+    run = run_system("firmware_psciodd.yaml", timeout=60,
+                     until=lambda r: r.index(r"^\[psci\] psciodd: done") >= 0 or r.index(r"HM: partition") >= 0)
+    assert run.index(r"HM: partition") < 0
+    got = probe_lines(run.lines, "psciodd", "[psci] ")
+    assert "psciodd: version 0x00010000" in got, got
+    without_version = lambda lines: [line for line in lines if not line.startswith("psciodd: version")]  # noqa: E731
+    assert without_version(got) == without_version(bare)
