@@ -15,6 +15,7 @@ RTC_PAST = BUILD / "board" / "rtcpast.fd"
 GICR_WALK = BUILD / "board" / "gicrwalk.fd"
 GICD_WIDTH = BUILD / "board" / "gicdwidth.fd"
 PSCI_ODD = BUILD / "board" / "psciodd.fd"
+UART_REGS = BUILD / "board" / "uartregs.fd"
 
 
 def test_rtc_match_in_the_past_fires_as_qemus_pl031():
@@ -106,3 +107,18 @@ def test_odd_psci_calls_answer_as_qemus_psci():
     assert "psciodd: version 0x00010000" in got, got
     without_version = lambda lines: [line for line in lines if not line.startswith("psciodd: version")]  # noqa: E731
     assert without_version(got) == without_version(bare)
+
+
+def test_pl011_registers_read_as_qemus():
+    """uartregs (partitions/board/uartregs) reads the PL011's registers as the machine resets them
+    (flags, control, FIFO levels, mask, line control, baud rate) and after a driver's writes and a
+    transmitted byte: the partition's PL011 must print what QEMU's does."""
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a53", "-m", "128M",
+            "-nic", "none", "-display", "none", "-monitor", "none", "-serial", "stdio", "-bios", str(UART_REGS)]
+    bare = probe_lines(run_command(argv, "uartregs on bare QEMU", timeout=30,
+                                   until=lambda r: r.index(r"^uartregs: done") >= 0).lines, "uartregs")
+    assert bare[-1] == "uartregs: done" and "uartregs: reset cr 0x00000300" in bare, bare
+    run = run_system("firmware_uartregs.yaml", timeout=60,
+                     until=lambda r: r.index(r"^\[uart\] uartregs: done") >= 0 or r.index(r"HM: partition") >= 0)
+    assert run.index(r"HM: partition") < 0
+    assert probe_lines(run.lines, "uartregs", "[uart] ") == bare
