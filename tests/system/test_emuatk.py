@@ -5,6 +5,11 @@ system may notice."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
+import pytest
+
 from bulkhead.config import load
 from bulkhead.qemu import qemu_command
 from harness import BUILD, CONFIGS, build_image, run_command, run_system
@@ -32,6 +37,7 @@ def test_rtc_match_in_the_past_fires_as_qemus_pl031():
 
 
 IRQ_HOLD = BUILD / "board" / "irqhold.elf"
+IRQ_PEND = BUILD / "board" / "irqpend.elf"
 
 
 def test_clearing_a_held_forwarded_interrupt_does_not_kill_the_device(tmp_path):
@@ -122,3 +128,28 @@ def test_pl011_registers_read_as_qemus():
                      until=lambda r: r.index(r"^\[uart\] uartregs: done") >= 0 or r.index(r"HM: partition") >= 0)
     assert run.index(r"HM: partition") < 0
     assert probe_lines(run.lines, "uartregs", "[uart] ") == bare
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "vgic.c place() merges a forwarded physical interrupt into a list register that already holds "
+    "the same INTID pended by hand (GICD_ISPENDR, not hardware-linked) by setting its pending bit: "
+    "the link to the physical interrupt is lost, the guest's end never deactivates it, and the "
+    "device never interrupts again until the partition restarts. Needs the merge to keep the link "
+    "(or to wait for that list register to drain, by its EOI maintenance interrupt)"))
+def test_a_hand_pended_forwarded_interrupt_does_not_swallow_the_device():
+    """irqpend (partitions/board/irqpend) pends its disk's interrupt by hand and takes it; while
+    it is active the disk raises the same interrupt for real. After both are ended, the disk's
+    next requests must interrupt as on QEMU's GIC."""
+    disk = random_disk(Path(tempfile.mkdtemp()))
+    argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3,virtualization=on", "-cpu", "cortex-a53",
+            "-smp", "1", "-m", "256M", "-nic", "none", "-display", "none", "-monitor", "none",
+            "-serial", "stdio", *disk_args(disk), "-kernel", str(IRQ_PEND)]
+    bare = probe_lines(run_command(argv, "irqpend on bare QEMU", timeout=30).lines, "irqpend")
+    assert bare[-1] == "irqpend: done, SYSTEM_OFF", bare
+    assert "irqpend: request 3, interrupt 78" in bare, bare
+
+    config = CONFIGS / "board_irqpend.yaml"
+    argv = qemu_command(load(config), build_image(config), interactive=False) + disk_args(disk)
+    run = run_command(argv, config.name, timeout=60, until=lambda r: r.index(r"partition blk halted") >= 0)
+    assert probe_lines(run.lines, "irqpend", "[blk] ") == bare
+    assert run.index(r"HM: partition") < 0
