@@ -8,8 +8,6 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import pytest
-
 from bulkhead.config import load
 from bulkhead.qemu import qemu_command
 from harness import BUILD, CONFIGS, build_image, run_command, run_system
@@ -130,12 +128,6 @@ def test_pl011_registers_read_as_qemus():
     assert probe_lines(run.lines, "uartregs", "[uart] ") == bare
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "vgic.c place() merges a forwarded physical interrupt into a list register that already holds "
-    "the same INTID pended by hand (GICD_ISPENDR, not hardware-linked) by setting its pending bit: "
-    "the link to the physical interrupt is lost, the guest's end never deactivates it, and the "
-    "device never interrupts again until the partition restarts. Needs the merge to keep the link "
-    "(or to wait for that list register to drain, by its EOI maintenance interrupt)"))
 def test_a_hand_pended_forwarded_interrupt_does_not_swallow_the_device():
     """irqpend (partitions/board/irqpend) pends its disk's interrupt by hand and takes it; while
     it is active the disk raises the same interrupt for real. After both are ended, the disk's
