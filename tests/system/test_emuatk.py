@@ -5,9 +5,6 @@ system may notice."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from bulkhead.config import load
 from bulkhead.qemu import qemu_command
 from harness import BUILD, CONFIGS, build_image, run_command, run_system
@@ -128,11 +125,11 @@ def test_pl011_registers_read_as_qemus():
     assert probe_lines(run.lines, "uartregs", "[uart] ") == bare
 
 
-def test_a_hand_pended_forwarded_interrupt_does_not_swallow_the_device():
+def test_a_hand_pended_forwarded_interrupt_does_not_swallow_the_device(tmp_path):
     """irqpend (partitions/board/irqpend) pends its disk's interrupt by hand and takes it; while
     it is active the disk raises the same interrupt for real. After both are ended, the disk's
     next requests must interrupt as on QEMU's GIC."""
-    disk = random_disk(Path(tempfile.mkdtemp()))
+    disk = random_disk(tmp_path)
     argv = ["qemu-system-aarch64", "-M", "virt,gic-version=3,virtualization=on", "-cpu", "cortex-a53",
             "-smp", "1", "-m", "256M", "-nic", "none", "-display", "none", "-monitor", "none",
             "-serial", "stdio", *disk_args(disk), "-kernel", str(IRQ_PEND)]
