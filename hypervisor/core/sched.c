@@ -360,6 +360,10 @@ static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 		c->regs = &c->idle_regs;
 	}
 	c->vcpu = next;
+	/* Before this core reads next's pending interrupts: another core's virq_inject does not
+	 * kick a core whose running vCPU is not the target (virq.c notify), so one of the two must
+	 * see the other's store. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)

@@ -50,9 +50,19 @@ HOT_INLINE void notify(struct vcpu *v, unsigned intid)
 		 __atomic_compare_exchange_n(&v->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY, false,
 					     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 		sched_vcpu_woken(v); /* on its own core, a priority comparison may do */
-	} else if (vcpu_is_best_effort(v) || v->core != this_cpu()->core) {
-		sched_vcpu_changed(v); /* its core, or a best-effort vCPU's holder or taker */
+	} else if (vcpu_is_best_effort(v)) {
+		sched_vcpu_changed(v); /* a best-effort vCPU's holder or taker */
+	} else if (v->core != this_cpu()->core &&
+		   __atomic_load_n(&percpu[v->core].vcpu, __ATOMIC_SEQ_CST) == v) {
+		sched_vcpu_changed(v); /* running on its core: into its list registers now */
 	}
+	/* A pinned vCPU another core does not run (halted, or ready outside its slot or under a
+	 * higher priority) needs nothing either, as on this core: its core's choice is unchanged,
+	 * and it finds the interrupt when it is switched in. Kicking that core for it let a guest
+	 * interrupt another partition's slot there once per trapped SGI or ISPENDR write. The
+	 * pending bit above is stored before the load of the core's running vCPU (sequentially
+	 * consistent), and the core stores its running vCPU before it reads pending bits
+	 * (sched.c run()): either the load sees the vCPU running, or its switch-in sees the bit. */
 }
 
 void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)
@@ -180,6 +190,24 @@ bool virq_withdraw(struct vcpu *v, unsigned intid)
 		return false;
 	__atomic_fetch_and(&q->forwarded[w], ~bit(intid), __ATOMIC_RELAXED);
 	virq_clear_pending(v, intid);
+	return true;
+}
+
+/* The pending bit decides, atomically: virq_take, on the vCPU's core, clears it before it reads
+ * the forwarded bit, so exactly one of the two takes a held physical interrupt (the list register
+ * or the caller). While it is held the physical interrupt is active at the GIC and cannot be
+ * injected again, so the forwarded bit cannot be set anew in between. */
+bool virq_withdraw_held(struct vcpu *v, unsigned intid)
+{
+	struct virq_state *q = &v->virq;
+	unsigned w = intid / 32;
+
+	if (intid >= BH_VIRQ_MAX || !(__atomic_load_n(&q->forwarded[w], __ATOMIC_RELAXED) & bit(intid)))
+		return false;
+	if (!(__atomic_fetch_and(&q->pending[w], ~bit(intid), __ATOMIC_SEQ_CST) & bit(intid)))
+		return false; /* taken meanwhile: its list register ends it */
+	__atomic_fetch_sub(&q->count, 1u, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&q->forwarded[w], ~bit(intid), __ATOMIC_RELAXED);
 	return true;
 }
 

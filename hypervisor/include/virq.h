@@ -31,6 +31,10 @@ int virq_set_enabled(struct vcpu *v, unsigned intid, bool enabled);
 void virq_release(struct vcpu *v);
 /* Take back forwarded intid not yet delivered (its core, at a switch); true if it was there. */
 bool virq_withdraw(struct vcpu *v, unsigned intid);
+/* The same from any core (an emulated distributor's ICPENDR, a route moved): true only if intid
+ * was pending as the forwarded physical one, taken back here before the vCPU's core put it in a
+ * list register; the caller then owns the physical interrupt's active state. */
+bool virq_withdraw_held(struct vcpu *v, unsigned intid);
 /* The same from any core, for an emulated interrupt controller: enabling an interrupt that is
  * already pending wakes v like an injection. */
 void virq_enable(struct vcpu *v, unsigned intid, bool enabled);

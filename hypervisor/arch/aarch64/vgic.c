@@ -19,6 +19,7 @@
 #define LR_GROUP1 (1ul << 60)
 #define LR_PRIORITY(p) ((uint64_t)(p) << 48)
 #define LR_HW (1ul << 61)
+#define LR_EOI (1ul << 41) /* not hardware-linked: a maintenance interrupt at its end */
 #define LR_PINTID(intid) ((uint64_t)(intid) << 32)
 #define LR_STATE (LR_PENDING | LR_ACTIVE)
 #define LR_INTID(lr) ((unsigned)((lr) & 0xffffffffu))
@@ -191,23 +192,47 @@ static int lr_holding(unsigned intid)
 	return -1;
 }
 
-/* Place one interrupt; false if every list register is taken. */
-static bool place(unsigned intid, uint8_t priority, bool forwarded, uint64_t *empty)
+enum placed { PLACED, NO_ROOM, AFTER_ITS_END };
+
+/* A forwarded physical interrupt whose INTID a list register already holds without the link:
+ * one the guest pended by hand (GICD_ISPENDR). Still pending there, it becomes the physical one
+ * (one delivery, whose end deactivates it). Active, the list register cannot take it: a
+ * hardware-linked interrupt is never active and pending in one, and two list registers must not
+ * hold one INTID. It waits for that end, which the list register signals by a maintenance
+ * interrupt (LR_EOI; vgic_maintenance). Merged as pending into the unlinked one, as before, the
+ * link was lost: the guest's end never deactivated the physical interrupt, and its device never
+ * interrupted again (partitions/board/irqpend). */
+static enum placed place_beside_unlinked(unsigned n, uint64_t lr, unsigned intid)
+{
+	if (!(lr & LR_ACTIVE)) {
+		lr_write(n, lr | LR_HW | LR_PINTID(intid));
+		return PLACED;
+	}
+	lr_write(n, lr | LR_EOI);
+	return AFTER_ITS_END;
+}
+
+/* Place one interrupt: PLACED, NO_ROOM if every list register is taken, AFTER_ITS_END if it
+ * must wait for the end of the one a list register holds (place_beside_unlinked). */
+static enum placed place(unsigned intid, uint8_t priority, bool forwarded, uint64_t *empty)
 {
 	/* Only an occupied list register can already hold it. */
 	int held = *empty == (1ul << lr_count) - 1 ? -1 : lr_holding(intid);
 
 	if (held >= 0) { /* already there: active becomes active and pending */
-		lr_write((unsigned)held, lr_read((unsigned)held) | LR_PENDING);
-		return true;
+		uint64_t lr = lr_read((unsigned)held);
+		if (forwarded && !(lr & LR_HW))
+			return place_beside_unlinked((unsigned)held, lr, intid);
+		lr_write((unsigned)held, lr | LR_PENDING);
+		return PLACED;
 	}
 	if (!*empty)
-		return false;
+		return NO_ROOM;
 	unsigned n = (unsigned)__builtin_ctzll(*empty);
 	*empty &= *empty - 1;
 	lr_write(n, LR_PENDING | LR_GROUP1 | LR_PRIORITY(priority) |
 			    (forwarded ? LR_HW | LR_PINTID(intid) : 0) | intid);
-	return true;
+	return PLACED;
 }
 
 static uint8_t priority_of(const struct vcpu *v, unsigned intid)
@@ -225,10 +250,15 @@ void arch_vgic_flush(struct vcpu *v)
 		return;
 	uint64_t empty = empty_lrs();
 	while ((intid = virq_take(v, &forwarded)) >= 0) {
-		if (!place((unsigned)intid, priority_of(v, (unsigned)intid), forwarded, &empty)) {
+		enum placed r = place((unsigned)intid, priority_of(v, (unsigned)intid), forwarded,
+				      &empty);
+		if (r != PLACED) {
 			virq_put_back(v, (unsigned)intid, forwarded);
-			/* Overflow: the underflow maintenance interrupt asks again. */
-			write_ich_hcr_el2(read_ich_hcr_el2() | ICH_HCR_UIE);
+			/* Overflow: the underflow maintenance interrupt asks again. Waiting for an
+			 * end: its own maintenance interrupt does (the rest waits as long: taking
+			 * on would only find the same interrupt first again). */
+			if (r == NO_ROOM)
+				write_ich_hcr_el2(read_ich_hcr_el2() | ICH_HCR_UIE);
 			break;
 		}
 	}
@@ -261,9 +291,14 @@ unsigned vgic_lr_forwarded(uint64_t lr)
 	return (lr & LR_HW) && (lr & LR_STATE) ? (unsigned)((lr >> 32) & 0x3ff) : 0;
 }
 
-/* Maintenance interrupt: list registers drained while more were pending (underflow). */
+/* Maintenance interrupt: list registers drained while more were pending (underflow), or one
+ * marked LR_EOI ended. */
 void vgic_maintenance(void)
 {
+	/* A list register that ended with LR_EOI asks until it is rewritten: emptied here, so the
+	 * interrupt that waited for it (place_beside_unlinked) goes in at the flush. */
+	for (uint64_t ended = read_ich_eisr_el2() & vgic_lrs_all_empty; ended; ended &= ended - 1)
+		lr_write((unsigned)__builtin_ctzll(ended), 0);
 	write_ich_hcr_el2(read_ich_hcr_el2() & ~ICH_HCR_UIE);
 	isb();
 	exit_work_set(EXIT_FLUSH);

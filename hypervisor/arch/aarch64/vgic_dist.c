@@ -47,6 +47,8 @@
 #define GICR_WAKER_CHILDREN_ASLEEP (1u << 2)
 #define GICR_TYPER_LAST (1ul << 4)
 
+#define GICR_ICFGR0_SGIS 0xaaaaaaaau /* every SGI edge-triggered, as QEMU's GIC reads it */
+
 /* Register blocks with one bit per interrupt, in the same place in both frames. */
 #define BITS_BLOCK(off, base) ((off) >= (base) && (off) < (base) + 0x80)
 
@@ -104,6 +106,19 @@ static void set_enabled(struct vcpu *t, uint32_t *word, unsigned intid, bool on)
 	virq_enable(t, intid, on);
 }
 
+/* ICPENDR: a forwarded physical interrupt the hypervisor took from the GIC (active there) and
+ * holds for t, not yet in a list register, is given back to the GIC: the guest's end of it would
+ * have deactivated it, and now nothing will. Left active, its device could never interrupt again
+ * (until the partition restarts); deactivated, a level-sensitive one still asserted is taken
+ * again at once, as it would stay pending on a real GIC. */
+static void clear_pending(struct vcpu *t, unsigned intid)
+{
+	if (intid >= 32 && virq_withdraw_held(t, intid))
+		arch_irq_release(intid);
+	else
+		virq_clear_pending(t, intid);
+}
+
 /* One 32-interrupt word of a set/clear-enable or set/clear-pending register. */
 static void write_bits(struct vcpu *v, unsigned first, uint32_t bits, unsigned block)
 {
@@ -119,7 +134,7 @@ static void write_bits(struct vcpu *v, unsigned first, uint32_t bits, unsigned b
 		case GICD_ISENABLER: set_enabled(t, enabled, intid, true); break;
 		case GICD_ICENABLER: set_enabled(t, enabled, intid, false); break;
 		case GICD_ISPENDR: virq_inject(t, intid, false); break;
-		case GICD_ICPENDR: virq_clear_pending(t, intid); break;
+		case GICD_ICPENDR: clear_pending(t, intid); break;
 		default: break; /* active state: not tracked */
 		}
 	}
@@ -158,7 +173,11 @@ static void set_route(struct vcpu *v, unsigned intid, uint64_t affinity)
 		return;
 	struct vcpu *old = spi_target(p, m, intid), *new = &p->vcpus[to];
 	bool on = m->dist.enabled[intid / 32] & (1u << (intid % 32));
-	bool was_pending = virq_is_pending(old, intid);
+	/* The physical interrupt moves with its forwarded state: one the hypervisor holds is
+	 * pending in the new vCPU as that physical one (its end deactivates it), one pended by
+	 * ISPENDR as a plain virtual interrupt (ending it must not deactivate a physical one). */
+	bool held = virq_withdraw_held(old, intid);
+	bool was_pending = held || virq_is_pending(old, intid);
 
 	virq_enable(old, intid, false);
 	virq_clear_pending(old, intid);
@@ -169,7 +188,7 @@ static void set_route(struct vcpu *v, unsigned intid, uint64_t affinity)
 	}
 	virq_enable(new, intid, on);
 	if (was_pending)
-		virq_inject(new, intid, spi_forwarded(p, intid));
+		virq_inject(new, intid, held);
 }
 
 /* ---- byte and word fields ---- */
@@ -210,7 +229,9 @@ static bool irq_regs(struct vcpu *v, uint64_t off, unsigned size, bool write, ui
 		unsigned n = (unsigned)(off - GICD_ICFGR) / 4;
 		if (n * 16 < lo)
 			return false;
-		if (write)
+		if (n == 0) /* GICR_ICFGR0: SGIs are always edge-triggered, read-only */
+			*val = write ? *val : GICR_ICFGR0_SGIS;
+		else if (write)
 			config[n] = (uint32_t)*val & 0xaaaaaaaau; /* edge bits only */
 		else
 			*val = config[n];
@@ -332,8 +353,10 @@ bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 		if (!irq_regs(owner, reg - GICR_FRAME, size, write, &value, &rd->group, rd->config,
 			      rd->priority, 0, 32))
 			value = 0;
-	} else if (reg == GICR_TYPER && size == 8 && !write) {
-		value = redist_typer(p, index);
+	} else if (reg == GICR_TYPER && size >= 4 && !write) {
+		/* Whole, or its low word alone (processor number, Last), as a driver with 32-bit
+		 * accessors reads it: one that found Last zero walked past the last frame. */
+		value = size == 8 ? redist_typer(p, index) : (uint32_t)redist_typer(p, index);
 	} else if (reg == GICR_TYPER + 4 && size == 4 && !write) {
 		value = redist_typer(p, index) >> 32;
 	} else if (reg == GICR_WAKER && size == 4) {

@@ -18,6 +18,7 @@
 #define UART_RIS 0x03c
 #define UART_MIS 0x040
 #define UART_ICR 0x044
+#define UART_DMACR 0x048
 #define UART_ID 0xfe0
 
 #define FR_RXFE (1u << 4)
@@ -26,6 +27,12 @@
 #define INT_RX (1u << 4)
 #define INT_TX (1u << 5)
 #define INT_RT (1u << 6)
+
+/* The PL011's reset values (its TRM, and QEMU's model): transmit and receive enabled, the FIFO
+ * levels at half full. A guest that reads them before writing them (to keep its bits) sees the
+ * machine QEMU's virt board presents; they read 0 before. */
+#define CR_RESET 0x300u
+#define IFLS_RESET 0x12u
 
 /* PrimeCell identification of an r1p5 PL011, as the AMBA bus probes it. */
 static const uint8_t pl011_id[8] = { 0x11, 0x10, 0x14, 0x00, 0x0d, 0xf0, 0x05, 0xb1 };
@@ -66,10 +73,11 @@ static uint32_t read_reg(struct vuart *u, uint64_t off)
 	case UART_IMSC: return u->imsc;
 	case UART_RIS: return raw_status(u);
 	case UART_MIS: return raw_status(u) & u->imsc;
+	case UART_DMACR: return u->dmacr; /* kept, though there is no DMA */
 	}
 	if (off >= UART_ID && off < UART_ID + 32)
 		return pl011_id[(off - UART_ID) / 4];
-	return 0; /* RSR, DMACR and reserved space */
+	return 0; /* RSR and reserved space */
 }
 
 static void write_reg(struct partition *p, struct vuart *u, uint64_t off, uint32_t val)
@@ -85,6 +93,7 @@ static void write_reg(struct partition *p, struct vuart *u, uint64_t off, uint32
 	case UART_CR: u->cr = val & 0xffff; break;
 	case UART_IFLS: u->ifls = val & 0x3f; break;
 	case UART_IMSC: u->imsc = val & 0x7ff; break;
+	case UART_DMACR: u->dmacr = val & 0x7; break;
 	case UART_ICR:
 		if (val & INT_TX)
 			u->tx_raised = 0;
@@ -146,7 +155,9 @@ void vuart_reset(struct partition *p)
 	struct vuart *u = &vmachine_of(p)->uart;
 
 	arch_spin_lock(&u->lock);
-	u->imsc = u->tx_raised = u->cr = u->lcr_h = u->ibrd = u->fbrd = u->ifls = 0;
+	u->imsc = u->tx_raised = u->lcr_h = u->ibrd = u->fbrd = u->dmacr = 0;
+	u->cr = CR_RESET;
+	u->ifls = IFLS_RESET;
 	u->rx_head = u->rx_count = 0;
 	arch_spin_unlock(&u->lock);
 }

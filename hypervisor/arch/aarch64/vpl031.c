@@ -48,11 +48,27 @@ static uint32_t now(const struct vrtc *r)
 	return r->base + (uint32_t)((arch_counter_read() - r->base_ticks) / arch_counter_freq());
 }
 
-/* The match interrupt: raised once the clock reaches the match value written last (armed by
- * the write), kept until cleared. */
+/* The match interrupt, as the PL031 counts: forward, modulo 2^32. A write of the match or load
+ * register arms it for when the counter next equals the match, (match - count) mod 2^32 seconds
+ * ahead, which is at once when they are equal and about 136 years away when the match is behind
+ * the clock (QEMU's pl031_set_alarm, the same); raised once due, kept until cleared. Comparing
+ * match and count as plain numbers instead fired a match in the past at once, and one across the
+ * wrap before it. */
+static void arm_match(struct vrtc *r)
+{
+	uint32_t ahead = r->match - now(r);
+
+	r->armed = 1;
+	r->due = arch_counter_read() + (uint64_t)ahead * arch_counter_freq();
+	if (!ahead) {
+		r->ris = 1;
+		r->armed = 0;
+	}
+}
+
 static void check_match(struct partition *p, struct vrtc *r)
 {
-	if (r->armed && now(r) >= r->match) {
+	if (r->armed && arch_counter_read() >= r->due) {
 		r->ris = 1;
 		r->armed = 0;
 	}
@@ -81,11 +97,12 @@ static void write_reg(struct vrtc *r, uint64_t off, uint32_t val)
 	switch (off) {
 	case RTC_MR:
 		r->match = val;
-		r->armed = 1;
+		arm_match(r);
 		break;
 	case RTC_LR:
 		r->base = val;
 		r->base_ticks = arch_counter_read();
+		arm_match(r); /* the clock moved: the match is that much nearer or further */
 		break;
 	case RTC_CR: r->cr |= val & 1; break; /* the clock cannot be stopped once started */
 	case RTC_IMSC: r->imsc = val & 1; break;

@@ -41,7 +41,7 @@ struct vgic_dist {
 /* A PL011 with an always-empty transmit FIFO and a small receive ring. */
 struct vuart {
 	struct spinlock lock;
-	uint32_t imsc, tx_raised, cr, lcr_h, ibrd, fbrd, ifls;
+	uint32_t imsc, tx_raised, cr, lcr_h, ibrd, fbrd, ifls, dmacr;
 	uint32_t rx_head, rx_count;
 	uint8_t rx[VUART_RX_SIZE];
 };
@@ -80,6 +80,7 @@ struct vflash {
 struct vrtc {
 	uint64_t base_ticks; /* counter value when the RTC held `base` */
 	uint32_t base;       /* seconds at base_ticks */
+	uint64_t due;        /* counter value at which the armed match fires */
 	uint32_t match, imsc, ris, cr, armed;
 };
 
