@@ -76,7 +76,13 @@ static int64_t affinity_info(struct vcpu *v, uint64_t mpidr, uint64_t level)
 
 	if (!t || level != 0)
 		return PSCI_INVALID_PARAMETERS;
-	return vcpu_public_state(t) == VCPU_HALTED ? 1 : 0; /* OFF : ON */
+	/* OFF (1) only once it is off: a CPU_OFF its core is still serving (the request taken, the
+	 * release under way) reads ON (0), as a start posted to it does. Said OFF earlier, a CPU_ON
+	 * right after could find it not yet halted and answer ALREADY_ON (psciodd, seen in CI). Its
+	 * core sets the state last, so a halted state read first means the release is done. */
+	bool off = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == VCPU_HALTED &&
+		   !(__atomic_load_n(&t->request, __ATOMIC_SEQ_CST) & (VCPU_REQ_STOP | VCPU_REQ_RESET));
+	return off ? 1 : 0;
 }
 
 static int64_t call(struct vcpu *v, uint32_t fn, const uint64_t *x)
