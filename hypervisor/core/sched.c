@@ -468,7 +468,13 @@ static bool be_adopt(struct percpu *c, struct vcpu *v, uint64_t now)
 
 /* The best-effort vCPU this core runs next: the one it holds until its quantum ends, then the
  * first with work in the queue (round robin), else the one it holds again. A taken vCPU that
- * has nothing to run after all goes back to the tail; each is looked at once at most. */
+ * has nothing to run after all goes back to the tail; each is looked at once at most. Serving
+ * one (a stop releases all it holds, its console line included) costs the core's best-effort
+ * time, so another is taken only while the core still has room (BE_MIN_RUN_TICKS before
+ * be_until, as be_decide asks): many queued with requests (14 stops cost about 610 ticks)
+ * would otherwise run the decision past be_until and the lead into the core's own instant.
+ * Those left are served in the core's next room; a core with none asleep there does not
+ * sleep on them (be_core_sleep looks), it decides again and finds no room. */
 static struct vcpu *be_next(struct percpu *c, uint64_t now)
 {
 	struct sched_core *s = &c->sched;
@@ -478,6 +484,8 @@ static struct vcpu *be_next(struct percpu *c, uint64_t now)
 		return cur;
 	s->be_quantum_end = now + be_quantum_ticks();
 	for (unsigned n = 0; n < BH_MAX_VCPUS; n++) {
+		if (n && arch_counter_read() + BE_MIN_RUN_TICKS > s->be_until)
+			break;
 		struct vcpu *v = be_take(c->core, now);
 		if (!v)
 			break;

@@ -210,11 +210,6 @@ def test_the_hostile_neighbour_as_a_best_effort_vcpu_does_not_delay_the_cores_in
     assert_as_late_as_quiet(run, "be_hostile")
 
 
-@pytest.mark.xfail(strict=False, reason="a decision serves every queued vCPU it takes: bounding it by the room "
-                   "left (1a16bec) hung bench/be_linux.yaml's best-effort cores on the queue lock under -icount "
-                   "and was reverted (docs/architecture.md, best-effort vCPUs). Not strict: whether the 14 stops "
-                   "land in one decision depends on the build's code layout (it failed in /work/main, passed in "
-                   "a fresh clone's build)")
 def test_stop_requests_lined_up_in_best_effort_vcpus_do_not_delay_the_cores_instant():
     """be_stop.yaml under -icount: two partitions halt their 14 best-effort vCPUs in the middle of a
     victim slot, so that all wait in the queue with a stop request when the slot ends, and the gap
