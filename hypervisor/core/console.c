@@ -503,15 +503,18 @@ static uint32_t drain_locked(int src, uint32_t budget, bool *stopped)
 }
 
 /* Wire bytes this core may emit now: at most a chunk, and only what ends before the core's
- * next scheduling event (its hypervisor timer: a slot's lead, a budget's end, a higher
- * priority vCPU's wake-up) with CONSOLE_DRAIN_MARGIN_NS to spare. So output is drained in the
- * caller's own time and never makes the next vCPU late; what does not fit waits for the next
- * drain. A core inside its scheduling decision (timer fired, not yet programmed again) emits
- * nothing; one that never programmed its timer (boot, an idle core) a chunk. */
+ * next scheduling event (sched_next_event: a slot's lead, a budget's end, a higher priority
+ * vCPU's wake-up, the virtual timer of the idle vCPU it holds loaded) with
+ * CONSOLE_DRAIN_MARGIN_NS to spare. So output is drained in the caller's own time and never
+ * makes the next vCPU late; what does not fit waits for the next drain. (The loaded idle
+ * vCPU's timer was left out: a fixed-priority core idling with its victim loaded drained whole
+ * chunks of another partition's lines over the victim's wake-up, 3000 ticks late; req_fp.yaml.)
+ * A core inside its scheduling decision (timer fired, not yet programmed again) emits nothing;
+ * one that never programmed its timer (boot, an idle core) a chunk. */
 static uint32_t drain_budget(void)
 {
 	const struct percpu *c = this_cpu();
-	uint64_t at = c->sched.timer_at, now, margin = ns_to_ticks(CONSOLE_DRAIN_MARGIN_NS);
+	uint64_t at = sched_next_event(), now, margin = ns_to_ticks(CONSOLE_DRAIN_MARGIN_NS);
 
 	if (at == 0)
 		return c->loaded ? 0 : CONSOLE_DRAIN_CHUNK;

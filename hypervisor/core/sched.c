@@ -593,6 +593,14 @@ static void leave_console_output(struct percpu *c, uint64_t again)
 	arm_console_retry(c, again);
 }
 
+uint64_t sched_next_event(void)
+{
+	const struct percpu *c = this_cpu();
+	uint64_t at = c->sched.timer_at;
+
+	return at && !c->vcpu && c->loaded ? min_u64(at, c->sched.live_wake) : at;
+}
+
 /* A writer's drain left output. On a dedicated core the writer may wait in hardware next,
  * unseen. On another core with no instant ahead (a fixed-priority core running its one ready
  * vCPU) a writer that computes on without writing or idling never lets its core pass an idle

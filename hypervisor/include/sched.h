@@ -80,6 +80,11 @@ void sched_reschedule(void);
 /* A writer's drain left console output queued: on a dedicated core (whose vCPU may wait in
  * hardware next, unseen) wake a console helper, or with none arm the core's timer to drain it. */
 void sched_console_left(void);
+/* This core's next scheduling event, which work it does in spare time (a console drain) must
+ * end before: its timer, or sooner the virtual timer of the vCPU it idles with loaded (that
+ * wakes the vCPU in hardware; the core's timer does not watch it). 0 inside a decision (the
+ * timer fired, not programmed again yet), TIME_NEVER if nothing is ahead. */
+uint64_t sched_next_event(void);
 /* The running vCPU waits for a virtual interrupt (BH_HC_IDLE, WFI): its core goes to others. */
 void sched_vcpu_idle(struct vcpu *v);
 /* The same for a vCPU its caller has marked VCPU_IDLE already (and may have been woken since,

@@ -237,3 +237,18 @@ def test_a_virtual_machines_vcpu_reset_in_the_cores_decision_does_not_delay_the_
     turns = re.search(r"BP: turns 0x([0-9a-f]+)", run.log)
     assert turns and int(turns[1], 16) >= 40, turns
     assert_as_late_as_quiet(run, "be_psci window")
+
+
+def test_stop_requests_for_a_lower_partitions_vcpus_do_not_delay_a_fixed_priority_wake_up():
+    """req_fp.yaml under -icount: bestop's 7 vCPUs below latvictim on a fixed-priority core, each
+    with an unfinished console line; its vCPU 0, on a core of its own, halts them all just before
+    a wake-up of the victim, round after round. Their stops, and the lines they flush, are
+    bestop's work: the victim's wake-ups keep the lateness of the quiet window. (The core served
+    the stops and drained the lines while it idled with the victim loaded, its drains not bounded
+    by the victim's virtual timer: 3080 ticks late instead of 53; with the drains bounded, the
+    stops alone 253.)"""
+    run = run_system("req_fp.yaml", icount=True, timeout=180,
+                     until=lambda r: finished(r, [("victim", "BHLATE-DONE"), ("bestop", "BESTOP-DONE")]))
+    rounds = re.search(r"BESTOP rounds (\d+) stops (\d+)", run.log)
+    assert rounds and int(rounds[2]) >= 7 * 20, rounds
+    assert_as_late_as_quiet(run, "req_fp window")

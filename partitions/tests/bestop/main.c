@@ -1,18 +1,25 @@
-/* bestop: lines up work for a core's best-effort decision. Its vCPU 0 is pinned to a core of its
- * own; its other vCPUs are best-effort on latvictim's cyclic core, whose gaps are short
- * (tests/system/configs/be_stop.yaml). Each round, vCPU 0 starts them all (each writes an
- * unfinished console line, which stopping it flushes, and idles), gives them time to run, then
- * halts them all in the middle of a victim slot: they wait in the queue with a stop request
- * each, and the decision at the slot's end, with little room before the next slot, takes them
- * one by one and serves their requests (hypervisor/core/sched.c be_next). Two bestop partitions
- * doing this at the same instants queue 14. What that decision costs beyond be_until shows in
- * the victim's lateness against the plan (tests/system/test_best_effort.py). The first window of
- * attacks.h is quiet. Prints BESTOP rounds <n> stops <stop requests posted>, then BESTOP-DONE. */
+/* bestop: lines up stop requests for latvictim's core. Its vCPU 0 is pinned to a core of its
+ * own; its other vCPUs run on latvictim's core. Each round, vCPU 0 starts them all (each writes
+ * an unfinished console line, which stopping it flushes, and idles), gives them time to run, then
+ * halts them all:
+ * - best-effort on a cyclic core whose gaps are short (tests/system/configs/be_stop.yaml): in
+ *   the middle of a victim slot. They wait in the queue with a stop request each, and the
+ *   decision at the slot's end, with little room before the next slot, takes them one by one
+ *   and serves their requests (hypervisor/core/sched.c be_next). Two bestop partitions doing
+ *   this at the same instants queue 14.
+ * - pinned below latvictim on a fixed-priority core (no plan; req_fp.yaml): just before one of
+ *   the victim's wake-ups, so that the core serves the stops when the victim is due.
+ * What that costs the victim shows in its lateness against the plan (tests/system/
+ * test_best_effort.py). The first window of attacks.h is quiet. Prints BESTOP rounds <n> stops
+ * <stop requests posted>, then BESTOP-DONE. */
+#include <stdbool.h>
 #include "bulkhead/bulkhead.h"
 #include "../hostile/attacks.h"
 
 #define RUN_TICKS 125000ull /* 2 ms for the started vCPUs to write their lines */
 #define MID_SLOT 3125ull    /* 50 us into a victim slot */
+#define BEFORE_WAKE 100ull  /* before a wake-up of the victim: about the time its core takes to
+			     * serve the first stops */
 
 /* The others: an unfinished line (no newline), then wait to be halted. */
 void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
@@ -38,21 +45,23 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	(void)vcpu;
 	(void)boot_kind;
 	(void)restarts;
-	if (bh_partition_status(bh_partition_id(), &st) != BH_OK || bh_plan_frame_start(&f0_ns) != BH_OK) {
-		bh_puts("bestop: no status or no plan");
+	if (bh_partition_status(bh_partition_id(), &st) != BH_OK) {
+		bh_puts("bestop: no status");
 		for (;;)
 			bh_idle();
 	}
-	unsigned long long f0 = bh_ns_to_ticks(f0_ns);
+	/* The victim's instants: slot starts from the frame start, else wake-ups from ATTACK_T0. */
+	bool planned = bh_plan_frame_start(&f0_ns) == BH_OK;
+	unsigned long long f0 = planned ? bh_ns_to_ticks(f0_ns) : ATTACK_T0;
+	unsigned long long aim = planned ? MID_SLOT : VICTIM_SLOT_PERIOD - BEFORE_WAKE;
 	bh_sleep_until_ns(bh_ticks_to_ns(ATTACK_T0 + ATTACK_WINDOW));
 	while (bh_counter() + RUN_TICKS < ATTACK_END) {
 		for (unsigned v = 1; v < st.vcpu_count; v++)
 			bh_vcpu_start(v);
-		/* Then the middle of the first victim slot after their time to run: the same instant
-		 * in every bestop partition. */
+		/* Then the aimed instant after their time to run: the same in every bestop partition. */
 		unsigned long long t = bh_counter() + RUN_TICKS;
 		unsigned long long n = (t - f0 - VICTIM_SLOT_OFFSET) / VICTIM_SLOT_PERIOD + 1;
-		bh_sleep_until_ns(bh_ticks_to_ns(f0 + VICTIM_SLOT_OFFSET + n * VICTIM_SLOT_PERIOD + MID_SLOT));
+		bh_sleep_until_ns(bh_ticks_to_ns(f0 + VICTIM_SLOT_OFFSET + n * VICTIM_SLOT_PERIOD + aim));
 		for (unsigned v = 1; v < st.vcpu_count; v++)
 			stops += bh_vcpu_halt(v) == BH_OK;
 		rounds++;
