@@ -10,9 +10,11 @@
  * - pinned below latvictim on a fixed-priority core (no plan; req_fp.yaml): just before one of
  *   the victim's wake-ups, so that the core serves the stops when the victim is due.
  * What that costs the victim shows in its lateness against the plan (tests/system/
- * test_best_effort.py). The first window of attacks.h is quiet. Prints BESTOP rounds <n> stops
- * <stop requests posted>, then BESTOP-DONE. */
+ * test_best_effort.py). The first window of attacks.h is quiet. With the test parameter no_halt
+ * it starts them once and never halts them: the reference, a core with as many idle vCPUs.
+ * Prints BESTOP rounds <n> stops <stop requests posted>, then BESTOP-DONE. */
 #include <stdbool.h>
+#include "bhtest.h"
 #include "bulkhead/bulkhead.h"
 #include "../hostile/attacks.h"
 
@@ -20,6 +22,15 @@
 #define MID_SLOT 3125ull    /* 50 us into a victim slot */
 #define BEFORE_WAKE 100ull  /* before a wake-up of the victim: about the time its core takes to
 			     * serve the first stops */
+#define AFTER_WAKE 500ull   /* started just after a wake-up: they start up before the next */
+
+/* The first of the victim's instants (slot starts or wake-ups from f0) after `after`, plus aim. */
+static unsigned long long aimed(unsigned long long f0, unsigned long long after, unsigned long long aim)
+{
+	unsigned long long n = (after - f0 - VICTIM_SLOT_OFFSET) / VICTIM_SLOT_PERIOD + 1;
+
+	return f0 + VICTIM_SLOT_OFFSET + n * VICTIM_SLOT_PERIOD + aim;
+}
 
 /* The others: an unfinished line (no newline), then wait to be halted. */
 void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
@@ -55,19 +66,23 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	unsigned long long f0 = planned ? bh_ns_to_ticks(f0_ns) : ATTACK_T0;
 	unsigned long long aim = planned ? MID_SLOT : VICTIM_SLOT_PERIOD - BEFORE_WAKE;
 	bh_sleep_until_ns(bh_ticks_to_ns(ATTACK_T0 + ATTACK_WINDOW));
+	bool halting = !bh_test_param("no_halt");
 	while (bh_counter() + RUN_TICKS < ATTACK_END) {
+		if (!planned) /* a fixed-priority victim: they start up between its wake-ups */
+			bh_sleep_until_ns(bh_ticks_to_ns(aimed(f0, bh_counter(), AFTER_WAKE)));
 		for (unsigned v = 1; v < st.vcpu_count; v++)
 			bh_vcpu_start(v);
+		if (!halting)
+			break;
 		/* Then the aimed instant after their time to run: the same in every bestop partition. */
-		unsigned long long t = bh_counter() + RUN_TICKS;
-		unsigned long long n = (t - f0 - VICTIM_SLOT_OFFSET) / VICTIM_SLOT_PERIOD + 1;
-		bh_sleep_until_ns(bh_ticks_to_ns(f0 + VICTIM_SLOT_OFFSET + n * VICTIM_SLOT_PERIOD + aim));
+		bh_sleep_until_ns(bh_ticks_to_ns(aimed(f0, bh_counter() + RUN_TICKS, aim)));
 		for (unsigned v = 1; v < st.vcpu_count; v++)
 			stops += bh_vcpu_halt(v) == BH_OK;
 		rounds++;
 		/* Started again at once, they would be queued with a start too, and so be runnable. */
 		bh_sleep_until_ns(bh_ticks_to_ns(bh_counter() + VICTIM_SLOT_PERIOD));
 	}
+	bh_sleep_until_ns(bh_ticks_to_ns(ATTACK_END));
 	bh_printf("BESTOP rounds %lu stops %lu\n", rounds, stops);
 	bh_puts("BESTOP-DONE");
 	for (;;)
