@@ -234,3 +234,57 @@ def test_a_firmware_partition_with_a_dma_device_keeps_its_flash_banks_where_they
                                                                  "phys: 0x48000000, guest"))
     errors = config.check(workdir / "fw.yaml")[1]
     assert [e.message.split(":")[0] for e in errors] == ["partition 'fw' area 'ram'"], [e.message for e in errors]
+
+
+SHARED_VARS_CONFIG = FIRMWARE_CONFIG + """\
+  - name: fw2
+    id: 1
+    board: qemu-virt
+    firmware: {image: fw.fd, phys: 0x52000000}
+    flash: {image: VARS2, phys: 0x52400000, size: 512K}
+    vcpus: [{core: 2}]
+    memory:
+      - {name: ram, phys: 0x49000000, guest: 0x40000000, size: 16M, rights: rwx}
+"""
+
+
+def test_a_written_back_variables_file_is_no_other_banks_image(workdir, cli):
+    """Attack (description author): bank 1 written back into a file another bank also loads. Two
+    partitions on one variables file carried the first's variables (whatever its firmware stored
+    there) into the second's flash at the next run; a variables file that is a firmware image had
+    the firmware overwritten by variables when the run ended. Both were accepted."""
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "fw.yaml").write_text(SHARED_VARS_CONFIG.replace("VARS2", "out/vars.fd"))
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:9:20: error: partitions[0].flash.image 'out/vars.fd' is written back when the run "
+                   "ends, but is also the flash image of partition 'fw2' (line 17): one partition's variables would "
+                   "become the other's; give each partition's variables their own file\n")
+    # Not written back, one file may seed both (each loads its own copy of it).
+    (workdir / "fw.yaml").write_text(SHARED_VARS_CONFIG.replace("VARS2", "out/vars.fd")
+                                     .replace(", write_back: true", ""))
+    assert cli("check", "fw.yaml")[0] == 0
+    # Variables written back into a firmware image: the firmware of both partitions.
+    (workdir / "fw.yaml").write_text(SHARED_VARS_CONFIG.replace("VARS2", "vars2.fd")
+                                     .replace("image: out/vars.fd", "image: fw.fd").replace("size: 512K, ", ""))
+    status, out, err = cli("check", "fw.yaml")
+    assert err == ("fw.yaml:9:20: error: partitions[0].flash.image 'fw.fd' is written back when the run ends, "
+                   "but is also the firmware image of partition 'fw' (line 8): the variables would overwrite the "
+                   "firmware; give the variables their own file\n"
+                   "fw.yaml:9:20: error: partitions[0].flash.image 'fw.fd' is written back when the run ends, "
+                   "but is also the firmware image of partition 'fw2' (line 16): the variables would overwrite the "
+                   "firmware; give the variables their own file\n"), err
+
+
+def test_a_bank_image_that_is_a_directory_is_refused_as_such(workdir, cli):
+    """Attack (description author): a directory as firmware image was reported missing; as variables
+    image it was accepted, and QEMU's loader failed at the run (or the write-back at its end)."""
+    (workdir / "fw.fd").mkdir()
+    (workdir / "out" / "vars.fd").mkdir(parents=True)
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG)
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:8:23: error: partitions[0].firmware.image 'fw.fd' is a directory; give the firmware's "
+                   "image file\n"
+                   "fw.yaml:9:20: error: partitions[0].flash.image 'out/vars.fd' is a directory; give the variables' "
+                   "image file (or a path where the runner may create it)\n"), err

@@ -38,6 +38,7 @@ class BankSpec:
 
     pos: Pos
     bank: int
+    where: str = ""  # e.g. "partitions[1].flash", for messages
     marks: dict[str, Pos] = field(default_factory=dict)
     image: str | None = None
     path: Path | None = None
@@ -56,7 +57,7 @@ def read_keys(reader, fields: dict, part: Partition, where: str, base_dir: Path)
         if key not in fields:
             continue
         node = fields[key]
-        spec = BankSpec(pos_of(node), bank)
+        spec = BankSpec(pos_of(node), bank, f"{where}.{key}")
         pairs = reader.pairs(node, f"{where}.{key}")
         if pairs is None:
             continue
@@ -107,6 +108,13 @@ def _size_bank(diags: Diagnostics, spec: BankSpec, where: str) -> None:
     """The backed size: the image file's size, or (flash only, file not there yet) size."""
     if spec.path is None:
         return
+    if spec.path.exists() and not spec.path.is_file():
+        what = "a directory" if spec.path.is_dir() else "not a regular file"
+        image = "the firmware's image file" if spec.bank == 0 else \
+            "the variables' image file (or a path where the runner may create it)"
+        diags.error(spec.at("image"), f"{where}.image '{spec.image}' is {what}; give {image}")
+        spec.size = None
+        return
     if spec.path.is_file():
         actual = spec.path.stat().st_size
         if spec.bank == 1 and spec.size is not None and spec.size != actual:
@@ -149,6 +157,33 @@ def _add_area(part: Partition, spec: BankSpec) -> None:
     area.marks["phys"] = spec.at("phys")
     area.flash_bank = spec.bank
     part.areas.append(area)
+
+
+def check_files(system: System, diags: Diagnostics) -> None:
+    """A variables bank written back when the run ends has a file no other bank loads: shared with
+    another partition's variables it would carry one partition's data into the other's flash at the
+    next run; shared with a firmware image it would overwrite the firmware."""
+    banks = [(part, spec) for part in system.partitions for spec in (part.firmware, part.flash)
+             if spec is not None and spec.path is not None]
+    for part, spec in banks:
+        if spec.bank != 1 or not spec.write_back:
+            continue
+        for other_part, other in banks:
+            if other is spec or not _same_file(spec.path, other.path):
+                continue
+            kind = "firmware" if other.bank == 0 else "flash"
+            harm = ("the variables would overwrite the firmware; give the variables their own file"
+                    if other.bank == 0 else "one partition's variables would become the other's; give each "
+                    "partition's variables their own file")
+            diags.error(spec.at("image"), f"{spec.where}.image '{spec.image}' is written back when the run ends, "
+                        f"but is also the {kind} image of {other_part.title} (line {other.at('image').line}): "
+                        f"{harm}")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return a.samefile(b)
+    return a.resolve() == b.resolve()
 
 
 def emulated_rtc(part: Partition) -> bool:
