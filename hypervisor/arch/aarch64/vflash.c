@@ -12,7 +12,10 @@
  *
  * Commands are taken from the low byte of the written value (the first device's half; firmware
  * sends every command to both devices). Status, query and identifier reads answer for both
- * devices at once, the 16-bit answer repeated in each half of the 32-bit bus word.
+ * devices at once, the 16-bit answer repeated in each half of the 32-bit bus word; a narrower
+ * read gets the word's low end whatever its lane. An 8-byte access is two bus accesses, the low
+ * word first (QEMU's memory core splits it so for pflash_cfi01): an 8-byte store of a command
+ * is the command and then a zero, an 8-byte identifier read two consecutive codes.
  *
  * Every path here is bounded by a small constant, whatever the guest does: an erase (256 KiB) or
  * a buffered program's confirm (up to 1024 words) is an operation in progress, as on real flash,
@@ -111,10 +114,8 @@ static void enter(struct partition *p, unsigned bank, struct vflash *f, unsigned
 static void program(const struct bh_flash_cfg *c, struct vflash *f, uint64_t off, uint64_t val,
 		    unsigned n)
 {
-	if (off + n > c->backed) {
-		if (n < 8 && (val | ~((1ul << (8 * n)) - 1)) != ~0ul)
-			f->status |= SR_PROGRAM_ERROR;
-		else if (n == 8 && val != ~0ul)
+	if (off + n > c->backed) { /* n is at most a bus word (vflash_access) */
+		if ((val | ~((1ul << (8 * n)) - 1)) != ~0ul)
 			f->status |= SR_PROGRAM_ERROR;
 		return;
 	}
@@ -400,10 +401,22 @@ static uint64_t read_bank(struct partition *p, unsigned bank, struct vflash *f, 
 			f->tail_reads++;
 		return val;
 	}
+	/* Both devices' answer, whatever the lane: a narrower read gets its low end (the caller
+	 * masks), as pflash_cfi01 answers a byte read at offset 1 or 3 too. */
 	uint32_t word = f->mode == MODE_STATUS ? f->status : device_word(f, off);
-	uint64_t bus = (uint64_t)(word | word << 16);
-	bus |= bus << 32;
-	return bus >> (8 * (off & (FLASH_BUS - 1)));
+	return word | word << 16;
+}
+
+/* One access of at most a bus word: the operation in progress steps, then the access. */
+static void access_bank(struct partition *p, unsigned bank, uint64_t off, unsigned size,
+			bool write, uint64_t *val)
+{
+	struct vflash *f = &vmachine_of_emulated(p)->flash[bank];
+
+	if (write)
+		write_bank(p, bank, f, off, size, *val);
+	else
+		*val = read_bank(p, bank, f, off, size);
 }
 
 bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val)
@@ -416,12 +429,17 @@ bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint
 		const struct bh_flash_cfg *c = &m->flash[bank];
 		if (ipa < c->ipa || ipa - c->ipa >= c->size || size > c->size - (ipa - c->ipa))
 			continue;
+		uint64_t off = ipa - c->ipa;
 		arch_spin_lock(&vm->board_lock);
 		op_step(p, bank, &vm->flash[bank]); /* the operation in progress, if any: one step */
-		if (write)
-			write_bank(p, bank, &vm->flash[bank], ipa - c->ipa, size, *val);
-		else
-			*val = read_bank(p, bank, &vm->flash[bank], ipa - c->ipa, size);
+		if (size <= FLASH_BUS) {
+			access_bank(p, bank, off, size, write, val);
+		} else { /* two bus words, the low one first, as QEMU's memory core splits it */
+			uint64_t lo = (uint32_t)*val, hi = *val >> 32;
+			access_bank(p, bank, off, FLASH_BUS, write, &lo);
+			access_bank(p, bank, off + FLASH_BUS, FLASH_BUS, write, &hi);
+			*val = (uint32_t)lo | hi << 32;
+		}
 		arch_spin_unlock(&vm->board_lock);
 		return true;
 	}
