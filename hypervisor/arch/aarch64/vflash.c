@@ -24,7 +24,8 @@
  * step in one trap, so a neighbour on the same core waits for one step at most. The status
  * register reports busy (SR.7 = 0) until the last step, as real flash does while it erases or
  * programs. A mode switch maps or unmaps the backed part by its 2 MiB level-2 entries (at most
- * 32 for a 64 MiB bank), not page by page. */
+ * 32 for a 64 MiB bank), not page by page, and is made once at the end of a trap, whatever the
+ * access changed: one step and one switch at most per trap. */
 #include "arch/aarch64.h"
 #include "arch/vmachine.h"
 #include "console.h"
@@ -101,12 +102,11 @@ static void remap(struct partition *p, unsigned bank, struct vflash *f)
 	set_mapped(p, bank, f, f->mode == MODE_ARRAY && f->cycle == CYCLE_NONE && f->op == OP_NONE);
 }
 
-static void enter(struct partition *p, unsigned bank, struct vflash *f, unsigned mode,
-		  unsigned cycle)
+/* A mode and cycle: the bank's stage-2 mapping follows at the end of the access (remap). */
+static void enter(struct vflash *f, unsigned mode, unsigned cycle)
 {
 	f->mode = (uint8_t)mode;
 	f->cycle = (uint8_t)cycle;
-	remap(p, bank, f);
 }
 
 /* Program n bytes at off: a store, as pflash_cfi01 does (firmware erases before it programs).
@@ -211,7 +211,6 @@ static void op_step(struct partition *p, unsigned bank, struct vflash *f)
 	aarch64_sync_icache();
 	f->op = OP_NONE;
 	f->status |= SR_READY;
-	remap(p, bank, f);
 }
 
 /* A read in read-array mode while an operation is in progress (after a read-array command sent
@@ -242,46 +241,44 @@ static uint64_t read_in_progress(const struct bh_flash_cfg *c, const struct vfla
 }
 
 /* The first write of a command. */
-static void command(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
-		    uint8_t cmd)
+static void command(struct vflash *f, uint64_t off, uint8_t cmd)
 {
 	switch (cmd) {
 	case 0xff: case 0xf0: case 0x00:
-		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+		enter(f, MODE_ARRAY, CYCLE_NONE);
 		break;
-	case 0x70: enter(p, bank, f, MODE_STATUS, CYCLE_NONE); break;
+	case 0x70: enter(f, MODE_STATUS, CYCLE_NONE); break;
 	case 0x50: /* clears the ready bit too, as pflash_cfi01 does */
 		f->status = 0;
 		break;
-	case 0x90: enter(p, bank, f, MODE_ID, CYCLE_NONE); break;
-	case 0x98: enter(p, bank, f, MODE_QUERY, CYCLE_NONE); break;
-	case 0x10: case 0x40: enter(p, bank, f, MODE_STATUS, CYCLE_PROGRAM); break;
+	case 0x90: enter(f, MODE_ID, CYCLE_NONE); break;
+	case 0x98: enter(f, MODE_QUERY, CYCLE_NONE); break;
+	case 0x10: case 0x40: enter(f, MODE_STATUS, CYCLE_PROGRAM); break;
 	case 0x20: /* the erase starts at the second cycle (erase_start) */
 		f->erase_at = off;
 		f->status |= SR_READY;
-		enter(p, bank, f, MODE_STATUS, CYCLE_ERASE);
+		enter(f, MODE_STATUS, CYCLE_ERASE);
 		break;
-	case 0x60: enter(p, bank, f, MODE_STATUS, CYCLE_LOCK); break;
+	case 0x60: enter(f, MODE_STATUS, CYCLE_LOCK); break;
 	case 0xe8:
 		f->buf_start = off & ~(uint64_t)(FLASH_BUS - 1);
 		f->status |= SR_READY; /* the buffer is free */
-		enter(p, bank, f, MODE_STATUS, CYCLE_BUF_COUNT);
+		enter(f, MODE_STATUS, CYCLE_BUF_COUNT);
 		break;
 	default: /* as pflash_cfi01: an unknown command returns to read-array mode */
-		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+		enter(f, MODE_ARRAY, CYCLE_NONE);
 	}
 }
 
 /* Buffered program: a data word at off, inside the window the count announced, kept in the
  * write buffer; the flash changes only at the confirm, so a sequence broken (or a partition
  * restarted: power lost) before it leaves every word as it was, as QEMU's pflash_cfi01 does. */
-static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
-			unsigned size, uint64_t val)
+static void buffer_word(struct vflash *f, uint64_t off, unsigned size, uint64_t val)
 {
 	uint64_t index = (off - f->buf_start) / FLASH_BUS;
 
 	if (size != FLASH_BUS || off < f->buf_start || index >= f->count) {
-		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE); /* a broken sequence, as pflash_cfi01 */
+		enter(f, MODE_ARRAY, CYCLE_NONE); /* a broken sequence, as pflash_cfi01 */
 		return;
 	}
 	f->buf[index] = (uint32_t)val;
@@ -292,22 +289,22 @@ static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, ui
 
 /* The second write of a two-cycle command: the confirm, or anything else, which pflash_cfi01
  * treats as a broken sequence and answers by returning to read-array mode. */
-static bool confirmed(struct partition *p, unsigned bank, struct vflash *f, bool ok)
+static bool confirmed(struct vflash *f, bool ok)
 {
 	if (ok)
 		return true;
-	enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+	enter(f, MODE_ARRAY, CYCLE_NONE);
 	return false;
 }
 
 /* A write while the device is busy: read status (70) and read array (FF, F0, 00: the flash as it
  * will be, trapped until the operation ends) and clear status (50) are taken, as on real flash;
  * anything else (a program, an erase, data) is ignored: the device accepts no new work. */
-static void busy_command(struct partition *p, unsigned bank, struct vflash *f, uint8_t cmd)
+static void busy_command(struct vflash *f, uint8_t cmd)
 {
 	switch (cmd) {
-	case 0x70: enter(p, bank, f, MODE_STATUS, CYCLE_NONE); break;
-	case 0xff: case 0xf0: case 0x00: enter(p, bank, f, MODE_ARRAY, CYCLE_NONE); break;
+	case 0x70: enter(f, MODE_STATUS, CYCLE_NONE); break;
+	case 0xff: case 0xf0: case 0x00: enter(f, MODE_ARRAY, CYCLE_NONE); break;
 	case 0x50: f->status = 0; break; /* the ready bit comes with the last step */
 	default: break;
 	}
@@ -321,12 +318,12 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 
 	f->writes++;
 	if (f->op != OP_NONE) {
-		busy_command(p, bank, f, cmd);
+		busy_command(f, cmd);
 		return;
 	}
 	switch (f->cycle) {
 	case CYCLE_NONE:
-		command(p, bank, f, off, cmd);
+		command(f, off, cmd);
 		return;
 	case CYCLE_PROGRAM:
 		program(c, f, off, val, size);
@@ -344,20 +341,20 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 		erase_start(p, bank, f, f->erase_at);
 		return;
 	case CYCLE_BUF_CONFIRM:
-		if (!confirmed(p, bank, f, cmd == 0xd0))
+		if (!confirmed(f, cmd == 0xd0))
 			return;
 		f->cycle = CYCLE_NONE;
 		f->mode = MODE_STATUS;
 		op_start(p, bank, f, OP_PROGRAM, 0, 0);
 		return;
 	case CYCLE_LOCK: /* lock or unlock: blocks are never locked */
-		if (!confirmed(p, bank, f, cmd == 0x01 || cmd == 0xd0))
+		if (!confirmed(f, cmd == 0x01 || cmd == 0xd0))
 			return;
 		break;
 	case CYCLE_BUF_COUNT: /* bus words - 1, in each device's half */
 		f->count = (uint32_t)(val & 0xffff) + 1;
 		if (f->count > VFLASH_BUFFER_WORDS) { /* more than the buffer holds: a broken sequence */
-			enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+			enter(f, MODE_ARRAY, CYCLE_NONE);
 			return;
 		}
 		f->buf_words = 0;
@@ -365,11 +362,11 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 		f->cycle = CYCLE_BUF_DATA;
 		return;
 	case CYCLE_BUF_DATA:
-		buffer_word(p, bank, f, off, size, val);
+		buffer_word(f, off, size, val);
 		return;
 	}
 	f->status |= SR_READY;
-	enter(p, bank, f, MODE_STATUS, CYCLE_NONE);
+	enter(f, MODE_STATUS, CYCLE_NONE);
 }
 
 /* One device's 16-bit answer in query or identifier mode, at its word address. */
@@ -440,6 +437,10 @@ bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint
 			access_bank(p, bank, off + FLASH_BUS, FLASH_BUS, write, &hi);
 			*val = (uint32_t)lo | hi << 32;
 		}
+		/* Once per trap, whatever the access changed: the bank's mapping follows its mode, at
+		 * most one stage-2 switch (an 8-byte store of a command and a zero, or an operation's
+		 * last step and a command, would otherwise switch two or three times). */
+		remap(p, bank, &vm->flash[bank]);
 		arch_spin_unlock(&vm->board_lock);
 		return true;
 	}
@@ -472,7 +473,8 @@ void vflash_reset(struct partition *p)
 		f->op = OP_NONE;
 		f->status = SR_READY;
 		f->count = f->buf_words = 0;
-		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+		enter(f, MODE_ARRAY, CYCLE_NONE);
+		remap(p, bank, f);
 		log_use(p, bank, f);
 	}
 	arch_spin_unlock(&vm->board_lock);
