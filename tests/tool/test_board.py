@@ -288,3 +288,27 @@ def test_a_bank_image_that_is_a_directory_is_refused_as_such(workdir, cli):
                    "image file\n"
                    "fw.yaml:9:20: error: partitions[0].flash.image 'out/vars.fd' is a directory; give the variables' "
                    "image file (or a path where the runner may create it)\n"), err
+
+
+def test_a_written_back_variables_file_is_no_input_of_the_build(workdir, cli):
+    """Attack (hostile firmware, careless author): variables written back into a partition's image
+    (or a disk's file, a Linux kernel) put what the firmware wrote into another partition's code at
+    the next build. Accepted when the file happened to be whole erase blocks."""
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "other.bin").write_bytes(b"\x00" * (256 * 1024))
+    config = FIRMWARE_CONFIG.replace("image: out/vars.fd", "image: other.bin").replace("size: 512K, ", "") + """\
+  - name: raw
+    id: 1
+    board: qemu-virt
+    image: other.bin
+    load: 0x40200000
+    vcpus: [{core: 2}]
+    memory:
+      - {name: ram, phys: 0x49000000, guest: 0x40000000, size: 16M, rights: rwx}
+"""
+    (workdir / "fw.yaml").write_text(config)
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:9:20: error: partitions[0].flash.image 'other.bin' is written back when the run ends, "
+                   "but is also the image of partition 'raw' (line 16): what the firmware writes would become that "
+                   "partition's code at the next build; give the variables their own file\n"), err

@@ -160,27 +160,55 @@ def _add_area(part: Partition, spec: BankSpec) -> None:
 
 
 def check_files(system: System, diags: Diagnostics) -> None:
-    """A variables bank written back when the run ends has a file no other bank loads: shared with
+    """A variables bank written back when the run ends has a file nothing else reads: shared with
     another partition's variables it would carry one partition's data into the other's flash at the
-    next run; shared with a firmware image it would overwrite the firmware."""
-    banks = [(part, spec) for part in system.partitions for spec in (part.firmware, part.flash)
-             if spec is not None and spec.path is not None]
-    for part, spec in banks:
-        if spec.bank != 1 or not spec.write_back:
+    next run; shared with a firmware image, a partition's image, a disk's file or a Linux kernel or
+    initramfs, what the firmware wrote would become that firmware, code or data at the next build."""
+    inputs = _inputs(system)
+    for part in system.partitions:
+        spec = part.flash
+        if spec is None or spec.path is None or not spec.write_back:
             continue
-        for other_part, other in banks:
-            if other is spec or not _same_file(spec.path, other.path):
+        for other_part, what, path, pos, harm in inputs:
+            if path is spec.path or not _same_file(spec.path, path):
                 continue
-            kind = "firmware" if other.bank == 0 else "flash"
-            harm = ("the variables would overwrite the firmware; give the variables their own file"
-                    if other.bank == 0 else "one partition's variables would become the other's; give each "
-                    "partition's variables their own file")
             diags.error(spec.at("image"), f"{spec.where}.image '{spec.image}' is written back when the run ends, "
-                        f"but is also the {kind} image of {other_part.title} (line {other.at('image').line}): "
-                        f"{harm}")
+                        f"but is also the {what} of {other_part.title} (line {pos.line}): {harm}")
+
+
+_OWN_FILE = "give the variables their own file"
+
+
+def _inputs(system: System) -> list[tuple[Partition, str, Path, Pos, str]]:
+    """Every file a build or a run of system reads: (partition, what it is, path, where it is named,
+    what writing variables into it would do)."""
+    code = f"what the firmware writes would become that partition's code at the next build; {_OWN_FILE}"
+    found = []
+    for part in system.partitions:
+        if part.image_path is not None:
+            found.append((part, "image", part.image_path, part.at("image"), code))
+        for spec in (part.firmware, part.flash):
+            if spec is not None and spec.path is not None:
+                harm = (f"the variables would overwrite the firmware; {_OWN_FILE}" if spec.bank == 0 else
+                        "one partition's variables would become the other's; give each partition's variables "
+                        "their own file")
+                found.append((part, "firmware image" if spec.bank == 0 else "flash image", spec.path,
+                              spec.at("image"), harm))
+        for item in (part.disk.files if part.disk is not None else []):
+            if item.path is not None:
+                found.append((part, f"disk file {item.dest}", item.path, item.at("source"),
+                              f"what the firmware writes would be on that partition's disk at the next build; "
+                              f"{_OWN_FILE}"))
+        linux = part.linux
+        for what, path in (("Linux kernel", getattr(linux, "kernel_path", None)),
+                           ("initramfs", getattr(linux, "initramfs_file_path", None))):
+            if path is not None:
+                found.append((part, what, path, linux.at("kernel" if what == "Linux kernel" else "initramfs"), code))
+    return found
 
 
 def _same_file(a: Path, b: Path) -> bool:
+    """The same file, through links too."""
     if a.exists() and b.exists():
         return a.samefile(b)
     return a.resolve() == b.resolve()
