@@ -41,3 +41,16 @@ def test_odd_command_sequences_answer_as_qemu():
     assert run.index(r"HM: partition") < 0
     assert got[:cut] == bare[:cut], "\n".join(f"{a!r} | {b!r}" for a, b in zip(got, bare) if a != b)
     assert got[cut + 1:] == [f"flashseq: {line}" for line in BROKEN_BUFFERS] + ["flashseq: done"], got[cut:]
+
+
+def test_load_pairs_from_the_flash_read_as_qemu():
+    """flashpair (partitions/board/flashpair): a load pair (LDP, what memcpy and edk2's CopyMem read
+    with) from the erased part of bank 1 beyond the variables image, and from a bank in read-status
+    mode: where the bank traps, such a load has no syndrome; it was a memory_violation and the
+    partition was halted (QEMU's -bios reads 0xffffffff and the status)."""
+    bare = bare_probe(BUILD / "board" / "flashpair.fd", "flashpair")
+    assert bare[-1] == "flashpair: done", bare
+    run = run_system("firmware_pair.yaml", timeout=60, until=lambda r: r.index(r"flashpair: done|halted") >= 0)
+    got = probe_lines(run.lines, "flashpair", "[pair] ")
+    assert run.index(r"HM: partition") < 0, "\n".join(run.lines[-5:])
+    assert got == bare, "\n".join(f"{a!r} | {b!r}" for a, b in zip(got, bare) if a != b)

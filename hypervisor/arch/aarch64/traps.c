@@ -77,11 +77,62 @@ static void zero_unsyndromed_load(struct vcpu *v, struct arch_regs *r)
 /* A stage-2 fault on the guest's own stage-1 table walk is never an access by the instruction:
  * not to be emulated as MMIO even if the walk touched an emulated device's page. */
 #define ISS_DABT_S1PTW (1ul << 7)
+#define ISS_DABT_FNV (1ul << 10) /* FAR_EL2 not valid */
+#define INSN_LDP_OPC(i) ((i) >> 30) /* 0: 32-bit, 1: LDPSW, 2: 64-bit */
+
+/* The first element's guest address of a load pair (Rn not SP: the save area does not hold it). */
+static bool load_pair_address(const struct arch_regs *r, uint32_t insn, uint64_t *va)
+{
+	unsigned rn = INSN_RN(insn);
+
+	if (rn == 31)
+		return false;
+	*va = r->x[rn];
+	if (INSN_LDP_INDEX(insn) != 1) /* post-index: the offset comes after */
+		*va += (uint64_t)INSN_LDP_IMM7(insn) << INSN_LDP_SCALE(insn);
+	return true;
+}
+
+/* A load pair of general-purpose registers from a firmware partition's flash where it traps (a
+ * command mode, a busy bank, the erased part beyond the image): memcpy's and edk2's CopyMem read.
+ * It has no syndrome; the instruction, read through the guest's translation like any guest
+ * buffer, says which registers and address. Emulated as its two loads, when both elements lie in
+ * the faulting page (the IPA is the fault's page; a pair across two pages is not emulated). */
+static bool flash_load_pair(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+{
+	uint32_t insn;
+	uint64_t va, far = read_far_el2(), val[2];
+
+	if (!v->partition->cfg->vmachine || (esr & (ISS_DABT_WNR | ISS_DABT_S1PTW | ISS_DABT_FNV)) ||
+	    !guest_copy_from(v, &insn, r->elr, sizeof(insn)) || (insn & INSN_LDP_MASK) != INSN_LDP ||
+	    INSN_LDP_OPC(insn) == 3 || !load_pair_address(r, insn, &va))
+		return false;
+	unsigned size = INSN_LDP_OPC(insn) == 2 ? 8 : 4;
+	if (va >> 12 != far >> 12 || (va + 2 * size - 1) >> 12 != far >> 12 ||
+	    !vflash_read_pair(v, fault_ipa() - (far - va), size, val))
+		return false;
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned rt = i ? INSN_RT2(insn) : INSN_RT(insn);
+		uint64_t x = size == 8 ? val[i] : (uint32_t)val[i];
+		if (INSN_LDP_OPC(insn) == 1 && (x >> 31))
+			x |= ~0xfffffffful; /* LDPSW */
+		if (rt < 31)
+			r->x[rt] = x;
+	}
+	unsigned index = INSN_LDP_INDEX(insn);
+	if (index == 1 || index == 3)
+		r->x[INSN_RN(insn)] += (uint64_t)INSN_LDP_IMM7(insn) << INSN_LDP_SCALE(insn);
+	return true;
+}
 
 static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
 	if ((esr & ISS_DABT_ISV) && !(esr & ISS_DABT_S1PTW) &&
 	    arch_vmachine_mmio(v, r, esr, fault_ipa())) {
+		arch_skip_instruction(r);
+		return;
+	}
+	if (!(esr & ISS_DABT_ISV) && flash_load_pair(v, r, esr)) {
 		arch_skip_instruction(r);
 		return;
 	}

@@ -416,35 +416,64 @@ static void access_bank(struct partition *p, unsigned bank, uint64_t off, unsign
 		*val = read_bank(p, bank, f, off, size);
 }
 
-bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val)
+/* The bank that holds [ipa, ipa + len), or -1. */
+static int bank_at(const struct bh_vmachine_cfg *m, uint64_t ipa, uint64_t len)
 {
-	struct partition *p = v->partition;
-	const struct bh_vmachine_cfg *m = p->cfg->vmachine;
-	struct vmachine *vm = vmachine_of(p);
-
 	for (unsigned bank = 0; bank < m->flash_count && bank < BH_FLASH_BANKS; bank++) {
 		const struct bh_flash_cfg *c = &m->flash[bank];
-		if (ipa < c->ipa || ipa - c->ipa >= c->size || size > c->size - (ipa - c->ipa))
-			continue;
-		uint64_t off = ipa - c->ipa;
-		arch_spin_lock(&vm->board_lock);
-		op_step(p, bank, &vm->flash[bank]); /* the operation in progress, if any: one step */
-		if (size <= FLASH_BUS) {
-			access_bank(p, bank, off, size, write, val);
-		} else { /* two bus words, the low one first, as QEMU's memory core splits it */
-			uint64_t lo = (uint32_t)*val, hi = *val >> 32;
-			access_bank(p, bank, off, FLASH_BUS, write, &lo);
-			access_bank(p, bank, off + FLASH_BUS, FLASH_BUS, write, &hi);
-			*val = (uint32_t)lo | hi << 32;
-		}
-		/* Once per trap, whatever the access changed: the bank's mapping follows its mode, at
-		 * most one stage-2 switch (an 8-byte store of a command and a zero, or an operation's
-		 * last step and a command, would otherwise switch two or three times). */
-		remap(p, bank, &vm->flash[bank]);
-		arch_spin_unlock(&vm->board_lock);
-		return true;
+		if (ipa >= c->ipa && ipa - c->ipa < c->size && len <= c->size - (ipa - c->ipa))
+			return (int)bank;
 	}
-	return false;
+	return -1;
+}
+
+/* n accesses of size bytes from bank offset off (val[i] the i-th's value), under the board's
+ * lock: the operation in progress steps once, each access of more than a bus word is two bus
+ * accesses, the low word first (as QEMU's memory core splits it), and the bank's mapping follows
+ * its mode once at the end, whatever the accesses changed: one step and one stage-2 switch at
+ * most per trap (an 8-byte store of a command and a zero, or an operation's last step and a
+ * command, would otherwise switch two or three times). */
+static void access_locked(struct partition *p, unsigned bank, uint64_t off, unsigned size,
+			  unsigned n, bool write, uint64_t *val)
+{
+	struct vmachine *vm = vmachine_of_emulated(p);
+
+	arch_spin_lock(&vm->board_lock);
+	op_step(p, bank, &vm->flash[bank]); /* the operation in progress, if any: one step */
+	for (unsigned i = 0; i < n; i++, off += size) {
+		if (size <= FLASH_BUS) {
+			access_bank(p, bank, off, size, write, &val[i]);
+			continue;
+		}
+		uint64_t lo = (uint32_t)val[i], hi = val[i] >> 32;
+		access_bank(p, bank, off, FLASH_BUS, write, &lo);
+		access_bank(p, bank, off + FLASH_BUS, FLASH_BUS, write, &hi);
+		val[i] = (uint32_t)lo | hi << 32;
+	}
+	remap(p, bank, &vm->flash[bank]);
+	arch_spin_unlock(&vm->board_lock);
+}
+
+bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val)
+{
+	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
+	int bank = bank_at(m, ipa, size);
+
+	if (bank < 0)
+		return false;
+	access_locked(v->partition, (unsigned)bank, ipa - m->flash[bank].ipa, size, 1, write, val);
+	return true;
+}
+
+bool vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[2])
+{
+	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
+	int bank = m ? bank_at(m, ipa, 2ul * size) : -1;
+
+	if (bank < 0 || (size != 4 && size != 8) || (ipa & (size - 1)))
+		return false;
+	access_locked(v->partition, (unsigned)bank, ipa - m->flash[bank].ipa, size, 2, false, val);
+	return true;
 }
 
 /* What the last run of the partition did with a bank: trapped writes (commands and data),

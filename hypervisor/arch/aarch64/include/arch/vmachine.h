@@ -115,6 +115,9 @@ bool vgpio_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
 bool vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 /* Board devices: the flash banks (ipa anywhere in a bank) and the PL031. */
 bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val);
+/* A load pair's two elements of size 4 or 8 from ipa, inside one flash bank, aligned: read as two
+ * loads (val[0], val[1]) in one trap; false, having done nothing, anywhere else. */
+bool vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[2]);
 bool vrtc_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 
 /* ICC_SGI1R_EL1 written by the guest: raise the SGI in the vCPUs it names. */
