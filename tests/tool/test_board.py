@@ -312,3 +312,15 @@ def test_a_written_back_variables_file_is_no_input_of_the_build(workdir, cli):
     assert err == ("fw.yaml:9:20: error: partitions[0].flash.image 'other.bin' is written back when the run ends, "
                    "but is also the image of partition 'raw' (line 16): what the firmware writes would become that "
                    "partition's code at the next build; give the variables their own file\n"), err
+
+
+def test_a_variables_file_the_runner_cannot_create_is_a_clear_error(workdir, capsys):
+    """Attack (description author): a missing variables image where no file can be made (its
+    directory under a file, or unwritable): `build`, which writes the QEMU command and so creates
+    the erased image, ended in a Python traceback (FileNotFoundError / NotADirectoryError)."""
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG.replace("image: out/vars.fd", "image: fw.fd/vars.fd"))
+    assert cli_main(build_args("fw.yaml", make_hyp_kit(workdir / "kit"))) == 1
+    err = capsys.readouterr().err
+    assert "cannot create the erased variables image" in err and "fw.fd/vars.fd" in err, err
+    assert "Traceback" not in err

@@ -20,6 +20,7 @@ from pathlib import Path
 from bulkhead.devicetree import Cells, Node, Ref, reg
 from bulkhead.diagnostics import Diagnostics, Pos
 from bulkhead.model import Area, Partition, System
+from bulkhead.toolchain import ToolError
 from bulkhead.units import K, M, hexa, size_text, span
 from bulkhead.yamlsrc import pos_of
 
@@ -318,11 +319,20 @@ def loader_args(system: System, directory: Path) -> list[str]:
             if spec is None or spec.path is None or spec.phys is None:
                 continue
             if not spec.path.exists():
-                spec.path.parent.mkdir(parents=True, exist_ok=True)
-                spec.path.write_bytes(b"\xff" * spec.size)
+                _create_erased(spec)
             path = directory / _padded_file_name(part) if spec.bank == 0 and _padded(spec) else spec.path
             args += ["-device", f"loader,file={path.resolve()},addr={hexa(spec.phys)},force-raw=on"]
     return args
+
+
+def _create_erased(spec: BankSpec) -> None:
+    """A missing variables image, erased (all ones), its directory made as needed."""
+    try:
+        spec.path.parent.mkdir(parents=True, exist_ok=True)
+        spec.path.write_bytes(b"\xff" * spec.size)
+    except OSError as exc:
+        raise ToolError(f"{spec.where}.image: cannot create the erased variables image '{spec.path}': "
+                        f"{exc.strerror}; give a path in a directory that exists or can be made") from exc
 
 
 def write_backs(system: System) -> list[tuple[int, int, Path]]:
