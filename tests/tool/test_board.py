@@ -324,3 +324,32 @@ def test_a_variables_file_the_runner_cannot_create_is_a_clear_error(workdir, cap
     err = capsys.readouterr().err
     assert "cannot create the erased variables image" in err and "fw.fd/vars.fd" in err, err
     assert "Traceback" not in err
+
+
+def test_a_bank_image_resized_after_the_build_is_not_run(workdir, capsys):
+    """Attack (description author, or whoever can replace a file): a firmware or variables image that
+    grew after the build was loaded whole by QEMU's loader, beyond the RAM the tables give the bank
+    (into another partition's memory), and a variables bank written back at its new size saved that
+    memory into the file, for the firmware to read at the next build. The runner refuses it."""
+    from bulkhead.config import load
+    from bulkhead.qemu import qemu_command
+    from bulkhead.toolchain import ToolError
+
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "out").mkdir()
+    (workdir / "out" / "vars.fd").write_bytes(b"\xff" * (512 * 1024))
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG.replace("size: 512K, ", ""))  # the file's size
+    assert cli_main(build_args("fw.yaml", make_hyp_kit(workdir / "kit"))) == 0
+    image = workdir / "out" / "bulkhead.img"
+    qemu_command(load(workdir / "fw.yaml"), image, interactive=False)  # as built: runs
+    (workdir / "out" / "vars.fd").write_bytes(b"\xff" * (1024 * 1024))
+    try:
+        qemu_command(load(workdir / "fw.yaml"), image, interactive=False)
+        raise AssertionError("a resized variables image was run")
+    except ToolError as exc:
+        assert str(exc) == (f"'{workdir / 'out' / 'vars.fd'}' is 1M now, but the boot image in {workdir / 'out'} "
+                            f"was built for 512K; rebuild it (bulkhead build)")
+    (workdir / "out" / "vars.fd").write_bytes(b"\xff" * (512 * 1024))
+    (workdir / "fw.fd").write_bytes(b"\x00" * (300 * 1024))
+    status = cli_main(["qemu", "--print", "fw.yaml", "--image", str(image)])
+    assert status == 1 and "fw.fd' is 300K now, but the boot image" in capsys.readouterr().err

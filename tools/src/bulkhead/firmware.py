@@ -14,6 +14,7 @@ when the run ends (qemu.py, FlashWriteBack).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -309,10 +310,41 @@ def write_padded(system: System, out: Path) -> dict[str, dict[str, Path]]:
     return written
 
 
+SIZES_FILE = "flash-sizes.json"
+
+
+def _file_sizes(system: System) -> dict[str, int]:
+    """Each bank image's size as the tables are built for it, by file."""
+    return {str(spec.path.resolve()): spec.file_size if spec.bank == 0 else spec.size
+            for part in system.by_id() for spec in (part.firmware, part.flash)
+            if spec is not None and spec.path is not None and spec.size}
+
+
+def write_sizes(system: System, out: Path) -> None:
+    """What the boot image in out was built for: the runner loads no bank image of another size."""
+    (out / SIZES_FILE).write_text(json.dumps(_file_sizes(system), indent=1, sort_keys=True) + "\n")
+
+
+def _check_sizes(system: System, directory: Path) -> None:
+    """A bank image whose size changed since the build would be loaded beyond the RAM the tables give
+    its bank (into whatever follows), and a variables bank written back at the new size would save
+    that memory into the file: refused, with the size the build used."""
+    try:
+        built = json.loads((directory / SIZES_FILE).read_text())
+    except (OSError, ValueError):
+        return  # not built by this tool version: nothing to compare
+    for path, size in _file_sizes(system).items():
+        if path in built and built[path] != size:
+            raise ToolError(f"'{path}' is {size_text(size)} now, but the boot image in {directory} was built for "
+                            f"{size_text(built[path])}; rebuild it (bulkhead build)")
+
+
 def loader_args(system: System, directory: Path) -> list[str]:
     """QEMU arguments that put each bank image into its RAM before the hypervisor starts (a firmware
     image that is not whole blocks from its padded copy in directory, write_padded); a missing
-    variables image is created erased first."""
+    variables image is created erased first. Refused if an image's size is not the one the boot
+    image in directory was built for."""
+    _check_sizes(system, directory)
     args = []
     for part in system.by_id():
         for spec in (part.firmware, part.flash):
