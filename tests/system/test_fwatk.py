@@ -54,3 +54,15 @@ def test_load_pairs_from_the_flash_read_as_qemu():
     got = probe_lines(run.lines, "flashpair", "[pair] ")
     assert run.index(r"HM: partition") < 0, "\n".join(run.lines[-5:])
     assert got == bare, "\n".join(f"{a!r} | {b!r}" for a, b in zip(got, bare) if a != b)
+
+
+def test_code_run_from_a_bank_still_busy_runs_as_under_qemu():
+    """flashxip (partitions/board/flashxip) programs code into bank 1, sends read array without
+    polling and calls it: QEMU's flash is never busy, so the code runs; in a partition the bank was
+    still busy, unmapped, and the fetch a memory_violation that halted the firmware. Now the fetch
+    waits a step at a time (each fault one step of the program) and the code runs."""
+    bare = bare_probe(BUILD / "board" / "flashxip.fd", "flashxip")
+    assert bare[-1] == "flashxip: done" and "flashxip: code returned 0x0000002a" in bare, bare
+    run = run_system("firmware_xip.yaml", timeout=60, until=lambda r: r.index(r"flashxip: done|halted") >= 0)
+    assert run.index(r"HM: partition") < 0, "\n".join(run.lines[-5:])
+    assert probe_lines(run.lines, "flashxip", "[xip] ") == bare

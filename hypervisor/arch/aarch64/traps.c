@@ -152,8 +152,10 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	arch_skip_instruction(r);
 }
 
-static void instruction_abort(struct vcpu *v, struct arch_regs *r)
+static void instruction_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
+	if (!(esr & ISS_DABT_S1PTW) && vflash_fetch(v, fault_ipa()))
+		return; /* code in a busy flash bank: fetched again, a step later */
 	struct hm_event ev = {
 		.kind = BH_HM_MEMORY_VIOLATION,
 		.address = fault_ipa(),
@@ -246,7 +248,7 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 		data_abort(v, r, esr);
 		break;
 	case EC_IABT_LOW:
-		instruction_abort(v, r);
+		instruction_abort(v, r, esr);
 		break;
 	default:
 		other_trap(v, r, esr);

@@ -476,6 +476,26 @@ bool vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[
 	return true;
 }
 
+bool vflash_fetch(struct vcpu *v, uint64_t ipa)
+{
+	struct partition *p = v->partition;
+	const struct bh_vmachine_cfg *m = p->cfg->vmachine;
+	int bank = m ? bank_at(m, ipa, FLASH_BUS) : -1;
+
+	if (bank < 0)
+		return false;
+	struct vmachine *vm = vmachine_of_emulated(p);
+	struct vflash *f = &vm->flash[bank];
+	arch_spin_lock(&vm->board_lock);
+	bool again = f->mode == MODE_ARRAY && ipa - m->flash[bank].ipa < m->flash[bank].backed;
+	if (again) { /* busy (or mapped since the fault): one step, then the fetch once more */
+		op_step(p, (unsigned)bank, f);
+		remap(p, (unsigned)bank, f);
+	}
+	arch_spin_unlock(&vm->board_lock);
+	return again;
+}
+
 /* What the last run of the partition did with a bank: trapped writes (commands and data),
  * stage-2 switches between read-array and command modes, reads of the erased tail. */
 static void log_use(const struct partition *p, unsigned bank, struct vflash *f)
