@@ -56,11 +56,12 @@ def test_load_pairs_from_the_flash_read_as_qemu():
     assert got == bare, "\n".join(f"{a!r} | {b!r}" for a, b in zip(got, bare) if a != b)
 
 
-def test_code_run_from_a_bank_still_busy_runs_as_under_qemu():
+def test_code_and_loads_from_a_bank_still_busy_run_as_under_qemu():
     """flashxip (partitions/board/flashxip) programs code into bank 1, sends read array without
-    polling and calls it: QEMU's flash is never busy, so the code runs; in a partition the bank was
-    still busy, unmapped, and the fetch a memory_violation that halted the firmware. Now the fetch
-    waits a step at a time (each fault one step of the program) and the code runs."""
+    polling and calls it, then does the same with data read by loads with writeback (no syndrome):
+    QEMU's flash is never busy, so both work; in a partition the bank was still busy, unmapped, and
+    the fetch or load a memory_violation that halted the firmware. Now they wait a step at a time
+    (each fault one step of the program) and then run."""
     bare = bare_probe(BUILD / "board" / "flashxip.fd", "flashxip")
     assert bare[-1] == "flashxip: done" and "flashxip: code returned 0x0000002a" in bare, bare
     run = run_system("firmware_xip.yaml", timeout=60, until=lambda r: r.index(r"flashxip: done|halted") >= 0)

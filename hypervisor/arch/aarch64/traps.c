@@ -136,6 +136,11 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 		arch_skip_instruction(r);
 		return;
 	}
+	/* Any other load without a syndrome from a busy flash bank in read-array mode (one with
+	 * writeback, SIMD registers): made again, a step later, until the bank is mapped. Never a
+	 * write: a store in read-array mode is a permission fault that no remapping ends. */
+	if (!(esr & (ISS_DABT_ISV | ISS_DABT_WNR | ISS_DABT_S1PTW)) && vflash_wait(v, fault_ipa()))
+		return;
 	bool write = esr & ISS_DABT_WNR;
 	struct hm_event ev = {
 		.kind = BH_HM_MEMORY_VIOLATION,
@@ -154,7 +159,7 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 
 static void instruction_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
-	if (!(esr & ISS_DABT_S1PTW) && vflash_fetch(v, fault_ipa()))
+	if (!(esr & ISS_DABT_S1PTW) && vflash_wait(v, fault_ipa()))
 		return; /* code in a busy flash bank: fetched again, a step later */
 	struct hm_event ev = {
 		.kind = BH_HM_MEMORY_VIOLATION,

@@ -476,7 +476,7 @@ bool vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[
 	return true;
 }
 
-bool vflash_fetch(struct vcpu *v, uint64_t ipa)
+bool vflash_wait(struct vcpu *v, uint64_t ipa)
 {
 	struct partition *p = v->partition;
 	const struct bh_vmachine_cfg *m = p->cfg->vmachine;
@@ -488,7 +488,7 @@ bool vflash_fetch(struct vcpu *v, uint64_t ipa)
 	struct vflash *f = &vm->flash[bank];
 	arch_spin_lock(&vm->board_lock);
 	bool again = f->mode == MODE_ARRAY && ipa - m->flash[bank].ipa < m->flash[bank].backed;
-	if (again) { /* busy (or mapped since the fault): one step, then the fetch once more */
+	if (again) { /* busy (or mapped since the fault): one step, then the access once more */
 		op_step(p, (unsigned)bank, f);
 		remap(p, (unsigned)bank, f);
 	}

@@ -1,7 +1,8 @@
 /* flashxip: code executed in place from bank 1 right after the firmware programmed it and sent
  * read array without polling the status (QEMU's flash is never busy, so firmware tested only
  * there may do so). Under QEMU's -bios the code runs; in a partition the bank is busy a few
- * accesses more, and must read as it will be -- instruction fetches too (tests/system/test_fwatk.py). */
+ * accesses more, and must read as it will be -- instruction fetches and loads without a syndrome
+ * too (tests/system/test_fwatk.py). */
 #define PROBE_NAME "flashxip"
 #include "fwprobe.h"
 
@@ -47,6 +48,21 @@ int main(void)
 	show("code returned", call(FW_BANK1 + CODE));
 	wait_ready();
 	show("code returned again", call(FW_BANK1 + CODE));
+	/* the same for a load with writeback (no syndrome either), as a checksum loop reads */
+	flash_cmd(CODE, 0xe8);
+	flash_wr(CODE, 511u << 16 | 511u);
+	for (unsigned i = 0; i < 512; i++)
+		flash_wr(CODE + 4 * i, 0x1000u + i);
+	flash_cmd(CODE, 0xd0);
+	flash_cmd(0, 0xff); /* no poll */
+	unsigned long at = FW_BANK1 + CODE + 4 * 508;
+	uint32_t sum = 0, w;
+	for (unsigned i = 0; i < 4; i++) {
+		__asm__ volatile("ldr %w0, [%1], #4" : "=r"(w), "+r"(at) : : "memory");
+		sum += w;
+	}
+	show("post-index loads sum", sum);
+	wait_ready();
 	puts_("flashxip: done\n");
 	return 0;
 }
