@@ -353,3 +353,18 @@ def test_a_bank_image_resized_after_the_build_is_not_run(workdir, capsys):
     (workdir / "fw.fd").write_bytes(b"\x00" * (300 * 1024))
     status = cli_main(["qemu", "--print", "fw.yaml", "--image", str(image)])
     assert status == 1 and "fw.fd' is 300K now, but the boot image" in capsys.readouterr().err
+
+
+def test_a_firmware_image_of_exactly_64m_is_taken_and_one_byte_more_refused(workdir, cli):
+    """The bank's limit, at the byte: 64M backs the whole bank (no copy: whole blocks); 64M + 1 is
+    refused at the image, as QEMU's -bios refuses a file larger than the bank."""
+    with open(workdir / "fw.fd", "wb") as stream:
+        stream.truncate(64 * 1024 * 1024)
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG.replace("phys: 0x50400000", "phys: 0x54000000"))
+    assert cli("check", "fw.yaml")[0] == 0
+    with open(workdir / "fw.fd", "ab") as stream:
+        stream.write(b"\x00")
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:8:23: error: partitions[0].firmware: image 'fw.fd' is 0x4000001, more than the 64M of "
+                   "flash bank 0; use the firmware's image file (the bank's contents from address 0, at most 64M)\n")

@@ -404,7 +404,7 @@ static uint64_t read_bank(struct partition *p, unsigned bank, struct vflash *f, 
 	return word | word << 16;
 }
 
-/* One access of at most a bus word: the operation in progress steps, then the access. */
+/* One access of at most a bus word (the caller holds the board's lock). */
 static void access_bank(struct partition *p, unsigned bank, uint64_t off, unsigned size,
 			bool write, uint64_t *val)
 {
