@@ -44,10 +44,11 @@ def test_odd_command_sequences_answer_as_qemu():
 
 
 def test_load_pairs_from_the_flash_read_as_qemu():
-    """flashpair (partitions/board/flashpair): a load pair (LDP, what memcpy and edk2's CopyMem read
-    with) from the erased part of bank 1 beyond the variables image, and from a bank in read-status
-    mode: where the bank traps, such a load has no syndrome; it was a memory_violation and the
-    partition was halted (QEMU's -bios reads 0xffffffff and the status)."""
+    """flashpair (partitions/board/flashpair): load pairs (LDP, LDPSW: what memcpy and edk2's
+    CopyMem read with) and single loads with writeback (a checksum loop's) from the erased part of
+    bank 1 beyond the variables image, and from a bank in read-status mode: where the bank traps,
+    such a load has no syndrome; it was a memory_violation and the partition was halted (QEMU's
+    -bios reads 0xffffffff and the status)."""
     bare = bare_probe(BUILD / "board" / "flashpair.fd", "flashpair")
     assert bare[-1] == "flashpair: done", bare
     run = run_system("firmware_pair.yaml", timeout=60, until=lambda r: r.index(r"flashpair: done|halted") >= 0)

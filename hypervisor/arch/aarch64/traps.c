@@ -125,6 +125,46 @@ static bool flash_load_pair(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	return true;
 }
 
+/* Load register (immediate) with writeback, post- or pre-index, general-purpose (LDR, LDRB,
+ * LDRH, LDRSB, LDRSH, LDRSW): bits 29:27 111, V (26) 0, 25:24 00, 21 0, 10 1; opc (23:22) not 00,
+ * which is a store. */
+#define INSN_LDR_WB_MASK 0x3f200400u
+#define INSN_LDR_WB 0x38000400u
+#define INSN_LDR_SIZE(i) (1u << ((i) >> 30))
+#define INSN_LDR_OPC(i) (((i) >> 22) & 3) /* 1: zero-extend, 2: sign-extend to 64, 3: to 32 bits */
+#define INSN_LDR_PRE(i) (((i) >> 11) & 1)
+#define INSN_LDR_IMM9(i) ((int64_t)((uint64_t)(i) << 43) >> 55)
+
+/* A single load with writeback from a firmware partition's flash where it traps (a checksum
+ * loop's read): no syndrome either, emulated as flash_load_pair emulates a pair. */
+static bool flash_load_writeback(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+{
+	uint32_t insn;
+	uint64_t far = read_far_el2(), val = 0;
+
+	if (!v->partition->cfg->vmachine || (esr & (ISS_DABT_WNR | ISS_DABT_S1PTW | ISS_DABT_FNV)) ||
+	    !guest_copy_from(v, &insn, r->elr, sizeof(insn)) ||
+	    (insn & INSN_LDR_WB_MASK) != INSN_LDR_WB || INSN_RN(insn) == 31)
+		return false;
+	unsigned size = INSN_LDR_SIZE(insn), opc = INSN_LDR_OPC(insn), rt = INSN_RT(insn);
+	if (opc == 0 || (opc == 2 && size == 8) || (opc == 3 && size >= 4))
+		return false; /* a store, or unallocated */
+	uint64_t va = r->x[INSN_RN(insn)] + (INSN_LDR_PRE(insn) ? (uint64_t)INSN_LDR_IMM9(insn) : 0);
+	uint64_t ipa = fault_ipa() - (far - va);
+	if (va >> 12 != far >> 12 || (ipa & (size - 1)) || !vflash_access(v, ipa, size, false, &val))
+		return false;
+	uint64_t mask = size == 8 ? ~0ul : (1ul << (8 * size)) - 1;
+	val &= mask;
+	if (opc >= 2 && size < 8 && (val >> (8 * size - 1)))
+		val |= ~mask;
+	if (opc == 3)
+		val &= 0xffffffffu;
+	if (rt < 31)
+		r->x[rt] = val;
+	r->x[INSN_RN(insn)] += (uint64_t)INSN_LDR_IMM9(insn);
+	return true;
+}
+
 static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
 	if ((esr & ISS_DABT_ISV) && !(esr & ISS_DABT_S1PTW) &&
@@ -132,7 +172,7 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 		arch_skip_instruction(r);
 		return;
 	}
-	if (!(esr & ISS_DABT_ISV) && flash_load_pair(v, r, esr)) {
+	if (!(esr & ISS_DABT_ISV) && (flash_load_pair(v, r, esr) || flash_load_writeback(v, r, esr))) {
 		arch_skip_instruction(r);
 		return;
 	}

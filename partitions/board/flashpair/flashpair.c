@@ -71,6 +71,16 @@ int main(void)
 	uint64_t e, f;
 	__asm__ volatile("ldpsw %0, %1, [%2]" : "=&r"(e), "=&r"(f) : "r"(FW_BANK1 + TAIL) : "memory");
 	show("tail ldpsw high", (uint32_t)(e >> 32));
+	/* single loads with writeback (no syndrome either): a checksum loop's */
+	unsigned long at = FW_BANK1 + TAIL;
+	uint64_t g, h, k;
+	__asm__ volatile("ldr %w0, [%1], #4" : "=r"(g), "+r"(at) : : "memory");
+	__asm__ volatile("ldrsh %0, [%1, #2]!" : "=r"(h), "+r"(at) : : "memory");
+	__asm__ volatile("ldrb %w0, [%1], #-6" : "=r"(k), "+r"(at) : : "memory");
+	show("tail post-index word", (uint32_t)g);
+	show("tail pre-index signed half high", (uint32_t)(h >> 32));
+	show("tail byte", (uint32_t)k);
+	show("tail base moved back", (uint32_t)(FW_BANK1 + TAIL - at));
 	flash_cmd(0, 0x70);
 	show_pair("status pair", 0);
 	flash_cmd(0, 0x40); /* a word program of ones: status ready again, nothing changed */
