@@ -234,3 +234,137 @@ def test_a_firmware_partition_with_a_dma_device_keeps_its_flash_banks_where_they
                                                                  "phys: 0x48000000, guest"))
     errors = config.check(workdir / "fw.yaml")[1]
     assert [e.message.split(":")[0] for e in errors] == ["partition 'fw' area 'ram'"], [e.message for e in errors]
+
+
+SHARED_VARS_CONFIG = FIRMWARE_CONFIG + """\
+  - name: fw2
+    id: 1
+    board: qemu-virt
+    firmware: {image: fw.fd, phys: 0x52000000}
+    flash: {image: VARS2, phys: 0x52400000, size: 512K}
+    vcpus: [{core: 2}]
+    memory:
+      - {name: ram, phys: 0x49000000, guest: 0x40000000, size: 16M, rights: rwx}
+"""
+
+
+def test_a_written_back_variables_file_is_no_other_banks_image(workdir, cli):
+    """Attack (description author): bank 1 written back into a file another bank also loads. Two
+    partitions on one variables file carried the first's variables (whatever its firmware stored
+    there) into the second's flash at the next run; a variables file that is a firmware image had
+    the firmware overwritten by variables when the run ended. Both were accepted."""
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "fw.yaml").write_text(SHARED_VARS_CONFIG.replace("VARS2", "out/vars.fd"))
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:9:20: error: partitions[0].flash.image 'out/vars.fd' is written back when the run "
+                   "ends, but is also the flash image of partition 'fw2' (line 17): one partition's variables would "
+                   "become the other's; give each partition's variables their own file\n")
+    # Not written back, one file may seed both (each loads its own copy of it).
+    (workdir / "fw.yaml").write_text(SHARED_VARS_CONFIG.replace("VARS2", "out/vars.fd")
+                                     .replace(", write_back: true", ""))
+    assert cli("check", "fw.yaml")[0] == 0
+    # Variables written back into a firmware image: the firmware of both partitions.
+    (workdir / "fw.yaml").write_text(SHARED_VARS_CONFIG.replace("VARS2", "vars2.fd")
+                                     .replace("image: out/vars.fd", "image: fw.fd").replace("size: 512K, ", ""))
+    status, out, err = cli("check", "fw.yaml")
+    assert err == ("fw.yaml:9:20: error: partitions[0].flash.image 'fw.fd' is written back when the run ends, "
+                   "but is also the firmware image of partition 'fw' (line 8): the variables would overwrite the "
+                   "firmware; give the variables their own file\n"
+                   "fw.yaml:9:20: error: partitions[0].flash.image 'fw.fd' is written back when the run ends, "
+                   "but is also the firmware image of partition 'fw2' (line 16): the variables would overwrite the "
+                   "firmware; give the variables their own file\n"), err
+
+
+def test_a_bank_image_that_is_a_directory_is_refused_as_such(workdir, cli):
+    """Attack (description author): a directory as firmware image was reported missing; as variables
+    image it was accepted, and QEMU's loader failed at the run (or the write-back at its end)."""
+    (workdir / "fw.fd").mkdir()
+    (workdir / "out" / "vars.fd").mkdir(parents=True)
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG)
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:8:23: error: partitions[0].firmware.image 'fw.fd' is a directory; give the firmware's "
+                   "image file\n"
+                   "fw.yaml:9:20: error: partitions[0].flash.image 'out/vars.fd' is a directory; give the variables' "
+                   "image file (or a path where the runner may create it)\n"), err
+
+
+def test_a_written_back_variables_file_is_no_input_of_the_build(workdir, cli):
+    """Attack (hostile firmware, careless author): variables written back into a partition's image
+    (or a disk's file, a Linux kernel) put what the firmware wrote into another partition's code at
+    the next build. Accepted when the file happened to be whole erase blocks."""
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "other.bin").write_bytes(b"\x00" * (256 * 1024))
+    config = FIRMWARE_CONFIG.replace("image: out/vars.fd", "image: other.bin").replace("size: 512K, ", "") + """\
+  - name: raw
+    id: 1
+    board: qemu-virt
+    image: other.bin
+    load: 0x40200000
+    vcpus: [{core: 2}]
+    memory:
+      - {name: ram, phys: 0x49000000, guest: 0x40000000, size: 16M, rights: rwx}
+"""
+    (workdir / "fw.yaml").write_text(config)
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:9:20: error: partitions[0].flash.image 'other.bin' is written back when the run ends, "
+                   "but is also the image of partition 'raw' (line 16): what the firmware writes would become that "
+                   "partition's code at the next build; give the variables their own file\n"), err
+
+
+def test_a_variables_file_the_runner_cannot_create_is_a_clear_error(workdir, capsys):
+    """Attack (description author): a missing variables image where no file can be made (its
+    directory under a file, or unwritable): `build`, which writes the QEMU command and so creates
+    the erased image, ended in a Python traceback (FileNotFoundError / NotADirectoryError)."""
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG.replace("image: out/vars.fd", "image: fw.fd/vars.fd"))
+    assert cli_main(build_args("fw.yaml", make_hyp_kit(workdir / "kit"))) == 1
+    err = capsys.readouterr().err
+    assert "cannot create the erased variables image" in err and "fw.fd/vars.fd" in err, err
+    assert "Traceback" not in err
+
+
+def test_a_bank_image_resized_after_the_build_is_not_run(workdir, capsys):
+    """Attack (description author, or whoever can replace a file): a firmware or variables image that
+    grew after the build was loaded whole by QEMU's loader, beyond the RAM the tables give the bank
+    (into another partition's memory), and a variables bank written back at its new size saved that
+    memory into the file, for the firmware to read at the next build. The runner refuses it."""
+    from bulkhead.config import load
+    from bulkhead.qemu import qemu_command
+    from bulkhead.toolchain import ToolError
+
+    (workdir / "fw.fd").write_bytes(b"\x00" * (256 * 1024))
+    (workdir / "out").mkdir()
+    (workdir / "out" / "vars.fd").write_bytes(b"\xff" * (512 * 1024))
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG.replace("size: 512K, ", ""))  # the file's size
+    assert cli_main(build_args("fw.yaml", make_hyp_kit(workdir / "kit"))) == 0
+    image = workdir / "out" / "bulkhead.img"
+    qemu_command(load(workdir / "fw.yaml"), image, interactive=False)  # as built: runs
+    (workdir / "out" / "vars.fd").write_bytes(b"\xff" * (1024 * 1024))
+    try:
+        qemu_command(load(workdir / "fw.yaml"), image, interactive=False)
+        raise AssertionError("a resized variables image was run")
+    except ToolError as exc:
+        assert str(exc) == (f"'{workdir / 'out' / 'vars.fd'}' is 1M now, but the boot image in {workdir / 'out'} "
+                            f"was built for 512K; rebuild it (bulkhead build)")
+    (workdir / "out" / "vars.fd").write_bytes(b"\xff" * (512 * 1024))
+    (workdir / "fw.fd").write_bytes(b"\x00" * (300 * 1024))
+    status = cli_main(["qemu", "--print", "fw.yaml", "--image", str(image)])
+    assert status == 1 and "fw.fd' is 300K now, but the boot image" in capsys.readouterr().err
+
+
+def test_a_firmware_image_of_exactly_64m_is_taken_and_one_byte_more_refused(workdir, cli):
+    """The bank's limit, at the byte: 64M backs the whole bank (no copy: whole blocks); 64M + 1 is
+    refused at the image, as QEMU's -bios refuses a file larger than the bank."""
+    with open(workdir / "fw.fd", "wb") as stream:
+        stream.truncate(64 * 1024 * 1024)
+    (workdir / "fw.yaml").write_text(FIRMWARE_CONFIG.replace("phys: 0x50400000", "phys: 0x54000000"))
+    assert cli("check", "fw.yaml")[0] == 0
+    with open(workdir / "fw.fd", "ab") as stream:
+        stream.write(b"\x00")
+    status, out, err = cli("check", "fw.yaml")
+    assert (status, out) == (1, "")
+    assert err == ("fw.yaml:8:23: error: partitions[0].firmware: image 'fw.fd' is 0x4000001, more than the 64M of "
+                   "flash bank 0; use the firmware's image file (the bank's contents from address 0, at most 64M)\n")

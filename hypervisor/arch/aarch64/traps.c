@@ -77,6 +77,93 @@ static void zero_unsyndromed_load(struct vcpu *v, struct arch_regs *r)
 /* A stage-2 fault on the guest's own stage-1 table walk is never an access by the instruction:
  * not to be emulated as MMIO even if the walk touched an emulated device's page. */
 #define ISS_DABT_S1PTW (1ul << 7)
+#define ISS_DABT_FNV (1ul << 10) /* FAR_EL2 not valid */
+#define INSN_LDP_OPC(i) ((i) >> 30) /* 0: 32-bit, 1: LDPSW, 2: 64-bit */
+
+/* The first element's guest address of a load pair (Rn not SP: the save area does not hold it). */
+static bool load_pair_address(const struct arch_regs *r, uint32_t insn, uint64_t *va)
+{
+	unsigned rn = INSN_RN(insn);
+
+	if (rn == 31)
+		return false;
+	*va = r->x[rn];
+	if (INSN_LDP_INDEX(insn) != 1) /* post-index: the offset comes after */
+		*va += (uint64_t)INSN_LDP_IMM7(insn) << INSN_LDP_SCALE(insn);
+	return true;
+}
+
+/* A load pair of general-purpose registers from a firmware partition's flash where it traps (a
+ * command mode, a busy bank, the erased part beyond the image): memcpy's and edk2's CopyMem read.
+ * It has no syndrome; the instruction, read through the guest's translation like any guest
+ * buffer, says which registers and address. Emulated as its two loads, when both elements lie in
+ * the faulting page (the IPA is the fault's page; a pair across two pages is not emulated). */
+static bool flash_load_pair(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+{
+	uint32_t insn;
+	uint64_t va, far = read_far_el2(), val[2];
+
+	if (!v->partition->cfg->vmachine || (esr & (ISS_DABT_WNR | ISS_DABT_S1PTW | ISS_DABT_FNV)) ||
+	    !guest_copy_from(v, &insn, r->elr, sizeof(insn)) || (insn & INSN_LDP_MASK) != INSN_LDP ||
+	    INSN_LDP_OPC(insn) == 3 || !load_pair_address(r, insn, &va))
+		return false;
+	unsigned size = INSN_LDP_OPC(insn) == 2 ? 8 : 4;
+	if (va >> 12 != far >> 12 || (va + 2 * size - 1) >> 12 != far >> 12 ||
+	    !vflash_read_pair(v, fault_ipa() - (far - va), size, val))
+		return false;
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned rt = i ? INSN_RT2(insn) : INSN_RT(insn);
+		uint64_t x = size == 8 ? val[i] : (uint32_t)val[i];
+		if (INSN_LDP_OPC(insn) == 1 && (x >> 31))
+			x |= ~0xfffffffful; /* LDPSW */
+		if (rt < 31)
+			r->x[rt] = x;
+	}
+	unsigned index = INSN_LDP_INDEX(insn);
+	if (index == 1 || index == 3)
+		r->x[INSN_RN(insn)] += (uint64_t)INSN_LDP_IMM7(insn) << INSN_LDP_SCALE(insn);
+	return true;
+}
+
+/* Load register (immediate) with writeback, post- or pre-index, general-purpose (LDR, LDRB,
+ * LDRH, LDRSB, LDRSH, LDRSW): bits 29:27 111, V (26) 0, 25:24 00, 21 0, 10 1; opc (23:22) not 00,
+ * which is a store. */
+#define INSN_LDR_WB_MASK 0x3f200400u
+#define INSN_LDR_WB 0x38000400u
+#define INSN_LDR_SIZE(i) (1u << ((i) >> 30))
+#define INSN_LDR_OPC(i) (((i) >> 22) & 3) /* 1: zero-extend, 2: sign-extend to 64, 3: to 32 bits */
+#define INSN_LDR_PRE(i) (((i) >> 11) & 1)
+#define INSN_LDR_IMM9(i) ((int64_t)((uint64_t)(i) << 43) >> 55)
+
+/* A single load with writeback from a firmware partition's flash where it traps (a checksum
+ * loop's read): no syndrome either, emulated as flash_load_pair emulates a pair. */
+static bool flash_load_writeback(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+{
+	uint32_t insn;
+	uint64_t far = read_far_el2(), val = 0;
+
+	if (!v->partition->cfg->vmachine || (esr & (ISS_DABT_WNR | ISS_DABT_S1PTW | ISS_DABT_FNV)) ||
+	    !guest_copy_from(v, &insn, r->elr, sizeof(insn)) ||
+	    (insn & INSN_LDR_WB_MASK) != INSN_LDR_WB || INSN_RN(insn) == 31)
+		return false;
+	unsigned size = INSN_LDR_SIZE(insn), opc = INSN_LDR_OPC(insn), rt = INSN_RT(insn);
+	if (opc == 0 || (opc == 2 && size == 8) || (opc == 3 && size >= 4))
+		return false; /* a store, or unallocated */
+	uint64_t va = r->x[INSN_RN(insn)] + (INSN_LDR_PRE(insn) ? (uint64_t)INSN_LDR_IMM9(insn) : 0);
+	uint64_t ipa = fault_ipa() - (far - va);
+	if (va >> 12 != far >> 12 || (ipa & (size - 1)) || !vflash_access(v, ipa, size, false, &val))
+		return false;
+	uint64_t mask = size == 8 ? ~0ul : (1ul << (8 * size)) - 1;
+	val &= mask;
+	if (opc >= 2 && size < 8 && (val >> (8 * size - 1)))
+		val |= ~mask;
+	if (opc == 3)
+		val &= 0xffffffffu;
+	if (rt < 31)
+		r->x[rt] = val;
+	r->x[INSN_RN(insn)] += (uint64_t)INSN_LDR_IMM9(insn);
+	return true;
+}
 
 static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
@@ -85,6 +172,15 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 		arch_skip_instruction(r);
 		return;
 	}
+	if (!(esr & ISS_DABT_ISV) && (flash_load_pair(v, r, esr) || flash_load_writeback(v, r, esr))) {
+		arch_skip_instruction(r);
+		return;
+	}
+	/* Any other load without a syndrome from a busy flash bank in read-array mode (one with
+	 * writeback, SIMD registers): made again, a step later, until the bank is mapped. Never a
+	 * write: a store in read-array mode is a permission fault that no remapping ends. */
+	if (!(esr & (ISS_DABT_ISV | ISS_DABT_WNR | ISS_DABT_S1PTW)) && vflash_wait(v, fault_ipa()))
+		return;
 	bool write = esr & ISS_DABT_WNR;
 	struct hm_event ev = {
 		.kind = BH_HM_MEMORY_VIOLATION,
@@ -101,8 +197,10 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	arch_skip_instruction(r);
 }
 
-static void instruction_abort(struct vcpu *v, struct arch_regs *r)
+static void instruction_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
+	if (!(esr & ISS_DABT_S1PTW) && vflash_wait(v, fault_ipa()))
+		return; /* code in a busy flash bank: fetched again, a step later */
 	struct hm_event ev = {
 		.kind = BH_HM_MEMORY_VIOLATION,
 		.address = fault_ipa(),
@@ -195,7 +293,7 @@ static void guest_trap(struct arch_regs *r, uint64_t esr)
 		data_abort(v, r, esr);
 		break;
 	case EC_IABT_LOW:
-		instruction_abort(v, r);
+		instruction_abort(v, r, esr);
 		break;
 	default:
 		other_trap(v, r, esr);

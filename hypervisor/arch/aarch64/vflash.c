@@ -12,7 +12,10 @@
  *
  * Commands are taken from the low byte of the written value (the first device's half; firmware
  * sends every command to both devices). Status, query and identifier reads answer for both
- * devices at once, the 16-bit answer repeated in each half of the 32-bit bus word.
+ * devices at once, the 16-bit answer repeated in each half of the 32-bit bus word; a narrower
+ * read gets the word's low end whatever its lane. An 8-byte access is two bus accesses, the low
+ * word first (QEMU's memory core splits it so for pflash_cfi01): an 8-byte store of a command
+ * is the command and then a zero, an 8-byte identifier read two consecutive codes.
  *
  * Every path here is bounded by a small constant, whatever the guest does: an erase (256 KiB) or
  * a buffered program's confirm (up to 1024 words) is an operation in progress, as on real flash,
@@ -21,7 +24,8 @@
  * step in one trap, so a neighbour on the same core waits for one step at most. The status
  * register reports busy (SR.7 = 0) until the last step, as real flash does while it erases or
  * programs. A mode switch maps or unmaps the backed part by its 2 MiB level-2 entries (at most
- * 32 for a 64 MiB bank), not page by page. */
+ * 32 for a 64 MiB bank), not page by page, and is made once at the end of a trap, whatever the
+ * access changed: one step and one switch at most per trap. */
 #include "arch/aarch64.h"
 #include "arch/vmachine.h"
 #include "console.h"
@@ -98,12 +102,11 @@ static void remap(struct partition *p, unsigned bank, struct vflash *f)
 	set_mapped(p, bank, f, f->mode == MODE_ARRAY && f->cycle == CYCLE_NONE && f->op == OP_NONE);
 }
 
-static void enter(struct partition *p, unsigned bank, struct vflash *f, unsigned mode,
-		  unsigned cycle)
+/* A mode and cycle: the bank's stage-2 mapping follows at the end of the access (remap). */
+static void enter(struct vflash *f, unsigned mode, unsigned cycle)
 {
 	f->mode = (uint8_t)mode;
 	f->cycle = (uint8_t)cycle;
-	remap(p, bank, f);
 }
 
 /* Program n bytes at off: a store, as pflash_cfi01 does (firmware erases before it programs).
@@ -111,10 +114,8 @@ static void enter(struct partition *p, unsigned bank, struct vflash *f, unsigned
 static void program(const struct bh_flash_cfg *c, struct vflash *f, uint64_t off, uint64_t val,
 		    unsigned n)
 {
-	if (off + n > c->backed) {
-		if (n < 8 && (val | ~((1ul << (8 * n)) - 1)) != ~0ul)
-			f->status |= SR_PROGRAM_ERROR;
-		else if (n == 8 && val != ~0ul)
+	if (off + n > c->backed) { /* n is at most a bus word (vflash_access) */
+		if ((val | ~((1ul << (8 * n)) - 1)) != ~0ul)
 			f->status |= SR_PROGRAM_ERROR;
 		return;
 	}
@@ -210,7 +211,6 @@ static void op_step(struct partition *p, unsigned bank, struct vflash *f)
 	aarch64_sync_icache();
 	f->op = OP_NONE;
 	f->status |= SR_READY;
-	remap(p, bank, f);
 }
 
 /* A read in read-array mode while an operation is in progress (after a read-array command sent
@@ -241,46 +241,44 @@ static uint64_t read_in_progress(const struct bh_flash_cfg *c, const struct vfla
 }
 
 /* The first write of a command. */
-static void command(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
-		    uint8_t cmd)
+static void command(struct vflash *f, uint64_t off, uint8_t cmd)
 {
 	switch (cmd) {
 	case 0xff: case 0xf0: case 0x00:
-		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+		enter(f, MODE_ARRAY, CYCLE_NONE);
 		break;
-	case 0x70: enter(p, bank, f, MODE_STATUS, CYCLE_NONE); break;
+	case 0x70: enter(f, MODE_STATUS, CYCLE_NONE); break;
 	case 0x50: /* clears the ready bit too, as pflash_cfi01 does */
 		f->status = 0;
 		break;
-	case 0x90: enter(p, bank, f, MODE_ID, CYCLE_NONE); break;
-	case 0x98: enter(p, bank, f, MODE_QUERY, CYCLE_NONE); break;
-	case 0x10: case 0x40: enter(p, bank, f, MODE_STATUS, CYCLE_PROGRAM); break;
+	case 0x90: enter(f, MODE_ID, CYCLE_NONE); break;
+	case 0x98: enter(f, MODE_QUERY, CYCLE_NONE); break;
+	case 0x10: case 0x40: enter(f, MODE_STATUS, CYCLE_PROGRAM); break;
 	case 0x20: /* the erase starts at the second cycle (erase_start) */
 		f->erase_at = off;
 		f->status |= SR_READY;
-		enter(p, bank, f, MODE_STATUS, CYCLE_ERASE);
+		enter(f, MODE_STATUS, CYCLE_ERASE);
 		break;
-	case 0x60: enter(p, bank, f, MODE_STATUS, CYCLE_LOCK); break;
+	case 0x60: enter(f, MODE_STATUS, CYCLE_LOCK); break;
 	case 0xe8:
 		f->buf_start = off & ~(uint64_t)(FLASH_BUS - 1);
 		f->status |= SR_READY; /* the buffer is free */
-		enter(p, bank, f, MODE_STATUS, CYCLE_BUF_COUNT);
+		enter(f, MODE_STATUS, CYCLE_BUF_COUNT);
 		break;
 	default: /* as pflash_cfi01: an unknown command returns to read-array mode */
-		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+		enter(f, MODE_ARRAY, CYCLE_NONE);
 	}
 }
 
 /* Buffered program: a data word at off, inside the window the count announced, kept in the
  * write buffer; the flash changes only at the confirm, so a sequence broken (or a partition
  * restarted: power lost) before it leaves every word as it was, as QEMU's pflash_cfi01 does. */
-static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, uint64_t off,
-			unsigned size, uint64_t val)
+static void buffer_word(struct vflash *f, uint64_t off, unsigned size, uint64_t val)
 {
 	uint64_t index = (off - f->buf_start) / FLASH_BUS;
 
 	if (size != FLASH_BUS || off < f->buf_start || index >= f->count) {
-		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE); /* a broken sequence, as pflash_cfi01 */
+		enter(f, MODE_ARRAY, CYCLE_NONE); /* a broken sequence, as pflash_cfi01 */
 		return;
 	}
 	f->buf[index] = (uint32_t)val;
@@ -291,22 +289,22 @@ static void buffer_word(struct partition *p, unsigned bank, struct vflash *f, ui
 
 /* The second write of a two-cycle command: the confirm, or anything else, which pflash_cfi01
  * treats as a broken sequence and answers by returning to read-array mode. */
-static bool confirmed(struct partition *p, unsigned bank, struct vflash *f, bool ok)
+static bool confirmed(struct vflash *f, bool ok)
 {
 	if (ok)
 		return true;
-	enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+	enter(f, MODE_ARRAY, CYCLE_NONE);
 	return false;
 }
 
 /* A write while the device is busy: read status (70) and read array (FF, F0, 00: the flash as it
  * will be, trapped until the operation ends) and clear status (50) are taken, as on real flash;
  * anything else (a program, an erase, data) is ignored: the device accepts no new work. */
-static void busy_command(struct partition *p, unsigned bank, struct vflash *f, uint8_t cmd)
+static void busy_command(struct vflash *f, uint8_t cmd)
 {
 	switch (cmd) {
-	case 0x70: enter(p, bank, f, MODE_STATUS, CYCLE_NONE); break;
-	case 0xff: case 0xf0: case 0x00: enter(p, bank, f, MODE_ARRAY, CYCLE_NONE); break;
+	case 0x70: enter(f, MODE_STATUS, CYCLE_NONE); break;
+	case 0xff: case 0xf0: case 0x00: enter(f, MODE_ARRAY, CYCLE_NONE); break;
 	case 0x50: f->status = 0; break; /* the ready bit comes with the last step */
 	default: break;
 	}
@@ -320,12 +318,12 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 
 	f->writes++;
 	if (f->op != OP_NONE) {
-		busy_command(p, bank, f, cmd);
+		busy_command(f, cmd);
 		return;
 	}
 	switch (f->cycle) {
 	case CYCLE_NONE:
-		command(p, bank, f, off, cmd);
+		command(f, off, cmd);
 		return;
 	case CYCLE_PROGRAM:
 		program(c, f, off, val, size);
@@ -343,20 +341,20 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 		erase_start(p, bank, f, f->erase_at);
 		return;
 	case CYCLE_BUF_CONFIRM:
-		if (!confirmed(p, bank, f, cmd == 0xd0))
+		if (!confirmed(f, cmd == 0xd0))
 			return;
 		f->cycle = CYCLE_NONE;
 		f->mode = MODE_STATUS;
 		op_start(p, bank, f, OP_PROGRAM, 0, 0);
 		return;
 	case CYCLE_LOCK: /* lock or unlock: blocks are never locked */
-		if (!confirmed(p, bank, f, cmd == 0x01 || cmd == 0xd0))
+		if (!confirmed(f, cmd == 0x01 || cmd == 0xd0))
 			return;
 		break;
 	case CYCLE_BUF_COUNT: /* bus words - 1, in each device's half */
 		f->count = (uint32_t)(val & 0xffff) + 1;
 		if (f->count > VFLASH_BUFFER_WORDS) { /* more than the buffer holds: a broken sequence */
-			enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+			enter(f, MODE_ARRAY, CYCLE_NONE);
 			return;
 		}
 		f->buf_words = 0;
@@ -364,11 +362,11 @@ static void write_bank(struct partition *p, unsigned bank, struct vflash *f, uin
 		f->cycle = CYCLE_BUF_DATA;
 		return;
 	case CYCLE_BUF_DATA:
-		buffer_word(p, bank, f, off, size, val);
+		buffer_word(f, off, size, val);
 		return;
 	}
 	f->status |= SR_READY;
-	enter(p, bank, f, MODE_STATUS, CYCLE_NONE);
+	enter(f, MODE_STATUS, CYCLE_NONE);
 }
 
 /* One device's 16-bit answer in query or identifier mode, at its word address. */
@@ -400,32 +398,102 @@ static uint64_t read_bank(struct partition *p, unsigned bank, struct vflash *f, 
 			f->tail_reads++;
 		return val;
 	}
+	/* Both devices' answer, whatever the lane: a narrower read gets its low end (the caller
+	 * masks), as pflash_cfi01 answers a byte read at offset 1 or 3 too. */
 	uint32_t word = f->mode == MODE_STATUS ? f->status : device_word(f, off);
-	uint64_t bus = (uint64_t)(word | word << 16);
-	bus |= bus << 32;
-	return bus >> (8 * (off & (FLASH_BUS - 1)));
+	return word | word << 16;
+}
+
+/* One access of at most a bus word (the caller holds the board's lock). */
+static void access_bank(struct partition *p, unsigned bank, uint64_t off, unsigned size,
+			bool write, uint64_t *val)
+{
+	struct vflash *f = &vmachine_of_emulated(p)->flash[bank];
+
+	if (write)
+		write_bank(p, bank, f, off, size, *val);
+	else
+		*val = read_bank(p, bank, f, off, size);
+}
+
+/* The bank that holds [ipa, ipa + len), or -1. */
+static int bank_at(const struct bh_vmachine_cfg *m, uint64_t ipa, uint64_t len)
+{
+	for (unsigned bank = 0; bank < m->flash_count && bank < BH_FLASH_BANKS; bank++) {
+		const struct bh_flash_cfg *c = &m->flash[bank];
+		if (ipa >= c->ipa && ipa - c->ipa < c->size && len <= c->size - (ipa - c->ipa))
+			return (int)bank;
+	}
+	return -1;
+}
+
+/* n accesses of size bytes from bank offset off (val[i] the i-th's value), under the board's
+ * lock: the operation in progress steps once, each access of more than a bus word is two bus
+ * accesses, the low word first (as QEMU's memory core splits it), and the bank's mapping follows
+ * its mode once at the end, whatever the accesses changed: one step and one stage-2 switch at
+ * most per trap (an 8-byte store of a command and a zero, or an operation's last step and a
+ * command, would otherwise switch two or three times). */
+static void access_locked(struct partition *p, unsigned bank, uint64_t off, unsigned size,
+			  unsigned n, bool write, uint64_t *val)
+{
+	struct vmachine *vm = vmachine_of_emulated(p);
+
+	arch_spin_lock(&vm->board_lock);
+	op_step(p, bank, &vm->flash[bank]); /* the operation in progress, if any: one step */
+	for (unsigned i = 0; i < n; i++, off += size) {
+		if (size <= FLASH_BUS) {
+			access_bank(p, bank, off, size, write, &val[i]);
+			continue;
+		}
+		uint64_t lo = (uint32_t)val[i], hi = val[i] >> 32;
+		access_bank(p, bank, off, FLASH_BUS, write, &lo);
+		access_bank(p, bank, off + FLASH_BUS, FLASH_BUS, write, &hi);
+		val[i] = (uint32_t)lo | hi << 32;
+	}
+	remap(p, bank, &vm->flash[bank]);
+	arch_spin_unlock(&vm->board_lock);
 }
 
 bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val)
 {
+	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
+	int bank = bank_at(m, ipa, size);
+
+	if (bank < 0)
+		return false;
+	access_locked(v->partition, (unsigned)bank, ipa - m->flash[bank].ipa, size, 1, write, val);
+	return true;
+}
+
+bool vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[2])
+{
+	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
+	int bank = m ? bank_at(m, ipa, 2ul * size) : -1;
+
+	if (bank < 0 || (size != 4 && size != 8) || (ipa & (size - 1)))
+		return false;
+	access_locked(v->partition, (unsigned)bank, ipa - m->flash[bank].ipa, size, 2, false, val);
+	return true;
+}
+
+bool vflash_wait(struct vcpu *v, uint64_t ipa)
+{
 	struct partition *p = v->partition;
 	const struct bh_vmachine_cfg *m = p->cfg->vmachine;
-	struct vmachine *vm = vmachine_of(p);
+	int bank = m ? bank_at(m, ipa, FLASH_BUS) : -1;
 
-	for (unsigned bank = 0; bank < m->flash_count && bank < BH_FLASH_BANKS; bank++) {
-		const struct bh_flash_cfg *c = &m->flash[bank];
-		if (ipa < c->ipa || ipa - c->ipa >= c->size || size > c->size - (ipa - c->ipa))
-			continue;
-		arch_spin_lock(&vm->board_lock);
-		op_step(p, bank, &vm->flash[bank]); /* the operation in progress, if any: one step */
-		if (write)
-			write_bank(p, bank, &vm->flash[bank], ipa - c->ipa, size, *val);
-		else
-			*val = read_bank(p, bank, &vm->flash[bank], ipa - c->ipa, size);
-		arch_spin_unlock(&vm->board_lock);
-		return true;
+	if (bank < 0)
+		return false;
+	struct vmachine *vm = vmachine_of_emulated(p);
+	struct vflash *f = &vm->flash[bank];
+	arch_spin_lock(&vm->board_lock);
+	bool again = f->mode == MODE_ARRAY && ipa - m->flash[bank].ipa < m->flash[bank].backed;
+	if (again) { /* busy (or mapped since the fault): one step, then the access once more */
+		op_step(p, (unsigned)bank, f);
+		remap(p, (unsigned)bank, f);
 	}
-	return false;
+	arch_spin_unlock(&vm->board_lock);
+	return again;
 }
 
 /* What the last run of the partition did with a bank: trapped writes (commands and data),
@@ -454,7 +522,8 @@ void vflash_reset(struct partition *p)
 		f->op = OP_NONE;
 		f->status = SR_READY;
 		f->count = f->buf_words = 0;
-		enter(p, bank, f, MODE_ARRAY, CYCLE_NONE);
+		enter(f, MODE_ARRAY, CYCLE_NONE);
+		remap(p, bank, f);
 		log_use(p, bank, f);
 	}
 	arch_spin_unlock(&vm->board_lock);

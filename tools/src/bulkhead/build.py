@@ -63,6 +63,7 @@ def generate(system: System, source_name: str, out: Path) -> Sources:
         linux_outputs.setdefault(name, {}).update(files)
     for name, files in firmware.write_padded(system, out).items():
         linux_outputs.setdefault(name, {}).update(files)
+    firmware.write_sizes(system, out)
     segments = write_segment_files(system, out)
     images_s.write_text(render_images(segments, source_name))
     config_c.write_text(render_config(system, source_name))

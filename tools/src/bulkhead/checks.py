@@ -34,6 +34,7 @@ def check_system(system: System, diags: Diagnostics) -> None:
     board.check_boards(system, diags)
     disk.check_disks(system, diags)
     firmware.check_boards(system, diags)
+    firmware.check_files(system, diags)
     scheduling.check_schedule(system, system.cores if _cores_known(system) else None, diags)
 
 

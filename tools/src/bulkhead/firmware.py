@@ -14,12 +14,14 @@ when the run ends (qemu.py, FlashWriteBack).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bulkhead.devicetree import Cells, Node, Ref, reg
 from bulkhead.diagnostics import Diagnostics, Pos
 from bulkhead.model import Area, Partition, System
+from bulkhead.toolchain import ToolError
 from bulkhead.units import K, M, hexa, size_text, span
 from bulkhead.yamlsrc import pos_of
 
@@ -38,6 +40,7 @@ class BankSpec:
 
     pos: Pos
     bank: int
+    where: str = ""  # e.g. "partitions[1].flash", for messages
     marks: dict[str, Pos] = field(default_factory=dict)
     image: str | None = None
     path: Path | None = None
@@ -56,7 +59,7 @@ def read_keys(reader, fields: dict, part: Partition, where: str, base_dir: Path)
         if key not in fields:
             continue
         node = fields[key]
-        spec = BankSpec(pos_of(node), bank)
+        spec = BankSpec(pos_of(node), bank, f"{where}.{key}")
         pairs = reader.pairs(node, f"{where}.{key}")
         if pairs is None:
             continue
@@ -107,6 +110,13 @@ def _size_bank(diags: Diagnostics, spec: BankSpec, where: str) -> None:
     """The backed size: the image file's size, or (flash only, file not there yet) size."""
     if spec.path is None:
         return
+    if spec.path.exists() and not spec.path.is_file():
+        what = "a directory" if spec.path.is_dir() else "not a regular file"
+        image = "the firmware's image file" if spec.bank == 0 else \
+            "the variables' image file (or a path where the runner may create it)"
+        diags.error(spec.at("image"), f"{where}.image '{spec.image}' is {what}; give {image}")
+        spec.size = None
+        return
     if spec.path.is_file():
         actual = spec.path.stat().st_size
         if spec.bank == 1 and spec.size is not None and spec.size != actual:
@@ -149,6 +159,61 @@ def _add_area(part: Partition, spec: BankSpec) -> None:
     area.marks["phys"] = spec.at("phys")
     area.flash_bank = spec.bank
     part.areas.append(area)
+
+
+def check_files(system: System, diags: Diagnostics) -> None:
+    """A variables bank written back when the run ends has a file nothing else reads: shared with
+    another partition's variables it would carry one partition's data into the other's flash at the
+    next run; shared with a firmware image, a partition's image, a disk's file or a Linux kernel or
+    initramfs, what the firmware wrote would become that firmware, code or data at the next build."""
+    inputs = _inputs(system)
+    for part in system.partitions:
+        spec = part.flash
+        if spec is None or spec.path is None or not spec.write_back:
+            continue
+        for other_part, what, path, pos, harm in inputs:
+            if path is spec.path or not _same_file(spec.path, path):
+                continue
+            diags.error(spec.at("image"), f"{spec.where}.image '{spec.image}' is written back when the run ends, "
+                        f"but is also the {what} of {other_part.title} (line {pos.line}): {harm}")
+
+
+_OWN_FILE = "give the variables their own file"
+
+
+def _inputs(system: System) -> list[tuple[Partition, str, Path, Pos, str]]:
+    """Every file a build or a run of system reads: (partition, what it is, path, where it is named,
+    what writing variables into it would do)."""
+    code = f"what the firmware writes would become that partition's code at the next build; {_OWN_FILE}"
+    found = []
+    for part in system.partitions:
+        if part.image_path is not None:
+            found.append((part, "image", part.image_path, part.at("image"), code))
+        for spec in (part.firmware, part.flash):
+            if spec is not None and spec.path is not None:
+                harm = (f"the variables would overwrite the firmware; {_OWN_FILE}" if spec.bank == 0 else
+                        "one partition's variables would become the other's; give each partition's variables "
+                        "their own file")
+                found.append((part, "firmware image" if spec.bank == 0 else "flash image", spec.path,
+                              spec.at("image"), harm))
+        for item in (part.disk.files if part.disk is not None else []):
+            if item.path is not None:
+                found.append((part, f"disk file {item.dest}", item.path, item.at("source"),
+                              f"what the firmware writes would be on that partition's disk at the next build; "
+                              f"{_OWN_FILE}"))
+        linux = part.linux
+        for what, path in (("Linux kernel", getattr(linux, "kernel_path", None)),
+                           ("initramfs", getattr(linux, "initramfs_file_path", None))):
+            if path is not None:
+                found.append((part, what, path, linux.at("kernel" if what == "Linux kernel" else "initramfs"), code))
+    return found
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """The same file, through links too."""
+    if a.exists() and b.exists():
+        return a.samefile(b)
+    return a.resolve() == b.resolve()
 
 
 def emulated_rtc(part: Partition) -> bool:
@@ -245,21 +310,61 @@ def write_padded(system: System, out: Path) -> dict[str, dict[str, Path]]:
     return written
 
 
+SIZES_FILE = "flash-sizes.json"
+
+
+def _file_sizes(system: System) -> dict[str, int]:
+    """Each bank image's size as the tables are built for it, by file."""
+    return {str(spec.path.resolve()): spec.file_size if spec.bank == 0 else spec.size
+            for part in system.by_id() for spec in (part.firmware, part.flash)
+            if spec is not None and spec.path is not None and spec.size}
+
+
+def write_sizes(system: System, out: Path) -> None:
+    """What the boot image in out was built for: the runner loads no bank image of another size."""
+    (out / SIZES_FILE).write_text(json.dumps(_file_sizes(system), indent=1, sort_keys=True) + "\n")
+
+
+def _check_sizes(system: System, directory: Path) -> None:
+    """A bank image whose size changed since the build would be loaded beyond the RAM the tables give
+    its bank (into whatever follows), and a variables bank written back at the new size would save
+    that memory into the file: refused, with the size the build used."""
+    try:
+        built = json.loads((directory / SIZES_FILE).read_text())
+    except (OSError, ValueError):
+        return  # not built by this tool version: nothing to compare
+    for path, size in _file_sizes(system).items():
+        if path in built and built[path] != size:
+            raise ToolError(f"'{path}' is {size_text(size)} now, but the boot image in {directory} was built for "
+                            f"{size_text(built[path])}; rebuild it (bulkhead build)")
+
+
 def loader_args(system: System, directory: Path) -> list[str]:
     """QEMU arguments that put each bank image into its RAM before the hypervisor starts (a firmware
     image that is not whole blocks from its padded copy in directory, write_padded); a missing
-    variables image is created erased first."""
+    variables image is created erased first. Refused if an image's size is not the one the boot
+    image in directory was built for."""
+    _check_sizes(system, directory)
     args = []
     for part in system.by_id():
         for spec in (part.firmware, part.flash):
             if spec is None or spec.path is None or spec.phys is None:
                 continue
             if not spec.path.exists():
-                spec.path.parent.mkdir(parents=True, exist_ok=True)
-                spec.path.write_bytes(b"\xff" * spec.size)
+                _create_erased(spec)
             path = directory / _padded_file_name(part) if spec.bank == 0 and _padded(spec) else spec.path
             args += ["-device", f"loader,file={path.resolve()},addr={hexa(spec.phys)},force-raw=on"]
     return args
+
+
+def _create_erased(spec: BankSpec) -> None:
+    """A missing variables image, erased (all ones), its directory made as needed."""
+    try:
+        spec.path.parent.mkdir(parents=True, exist_ok=True)
+        spec.path.write_bytes(b"\xff" * spec.size)
+    except OSError as exc:
+        raise ToolError(f"{spec.where}.image: cannot create the erased variables image '{spec.path}': "
+                        f"{exc.strerror}; give a path in a directory that exists or can be made") from exc
 
 
 def write_backs(system: System) -> list[tuple[int, int, Path]]:

@@ -115,6 +115,15 @@ bool vgpio_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
 bool vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 /* Board devices: the flash banks (ipa anywhere in a bank) and the PL031. */
 bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val);
+/* A load pair's two elements of size 4 or 8 from ipa, inside one flash bank, aligned: read as two
+ * loads (val[0], val[1]) in one trap; false, having done nothing, anywhere else. */
+bool vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[2]);
+/* An instruction fetch or a load without a syndrome from a flash bank faulted: in read-array mode,
+ * in the image's part, the bank is busy (read array sent while an operation is in progress) or was
+ * mapped again since. One step of the operation and true: the access is to be made again (the bank
+ * is mapped when the operation ends), as QEMU's never-busy flash answers at once. False (nothing
+ * done) anywhere else. */
+bool vflash_wait(struct vcpu *v, uint64_t ipa);
 bool vrtc_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 
 /* ICC_SGI1R_EL1 written by the guest: raise the SGI in the vCPUs it names. */
