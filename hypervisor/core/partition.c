@@ -227,6 +227,19 @@ static bool change_state(struct partition *p, enum partition_state from, enum pa
 	return changed;
 }
 
+/* The incarnation a vCPU of p acts for (its restart count), or false while p restarts: a vCPU
+ * still in the hypervisor then belongs to the incarnation that ended, and nothing it does may
+ * reach the next one (a port it opened would be open there). Under the lock, so the count and
+ * the state are of one instant. */
+bool partition_incarnation(struct partition *p, uint32_t *restarts)
+{
+	partition_lock(p);
+	bool live = p->state != PARTITION_RESTARTING;
+	*restarts = p->restarts;
+	partition_unlock(p);
+	return live;
+}
+
 bool partition_suspend(struct partition *p)
 {
 	return change_state(p, PARTITION_RUNNING, PARTITION_SUSPENDED);

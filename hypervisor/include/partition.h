@@ -123,6 +123,10 @@ void partition_restart(struct partition *p, bool cold, uint32_t cause);
 bool partition_suspend(struct partition *p);
 bool partition_resume(struct partition *p);
 
+/* The restart count of the incarnation p's vCPUs act for, read with its state under p's lock;
+ * false while p restarts (a caller is a vCPU of the incarnation that ended). */
+bool partition_incarnation(struct partition *p, uint32_t *restarts);
+
 /* BH_HC_VCPU_CTL on vCPU `index` of the caller's partition; returns a BH_* code. */
 int vcpu_control(struct vcpu *caller, uint64_t op, uint64_t index, uint64_t entry);
 /* PSCI CPU_ON: start halted vCPU t at entry with x0 = arg. BH_NO_ACTION if it is not halted,

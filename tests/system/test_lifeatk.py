@@ -1,0 +1,32 @@
+"""Life-cycle attacks across cores: what a hostile partition's vCPUs still do in the hypervisor
+while another core restarts or halts their partition must not outlive that incarnation."""
+
+from __future__ import annotations
+
+import re
+
+from harness import run_system
+
+
+def stats(run) -> dict[str, int]:
+    found = {}
+    for line in run.lines:
+        m = re.search(r"\] BHSTAT (\w+) (-?\d+)$", line)
+        if m:
+            found[m[1]] = int(m[2])
+    return found
+
+
+def passed(run, part: str, name: str) -> None:
+    verdict = run.verdicts().get((part, name))
+    assert verdict and verdict[0] == "PASS", f"{part} {name}: {verdict}\n{run.log[-3000:]}"
+
+
+def test_a_port_opened_by_the_old_incarnation_is_closed_in_the_new_one():
+    run = run_system("lifeatk_ports.yaml", timeout=240,
+                     until=lambda r: r.index(r"\[stale\] BHTEST-SUMMARY") >= 0)
+    print(f"BHSTAT lifeport: {stats(run)}")
+    passed(run, "stale", "lifeport_vcpu1_started")
+    passed(run, "stale", "lifeport_queue_closed_at_boot")
+    passed(run, "stale", "lifeport_sampling_closed_at_boot")
+
