@@ -103,8 +103,9 @@ static int64_t hc_reset_self(struct vcpu *v, struct arch_regs *r)
 	if (mode != BH_RESET_COLD && mode != BH_RESET_WARM)
 		return BH_INVALID_PARAM;
 	console_guest_flush(v);
-	partition_restart(v->partition, mode == BH_RESET_COLD, BH_RESTART_SELF);
-	return BH_OK;
+	/* NO_ACTION: halted meanwhile by another core, which stops this vCPU on its way out. */
+	return partition_restart(v->partition, mode == BH_RESET_COLD, BH_RESTART_SELF) ? BH_OK
+										      : BH_NO_ACTION;
 }
 
 static int64_t raise_hm_event(struct vcpu *v, struct arch_regs *r, enum bh_hm_event kind,

@@ -255,9 +255,22 @@ bool partition_resume(struct partition *p)
  * the same restart: the count the partition is told (x2 at its entry) counts incarnations.
  * Its cause (x3) is the health monitor's if the monitor took part, else the first request's:
  * an error is what the partition most needs to know of. */
-void partition_restart(struct partition *p, bool cold, uint32_t cause)
+/* A halt ends an incarnation for good; only a system partition restarts a halted partition. A
+ * restart the partition asked for itself (BH_HC_RESET_SELF, PSCI SYSTEM_RESET, an event whose
+ * action restarts it) may reach the hypervisor after the halt, from a vCPU still in a trap on
+ * another core: it comes from the incarnation that ended and must not bring it back. */
+static bool halted_for_good(const struct partition *p, uint32_t cause)
+{
+	return p->state == PARTITION_HALTED && cause != BH_RESTART_SYSTEM_PARTITION;
+}
+
+bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 {
 	partition_lock(p);
+	if (halted_for_good(p, cause)) {
+		partition_unlock(p);
+		return false;
+	}
 	load_rewind(p);
 	if (p->state == PARTITION_RESTARTING) {
 		p->reload |= cold;
@@ -278,6 +291,7 @@ void partition_restart(struct partition *p, bool cold, uint32_t cause)
 	uint32_t n = p->restarts;
 	partition_unlock(p);
 	bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
+	return true;
 }
 
 /* Under the lock: v has been released. The last vCPU of a restarting partition hands the

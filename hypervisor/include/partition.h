@@ -119,7 +119,9 @@ void partition_load_steps(struct vcpu *v0);
  * false when the partition's state left nothing to do (halted already; a suspend of one not
  * running, restarting included; a resume of one not suspended). */
 bool partition_halt(struct partition *p);
-void partition_restart(struct partition *p, bool cold, uint32_t cause);
+/* False (nothing done) for a restart the partition asked for itself once it is halted: only a
+ * system partition's (BH_RESTART_SYSTEM_PARTITION) restarts a halted partition. */
+bool partition_restart(struct partition *p, bool cold, uint32_t cause);
 bool partition_suspend(struct partition *p);
 bool partition_resume(struct partition *p);
 

@@ -30,3 +30,10 @@ def test_a_port_opened_by_the_old_incarnation_is_closed_in_the_new_one():
     passed(run, "stale", "lifeport_queue_closed_at_boot")
     passed(run, "stale", "lifeport_sampling_closed_at_boot")
 
+
+def test_a_halt_is_not_undone_by_a_restart_the_halted_incarnation_asked_for():
+    run = run_system("lifeatk_halt.yaml", timeout=300,
+                     until=lambda r: r.index(r"\[warden\] BHTEST-SUMMARY") >= 0)
+    print(f"BHSTAT lifehalt: {stats(run)}")
+    passed(run, "warden", "lifehalt_calls_answered")
+    passed(run, "warden", "lifehalt_halt_is_final")
