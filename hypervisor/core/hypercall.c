@@ -203,7 +203,9 @@ static int64_t hc_partition_ctl(struct vcpu *v, struct arch_regs *r)
 
 static uint32_t public_state(const struct partition *t)
 {
-	return t->state == PARTITION_RESTARTING ? BH_PARTITION_STATE_RUNNING : t->state;
+	if (t->state != PARTITION_RESTARTING)
+		return t->state;
+	return t->stay_suspended ? BH_PARTITION_STATE_SUSPENDED : BH_PARTITION_STATE_RUNNING;
 }
 
 static int64_t hc_partition_status(struct vcpu *v, struct arch_regs *r)

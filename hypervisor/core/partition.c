@@ -245,9 +245,18 @@ bool partition_suspend(struct partition *p)
 	return change_state(p, PARTITION_RUNNING, PARTITION_SUSPENDED);
 }
 
+/* A restart that will end suspended (stay_suspended) is suspended for its system partition: a
+ * resume lets it end running. */
 bool partition_resume(struct partition *p)
 {
-	return change_state(p, PARTITION_SUSPENDED, PARTITION_RUNNING);
+	partition_lock(p);
+	bool resumed = p->state == PARTITION_SUSPENDED ||
+		       (p->state == PARTITION_RESTARTING && p->stay_suspended);
+	if (p->state == PARTITION_SUSPENDED)
+		set_partition_state(p, PARTITION_RUNNING);
+	p->stay_suspended = false;
+	partition_unlock(p);
+	return resumed;
 }
 
 /* A restart requested while one is in progress joins it: a reload already under way starts
@@ -264,6 +273,14 @@ static bool halted_for_good(const struct partition *p, uint32_t cause)
 	return p->state == PARTITION_HALTED && cause != BH_RESTART_SYSTEM_PARTITION;
 }
 
+/* A suspend holds until the system partition resumes: a restart the partition asked for itself
+ * while suspended (a vCPU still in its trap on another core, as above) ends suspended, not
+ * running. A system partition's restart runs it. */
+static bool keeps_suspension(const struct partition *p, uint32_t cause)
+{
+	return p->state == PARTITION_SUSPENDED && cause != BH_RESTART_SYSTEM_PARTITION;
+}
+
 bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 {
 	partition_lock(p);
@@ -276,7 +293,10 @@ bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 		p->reload |= cold;
 		if (cause == BH_RESTART_HM)
 			p->restart_cause = cause;
+		if (cause == BH_RESTART_SYSTEM_PARTITION)
+			p->stay_suspended = false; /* as when it restarts one it suspended */
 	} else {
+		p->stay_suspended = keeps_suspension(p, cause);
 		p->restart_cause = cause;
 		p->restarts++; /* closes its ports now: nothing goes to the old incarnation */
 		p->reload = cold;
@@ -340,7 +360,8 @@ static void restart_done(struct partition *p)
 		p->vcpus[j].boot_arg = p->cfg->boot_arg;
 		p->vcpus[j].stolen_ticks = 0; /* a new guest: its stolen time starts again */
 	}
-	p->state = PARTITION_RUNNING;
+	p->state = p->stay_suspended ? PARTITION_SUSPENDED : PARTITION_RUNNING;
+	p->stay_suspended = false;
 	vcpu_reset_here(&p->vcpus[0]);
 	ports_partition_restarted(p); /* after the reset dropped vCPU 0's pending interrupts */
 }

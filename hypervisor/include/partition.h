@@ -19,7 +19,8 @@ enum partition_state {
 	PARTITION_RUNNING = 0,   /* = BH_PARTITION_STATE_RUNNING */
 	PARTITION_HALTED = 1,
 	PARTITION_SUSPENDED = 2, /* its vCPUs keep their states, none is scheduled */
-	PARTITION_RESTARTING = 3, /* vCPUs being released, then its image reloaded in vCPU 0's time */
+	PARTITION_RESTARTING = 3, /* vCPUs being released, then its image reloaded in vCPU 0's time;
+				   * it ends suspended if stay_suspended */
 };
 
 enum vcpu_state {
@@ -85,6 +86,7 @@ struct partition {
 	/* A restart in progress (under the lock): vCPUs not released yet, then the reload. */
 	uint32_t stopping;
 	bool reload;                 /* cold: the image is copied again */
+	bool stay_suspended;         /* asked for by itself while suspended: it ends suspended */
 	uint32_t load_segment;       /* the reload's position: segment, then byte in it */
 	uint64_t load_offset;
 	uint64_t hm_events;

@@ -37,3 +37,4 @@ def test_a_halt_is_not_undone_by_a_restart_the_halted_incarnation_asked_for():
     print(f"BHSTAT lifehalt: {stats(run)}")
     passed(run, "warden", "lifehalt_calls_answered")
     passed(run, "warden", "lifehalt_halt_is_final")
+    passed(run, "warden", "lifehalt_suspend_holds")

@@ -286,3 +286,44 @@ TEST(attack_a_restart_asked_by_a_halted_partition_itself_leaves_it_halted)
 	EXPECT(partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION));
 	EXPECT_EQ(p->state, PARTITION_RESTARTING);
 }
+
+/* --- A restart the suspended incarnation asked for ----------------------------------------- */
+
+TEST(attack_a_restart_asked_by_a_suspended_partition_itself_ends_suspended)
+{
+	struct partition *p = beta_running();
+	struct vcpu *v0 = &p->vcpus[0];
+
+	EXPECT(partition_suspend(p)); /* a system partition, on another core */
+	/* Beta's vCPU 1, still in its trap, asks for a warm restart: it happens, and ends
+	 * suspended. */
+	EXPECT(partition_restart(p, false, BH_RESTART_SELF));
+	EXPECT_EQ(p->state, PARTITION_RESTARTING);
+	EXPECT(!partition_suspend(p)); /* it is suspended already, for its system partition */
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(p->state, PARTITION_SUSPENDED);
+	EXPECT_EQ(v0->state, VCPU_READY);
+	EXPECT(!vcpu_runnable(v0));
+	EXPECT(partition_resume(p));
+	EXPECT_EQ(p->state, PARTITION_RUNNING);
+	EXPECT(vcpu_runnable(v0));
+	/* Resumed while the restart is under way, or restarted by a system partition: it ends
+	 * running. */
+	EXPECT(partition_suspend(p));
+	EXPECT(partition_restart(p, false, BH_RESTART_HM));
+	EXPECT(partition_resume(p));
+	EXPECT(!partition_resume(p));
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(p->state, PARTITION_RUNNING);
+	EXPECT(partition_suspend(p));
+	EXPECT(partition_restart(p, false, BH_RESTART_SELF));
+	EXPECT(partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION));
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(p->state, PARTITION_RUNNING);
+}

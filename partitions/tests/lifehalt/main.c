@@ -6,7 +6,8 @@
  *              hypervisor after the halt: it must not bring the partition back.
  *   1 warden:  core 0, system partition: halts the hostile partition at pseudo-random moments,
  *              checks a while later that it is still halted, then restarts it, `ROUNDS` times;
- *              then ends the run. */
+ *              then suspends it and checks that it stays suspended until it resumes it,
+ *              `ROUNDS` times; then ends the run. */
 #include "bhtest.h"
 
 typedef unsigned long long u64;
@@ -48,33 +49,46 @@ _Noreturn static void hostile(unsigned restarts)
 		__asm__ volatile("wfi");
 }
 
-/* Still halted a while after the halt? Any request of the halted incarnation has long reached
- * the hypervisor by then. */
-static int stays_halted(void)
+/* Still in `state` a while after the halt or suspend? Any request of the incarnation it
+ * stopped has long reached the hypervisor by then. */
+static int stays(unsigned state)
 {
 	struct bh_partition_status st;
 	u64 end = bh_now_ns() + WATCH_NS;
 
 	while (bh_now_ns() < end)
-		if (bh_partition_status(HOSTILE, &st) != BH_OK || st.state != BH_PARTITION_STATE_HALTED)
+		if (bh_partition_status(HOSTILE, &st) != BH_OK || st.state != state)
 			return 0;
 	return 1;
 }
 
 _Noreturn static void warden(void)
 {
-	unsigned undone = 0, bad_rc = 0;
+	unsigned undone = 0, unsuspended = 0, bad_rc = 0;
 	char d[128];
 
 	for (unsigned r = 0; r < ROUNDS; r++) {
 		spin_ns(20000 + mix(r) % 200000);
 		bad_rc += bh_partition_ctl(BH_PARTITION_HALT, HOSTILE, 0) != BH_OK;
-		undone += !stays_halted();
+		undone += !stays(BH_PARTITION_STATE_HALTED);
 		bad_rc += bh_partition_ctl(BH_PARTITION_RESTART, HOSTILE, BH_RESET_WARM) != BH_OK;
 	}
-	bh_printf("BHSTAT lifehalt_undone %u\n", undone);
+	/* A suspend too: a restart the partition asked for meanwhile may happen, but it leaves the
+	 * partition suspended, until the warden resumes it. */
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		spin_ns(20000 + mix(~r) % 200000);
+		long rc = bh_partition_ctl(BH_PARTITION_SUSPEND, HOSTILE, 0);
+		if (rc == BH_NO_ACTION) /* restarting: suspend it once the restart is over */
+			continue;
+		bad_rc += rc != BH_OK;
+		unsuspended += !stays(BH_PARTITION_STATE_SUSPENDED);
+		bad_rc += bh_partition_ctl(BH_PARTITION_RESUME, HOSTILE, 0) != BH_OK;
+	}
+	bh_printf("BHSTAT lifehalt_undone %u\nBHSTAT lifehalt_unsuspended %u\n", undone, unsuspended);
 	bh_snprintf(d, sizeof(d), "%u of %u halts undone by the halted incarnation", undone, ROUNDS);
 	bh_test_report("lifehalt_halt_is_final", undone == 0, d);
+	bh_snprintf(d, sizeof(d), "%u suspends undone by the suspended incarnation", unsuspended);
+	bh_test_report("lifehalt_suspend_holds", unsuspended == 0, d);
 	bh_snprintf(d, sizeof(d), "%u calls did not answer BH_OK", bad_rc);
 	bh_test_report("lifehalt_calls_answered", bad_rc == 0, d);
 	bh_test_summary();
