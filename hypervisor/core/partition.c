@@ -259,11 +259,6 @@ bool partition_resume(struct partition *p)
 	return resumed;
 }
 
-/* A restart requested while one is in progress joins it: a reload already under way starts
- * over (a cold one if either asked for it), the count of vCPUs to release goes on, and it is
- * the same restart: the count the partition is told (x2 at its entry) counts incarnations.
- * Its cause (x3) is the health monitor's if the monitor took part, else the first request's:
- * an error is what the partition most needs to know of. */
 /* A halt ends an incarnation for good; only a system partition restarts a halted partition. A
  * restart the partition asked for itself (BH_HC_RESET_SELF, PSCI SYSTEM_RESET, an event whose
  * action restarts it) may reach the hypervisor after the halt, from a vCPU still in a trap on
@@ -281,6 +276,11 @@ static bool keeps_suspension(const struct partition *p, uint32_t cause)
 	return p->state == PARTITION_SUSPENDED && cause != BH_RESTART_SYSTEM_PARTITION;
 }
 
+/* A restart requested while one is in progress joins it: a reload already under way starts
+ * over (a cold one if either asked for it), the count of vCPUs to release goes on, and it is
+ * the same restart: the count the partition is told (x2 at its entry) counts incarnations.
+ * Its cause (x3) is the health monitor's if the monitor took part, else the first request's:
+ * an error is what the partition most needs to know of. */
 bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 {
 	partition_lock(p);

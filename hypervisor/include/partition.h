@@ -119,7 +119,8 @@ void partition_load_steps(struct vcpu *v0);
  * vCPU is released by its own core at that core's next exit from the hypervisor (the caller's
  * own vCPU too, after its trap), and nobody waits for anybody. Halt, suspend and resume return
  * false when the partition's state left nothing to do (halted already; a suspend of one not
- * running, restarting included; a resume of one not suspended). */
+ * running, restarting included; a resume of one not suspended, where a restart the partition
+ * asked for while suspended, which ends suspended, counts as suspended). */
 bool partition_halt(struct partition *p);
 /* False (nothing done) for a restart the partition asked for itself once it is halted: only a
  * system partition's (BH_RESTART_SYSTEM_PARTITION) restarts a halted partition. */
