@@ -103,8 +103,9 @@ static int64_t hc_reset_self(struct vcpu *v, struct arch_regs *r)
 	if (mode != BH_RESET_COLD && mode != BH_RESET_WARM)
 		return BH_INVALID_PARAM;
 	console_guest_flush(v);
-	partition_restart(v->partition, mode == BH_RESET_COLD, BH_RESTART_SELF);
-	return BH_OK;
+	/* NO_ACTION: halted meanwhile by another core, which stops this vCPU on its way out. */
+	return partition_restart(v->partition, mode == BH_RESET_COLD, BH_RESTART_SELF) ? BH_OK
+										      : BH_NO_ACTION;
 }
 
 static int64_t raise_hm_event(struct vcpu *v, struct arch_regs *r, enum bh_hm_event kind,
@@ -202,7 +203,9 @@ static int64_t hc_partition_ctl(struct vcpu *v, struct arch_regs *r)
 
 static uint32_t public_state(const struct partition *t)
 {
-	return t->state == PARTITION_RESTARTING ? BH_PARTITION_STATE_RUNNING : t->state;
+	if (t->state != PARTITION_RESTARTING)
+		return t->state;
+	return t->stay_suspended ? BH_PARTITION_STATE_SUSPENDED : BH_PARTITION_STATE_RUNNING;
 }
 
 static int64_t hc_partition_status(struct vcpu *v, struct arch_regs *r)

@@ -227,14 +227,53 @@ static bool change_state(struct partition *p, enum partition_state from, enum pa
 	return changed;
 }
 
+/* The incarnation a vCPU of p acts for (its restart count), or false while p restarts: a vCPU
+ * still in the hypervisor then belongs to the incarnation that ended, and nothing it does may
+ * reach the next one (a port it opened would be open there). Under the lock, so the count and
+ * the state are of one instant. */
+bool partition_incarnation(struct partition *p, uint32_t *restarts)
+{
+	partition_lock(p);
+	bool live = p->state != PARTITION_RESTARTING;
+	*restarts = p->restarts;
+	partition_unlock(p);
+	return live;
+}
+
 bool partition_suspend(struct partition *p)
 {
 	return change_state(p, PARTITION_RUNNING, PARTITION_SUSPENDED);
 }
 
+/* A restart that will end suspended (stay_suspended) is suspended for its system partition: a
+ * resume lets it end running. */
 bool partition_resume(struct partition *p)
 {
-	return change_state(p, PARTITION_SUSPENDED, PARTITION_RUNNING);
+	partition_lock(p);
+	bool resumed = p->state == PARTITION_SUSPENDED ||
+		       (p->state == PARTITION_RESTARTING && p->stay_suspended);
+	if (p->state == PARTITION_SUSPENDED)
+		set_partition_state(p, PARTITION_RUNNING);
+	p->stay_suspended = false;
+	partition_unlock(p);
+	return resumed;
+}
+
+/* A halt ends an incarnation for good; only a system partition restarts a halted partition. A
+ * restart the partition asked for itself (BH_HC_RESET_SELF, PSCI SYSTEM_RESET, an event whose
+ * action restarts it) may reach the hypervisor after the halt, from a vCPU still in a trap on
+ * another core: it comes from the incarnation that ended and must not bring it back. */
+static bool halted_for_good(const struct partition *p, uint32_t cause)
+{
+	return p->state == PARTITION_HALTED && cause != BH_RESTART_SYSTEM_PARTITION;
+}
+
+/* A suspend holds until the system partition resumes: a restart the partition asked for itself
+ * while suspended (a vCPU still in its trap on another core, as above) ends suspended, not
+ * running. A system partition's restart runs it. */
+static bool keeps_suspension(const struct partition *p, uint32_t cause)
+{
+	return p->state == PARTITION_SUSPENDED && cause != BH_RESTART_SYSTEM_PARTITION;
 }
 
 /* A restart requested while one is in progress joins it: a reload already under way starts
@@ -242,15 +281,22 @@ bool partition_resume(struct partition *p)
  * the same restart: the count the partition is told (x2 at its entry) counts incarnations.
  * Its cause (x3) is the health monitor's if the monitor took part, else the first request's:
  * an error is what the partition most needs to know of. */
-void partition_restart(struct partition *p, bool cold, uint32_t cause)
+bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 {
 	partition_lock(p);
+	if (halted_for_good(p, cause)) {
+		partition_unlock(p);
+		return false;
+	}
 	load_rewind(p);
 	if (p->state == PARTITION_RESTARTING) {
 		p->reload |= cold;
 		if (cause == BH_RESTART_HM)
 			p->restart_cause = cause;
+		if (cause == BH_RESTART_SYSTEM_PARTITION)
+			p->stay_suspended = false; /* as when it restarts one it suspended */
 	} else {
+		p->stay_suspended = keeps_suspension(p, cause);
 		p->restart_cause = cause;
 		p->restarts++; /* closes its ports now: nothing goes to the old incarnation */
 		p->reload = cold;
@@ -265,6 +311,7 @@ void partition_restart(struct partition *p, bool cold, uint32_t cause)
 	uint32_t n = p->restarts;
 	partition_unlock(p);
 	bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
+	return true;
 }
 
 /* Under the lock: v has been released. The last vCPU of a restarting partition hands the
@@ -313,7 +360,8 @@ static void restart_done(struct partition *p)
 		p->vcpus[j].boot_arg = p->cfg->boot_arg;
 		p->vcpus[j].stolen_ticks = 0; /* a new guest: its stolen time starts again */
 	}
-	p->state = PARTITION_RUNNING;
+	p->state = p->stay_suspended ? PARTITION_SUSPENDED : PARTITION_RUNNING;
+	p->stay_suspended = false;
 	vcpu_reset_here(&p->vcpus[0]);
 	ports_partition_restarted(p); /* after the reset dropped vCPU 0's pending interrupts */
 }

@@ -293,12 +293,20 @@ static int64_t create(struct vcpu *v, struct arch_regs *r, uint32_t kind)
 	if (port->type != TYPE(kind, direction) || port->ch->max_message_size != max_size ||
 	    expected != param)
 		return BH_INVALID_CONFIG;
+	/* The caller's incarnation, read before the channel lock (a restart takes the partition's
+	 * lock, then channel locks). While its partition restarts the caller is a vCPU of the
+	 * incarnation that ended, still in the hypervisor on its core: the restart closed the
+	 * ports, and one it opened now would be open in the next incarnation. Should a restart
+	 * come after this look, the generation is stale and the port closed all the same. */
+	uint32_t restarts;
+	if (!partition_incarnation(p, &restarts))
+		return BH_NOT_AVAILABLE;
 	arch_spin_lock(&port->crt->lock);
-	bool was_open = is_open(port);
+	bool was_open = port->open_gen == restarts + 1;
 	if (!was_open) {
 		port->seen_seq = port->notified = 0;
 		port->waiter = NULL;
-		port->open_gen = p->restarts + 1;
+		port->open_gen = restarts + 1;
 	}
 	arch_spin_unlock(&port->crt->lock);
 	if (was_open) {

@@ -19,7 +19,8 @@ enum partition_state {
 	PARTITION_RUNNING = 0,   /* = BH_PARTITION_STATE_RUNNING */
 	PARTITION_HALTED = 1,
 	PARTITION_SUSPENDED = 2, /* its vCPUs keep their states, none is scheduled */
-	PARTITION_RESTARTING = 3, /* vCPUs being released, then its image reloaded in vCPU 0's time */
+	PARTITION_RESTARTING = 3, /* vCPUs being released, then its image reloaded in vCPU 0's time;
+				   * it ends suspended if stay_suspended */
 };
 
 enum vcpu_state {
@@ -85,6 +86,7 @@ struct partition {
 	/* A restart in progress (under the lock): vCPUs not released yet, then the reload. */
 	uint32_t stopping;
 	bool reload;                 /* cold: the image is copied again */
+	bool stay_suspended;         /* asked for by itself while suspended: it ends suspended */
 	uint32_t load_segment;       /* the reload's position: segment, then byte in it */
 	uint64_t load_offset;
 	uint64_t hm_events;
@@ -117,11 +119,18 @@ void partition_load_steps(struct vcpu *v0);
  * vCPU is released by its own core at that core's next exit from the hypervisor (the caller's
  * own vCPU too, after its trap), and nobody waits for anybody. Halt, suspend and resume return
  * false when the partition's state left nothing to do (halted already; a suspend of one not
- * running, restarting included; a resume of one not suspended). */
+ * running, restarting included; a resume of one not suspended, where a restart the partition
+ * asked for while suspended, which ends suspended, counts as suspended). */
 bool partition_halt(struct partition *p);
-void partition_restart(struct partition *p, bool cold, uint32_t cause);
+/* False (nothing done) for a restart the partition asked for itself once it is halted: only a
+ * system partition's (BH_RESTART_SYSTEM_PARTITION) restarts a halted partition. */
+bool partition_restart(struct partition *p, bool cold, uint32_t cause);
 bool partition_suspend(struct partition *p);
 bool partition_resume(struct partition *p);
+
+/* The restart count of the incarnation p's vCPUs act for, read with its state under p's lock;
+ * false while p restarts (a caller is a vCPU of the incarnation that ended). */
+bool partition_incarnation(struct partition *p, uint32_t *restarts);
 
 /* BH_HC_VCPU_CTL on vCPU `index` of the caller's partition; returns a BH_* code. */
 int vcpu_control(struct vcpu *caller, uint64_t op, uint64_t index, uint64_t entry);

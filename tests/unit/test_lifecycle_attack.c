@@ -50,8 +50,8 @@ static void core0_restarts_beta(struct vcpu *v)
 	(void)v;
 	fake.release_hook = NULL;
 	unsigned self = fake.core;
-	fake.core = 0; /* alpha's core: a system partition, the HM, or beta's own BH_HC_RESET */
-	partition_restart(&partitions[1], true, BH_RESTART_SELF);
+	fake.core = 0; /* alpha's core: a system partition (beta is halted: only one restarts it) */
+	partition_restart(&partitions[1], true, BH_RESTART_SYSTEM_PARTITION);
 	fake.core = self;
 }
 
@@ -84,7 +84,7 @@ static void core0_halts_and_restarts_beta(void)
 	unsigned self = fake.core;
 	fake.core = 0;
 	partition_halt(&partitions[1]);
-	partition_restart(&partitions[1], false, BH_RESTART_SELF);
+	partition_restart(&partitions[1], false, BH_RESTART_SYSTEM_PARTITION);
 	fake.core = self;
 }
 
@@ -262,4 +262,68 @@ TEST(attack_a_restart_of_its_own_joining_the_monitors_does_not_hide_the_monitors
 	serve_on(2);
 	core1_exits();
 	EXPECT_EQ(fake.reset_args[3], BH_RESTART_SYSTEM_PARTITION);
+}
+
+/* --- A restart the halted incarnation asked for ------------------------------------------- */
+
+TEST(attack_a_restart_asked_by_a_halted_partition_itself_leaves_it_halted)
+{
+	struct partition *p = beta_running();
+	uint32_t restarts = p->restarts;
+
+	partition_halt(p); /* a system partition, on another core */
+	/* Beta's vCPU 1 is still in its trap (BH_HC_RESET_SELF, PSCI SYSTEM_RESET, an event whose
+	 * action restarts): its requests come after the halt. */
+	EXPECT(!partition_restart(p, false, BH_RESTART_SELF));
+	EXPECT(!partition_restart(p, true, BH_RESTART_HM));
+	EXPECT_EQ(p->state, PARTITION_HALTED);
+	EXPECT_EQ(p->restarts, restarts);
+	serve_on(1);
+	serve_on(2);
+	EXPECT_EQ(p->vcpus[0].state, VCPU_HALTED);
+	EXPECT_EQ(p->vcpus[1].state, VCPU_HALTED);
+	/* A system partition's restart brings it back. */
+	EXPECT(partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION));
+	EXPECT_EQ(p->state, PARTITION_RESTARTING);
+}
+
+/* --- A restart the suspended incarnation asked for ----------------------------------------- */
+
+TEST(attack_a_restart_asked_by_a_suspended_partition_itself_ends_suspended)
+{
+	struct partition *p = beta_running();
+	struct vcpu *v0 = &p->vcpus[0];
+
+	EXPECT(partition_suspend(p)); /* a system partition, on another core */
+	/* Beta's vCPU 1, still in its trap, asks for a warm restart: it happens, and ends
+	 * suspended. */
+	EXPECT(partition_restart(p, false, BH_RESTART_SELF));
+	EXPECT_EQ(p->state, PARTITION_RESTARTING);
+	EXPECT(!partition_suspend(p)); /* it is suspended already, for its system partition */
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(p->state, PARTITION_SUSPENDED);
+	EXPECT_EQ(v0->state, VCPU_READY);
+	EXPECT(!vcpu_runnable(v0));
+	EXPECT(partition_resume(p));
+	EXPECT_EQ(p->state, PARTITION_RUNNING);
+	EXPECT(vcpu_runnable(v0));
+	/* Resumed while the restart is under way, or restarted by a system partition: it ends
+	 * running. */
+	EXPECT(partition_suspend(p));
+	EXPECT(partition_restart(p, false, BH_RESTART_HM));
+	EXPECT(partition_resume(p));
+	EXPECT(!partition_resume(p));
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(p->state, PARTITION_RUNNING);
+	EXPECT(partition_suspend(p));
+	EXPECT(partition_restart(p, false, BH_RESTART_SELF));
+	EXPECT(partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION));
+	serve_on(1);
+	serve_on(2);
+	core1_exits();
+	EXPECT_EQ(p->state, PARTITION_RUNNING);
 }
