@@ -175,6 +175,7 @@ static int64_t hc_vcpu_status(struct vcpu *v, struct arch_regs *r)
 	struct vcpu *t = &v->partition->vcpus[index];
 	arch_regs_set(r, 1, vcpu_public_state(t));
 	arch_regs_set(r, 2, ticks_to_ns(sched_exec_ticks(t)));
+	arch_regs_set(r, 3, t->kicks);
 	return BH_OK;
 }
 

@@ -35,18 +35,14 @@ static struct vcpu vcpu_pool[BH_MAX_VCPUS];
 _Static_assert((uint64_t)BH_MIN_SLOT_NS * 625 / 10000 > SLOT_LEAD_TICKS + LOAD_STEP_TICKS,
 	       "BH_MIN_SLOT_NS must exceed the slot lead and a reload step");
 
-/* Under the partition's lock. A stop cancels a start posted before it. A best-effort vCPU's
+/* Under the partition's lock. A stop cancels a start posted before it. A pinned vCPU's core
+ * serves it in the vCPU's own time or its spare time (sched_vcpu_changed); a best-effort vCPU's
  * request goes to the core that holds it, or waits in it for whichever core takes it next. */
 static void post_request(struct vcpu *v, uint32_t req)
 {
 	if (req & VCPU_REQ_STOP)
 		__atomic_fetch_and(&v->request, ~VCPU_REQ_RESET, __ATOMIC_SEQ_CST);
 	__atomic_fetch_or(&v->request, req, __ATOMIC_SEQ_CST);
-	if (vcpu_is_best_effort(v)) {
-		be_notify(v);
-		return;
-	}
-	__atomic_store_n(&percpu[v->core].requests, 1u, __ATOMIC_SEQ_CST);
 	sched_vcpu_changed(v);
 }
 
@@ -463,6 +459,7 @@ static void vcpu_reset_here(struct vcpu *v)
 	virq_release(v);
 	v->timer_deadline = TIME_NEVER;
 	v->exec_ticks = 0;
+	v->kicks = 0;
 	v->ready_since = 0; /* stolen time counts from its first run */
 	v->next_release = arch_counter_read();
 	v->budget_left = 0;
@@ -491,26 +488,21 @@ void vcpu_serve_requests(struct vcpu *v)
 		exit_work_set(EXIT_RESCHED);
 }
 
-/* Out of line, so the look at c->requests costs its callers no stack frame. */
-static __attribute__((noinline)) void serve_requests(struct percpu *c)
-{
-	struct sched_core *s = &c->sched;
-
-	if (!__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
-		return;
-	for (unsigned i = 0; i < s->count; i++)
-		vcpu_serve_requests(s->vcpus[i]);
-	if (s->be) /* the best-effort vCPU it holds */
-		vcpu_serve_requests(s->be);
-}
-
 void core_process_requests(void)
 {
 	struct percpu *c = this_cpu();
 
-	/* A plain look first: the exchange is the expensive part, and mostly nothing is posted. */
-	if (c->requests)
-		serve_requests(c);
+	/* A plain look first: mostly nothing is posted. The running vCPU's requests are served in
+	 * its time, and those of the best-effort vCPU the core holds; the others wait for their
+	 * own time or the core's spare time (sched.c), marked so the core's flag can go down. */
+	if (!c->requests)
+		return;
+	__atomic_store_n(&c->requests, 0u, __ATOMIC_SEQ_CST);
+	c->sched.requests_waiting = true;
+	if (c->vcpu && c->vcpu->request)
+		vcpu_serve_requests(c->vcpu);
+	if (c->sched.be && c->sched.be->request)
+		vcpu_serve_requests(c->sched.be);
 }
 
 /* Under the lock. Suspend and resume are state flags (the scheduler skips a suspended vCPU,

@@ -41,6 +41,13 @@ bool vcpu_runnable(const struct vcpu *v)
 	       v->state == VCPU_LOADING;
 }
 
+/* Whether its policy may give v the core: ready, or with a request posted (a stop or a start,
+ * served in its own time when it is picked: decide). */
+static bool vcpu_wants_core(const struct vcpu *v)
+{
+	return vcpu_runnable(v) || v->request;
+}
+
 /* A vCPU in `state` whose timers and wake-ups the core serves: not suspended, in a running
  * partition. Anything else waits (a suspended one's deadlines fire once it is resumed), or
  * holds nothing (halted), so no partition's timer is ever charged to another while it cannot
@@ -59,14 +66,6 @@ void sched_core_changed(unsigned core)
 		arch_kick_core(core);
 }
 
-void sched_vcpu_changed(struct vcpu *v)
-{
-	if (vcpu_is_best_effort(v))
-		be_notify(v); /* its holder, or a core that may take it */
-	else
-		sched_core_changed(v->core);
-}
-
 uint64_t sched_exec_ticks(const struct vcpu *v)
 {
 	uint64_t t = v->exec_ticks, now = arch_counter_read(), start = v->run_start;
@@ -81,7 +80,7 @@ uint64_t sched_exec_ticks(const struct vcpu *v)
 static struct decision pick_dedicated(struct sched_core *s)
 {
 	struct vcpu *v = s->count ? s->vcpus[0] : NULL;
-	return (struct decision){ v && vcpu_runnable(v) ? v : NULL, TIME_NEVER };
+	return (struct decision){ v && vcpu_wants_core(v) ? v : NULL, TIME_NEVER };
 }
 
 static struct decision pick_fixed_priority(struct sched_core *s)
@@ -90,7 +89,7 @@ static struct decision pick_fixed_priority(struct sched_core *s)
 
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];
-		if (vcpu_runnable(v) && (!best || v->cfg->priority > best->cfg->priority))
+		if (vcpu_wants_core(v) && (!best || v->cfg->priority > best->cfg->priority))
 			best = v;
 	}
 	return (struct decision){ best, TIME_NEVER };
@@ -159,7 +158,7 @@ static struct decision pick_cyclic(struct percpu *c, uint64_t now)
 			break;
 		enter_slot(c, &pos, (int)i, slots);
 		struct vcpu *v = slots[i].vcpu;
-		return (struct decision){ vcpu_runnable(v) ? v : NULL,
+		return (struct decision){ vcpu_wants_core(v) ? v : NULL,
 					  min_u64(pos.frame_start + slots[i].end, pos.frame_end) };
 	}
 	enter_slot(c, &pos, -1, slots);
@@ -205,7 +204,7 @@ static struct decision pick_edf(struct sched_core *s, uint64_t now)
 			continue;
 		edf_release(v, now);
 		until = min_u64(until, v->next_release);
-		if (vcpu_runnable(v) && v->budget_left &&
+		if (vcpu_wants_core(v) && v->budget_left &&
 		    (!best || v->abs_deadline < best->abs_deadline))
 			best = v;
 	}
@@ -471,7 +470,7 @@ static bool be_adopt(struct percpu *c, struct vcpu *v, uint64_t now)
  * has nothing to run after all goes back to the tail; each is looked at once at most. Serving
  * one (a stop releases all it holds, its console line included) costs the core's best-effort
  * time, so another is taken only while the core still has room (BE_MIN_RUN_TICKS before
- * be_until, as be_decide asks): many queued with requests (14 stops cost about 610 ticks)
+ * be_until, as spare_time asks): many queued with requests (14 stops cost about 610 ticks)
  * would otherwise run the decision past be_until and the lead into the core's own instant.
  * Those left are served in the core's next room; a core with none asleep there does not
  * sleep on them (be_core_sleep looks), it decides again and finds no room. */
@@ -496,22 +495,90 @@ static struct vcpu *be_next(struct percpu *c, uint64_t now)
 	return cur;
 }
 
-/* The core's policy has nothing to run (d): a best-effort vCPU may have the core until
- * BE_LEAD_TICKS before the core's own next instant, if that leaves it BE_MIN_RUN_TICKS.
- * Sets be_until (0: no room). */
-static struct vcpu *be_decide(struct percpu *c, struct decision d, uint64_t at)
+/* The core's policy has nothing to run (d), its vCPUs' next wake-up is `wake`: its spare time,
+ * for best-effort vCPUs and the requests of its vCPUs that do not run, lasts until
+ * BE_LEAD_TICKS before its own next instant, if that leaves BE_MIN_RUN_TICKS (be_until; 0:
+ * none). Published before the core looks for requests (serve_in_spare_time): a core posting
+ * one either sees the spare time and kicks it, or its request is seen (sched_vcpu_changed). */
+static void spare_time(struct percpu *c, struct decision d, uint64_t at, uint64_t wake)
 {
 	struct sched_core *s = &c->sched;
-	uint64_t instant = own_instant(s, d, service_timers(c, at));
+	uint64_t instant = own_instant(s, d, wake);
+	uint64_t until = instant > BE_LEAD_TICKS ? instant - BE_LEAD_TICKS : 0;
 
 	s->be_policy_at = timer_for(s, d, TIME_NEVER);
+	__atomic_store_n(&s->be_until, until >= at + BE_MIN_RUN_TICKS ? until : 0, __ATOMIC_SEQ_CST);
+}
 
-	s->be_until = instant > BE_LEAD_TICKS ? instant - BE_LEAD_TICKS : 0;
-	if (s->be_until < at + BE_MIN_RUN_TICKS) {
-		s->be_until = 0;
-		return NULL;
+/* Requests posted to this core's vCPUs that do not run (a stop, a start, from another core or
+ * one of its own vCPUs) are work for their partition: served in the vCPU's own time (decide
+ * serves them when its policy picks it: a vCPU with a request counts as ready) or here, in the
+ * core's spare time, one vCPU after another while it lasts (each fits the lead after it, as a
+ * best-effort vCPU's hypervisor path does); never in another vCPU's time. Served in whatever
+ * time the core was in, a partition's halt of its 7 vCPUs below a fixed-priority victim, aimed
+ * at the victim's wake-ups, made them 460 ticks late (req_fp.yaml). True if it served any, or
+ * if another core changed one of its vCPUs since the pass began: the pass is to be made again. */
+static bool serve_in_spare_time(struct percpu *c)
+{
+	struct sched_core *s = &c->sched;
+	bool served = false, left = false;
+
+	/* A change since this pass's core_process_requests (a request, or a vCPU made ready or
+	 * loading: its poster saw no spare time yet, so did not kick) is seen here: decide again. */
+	bool changed = __atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST);
+	if (changed)
+		s->requests_waiting = true;
+	if (!s->requests_waiting)
+		return false;
+	for (unsigned i = 0; i < s->count; i++) {
+		struct vcpu *v = s->vcpus[i];
+		if (!__atomic_load_n(&v->request, __ATOMIC_SEQ_CST))
+			continue;
+		if (arch_counter_read() >= s->be_until) {
+			left = true;
+		} else {
+			vcpu_serve_requests(v);
+			served = true;
+		}
 	}
-	return be_next(c, at);
+	s->requests_waiting = left;
+	return served || changed;
+}
+
+/* Whether v's policy gives it the core before cur, which runs there (a cyclic core's slot
+ * boundary decides; a dedicated core has only cur). */
+static bool outranks(const struct sched_core *s, const struct vcpu *v, const struct vcpu *cur)
+{
+	if (s->policy == BH_POLICY_FIXED_PRIORITY)
+		return v->cfg->priority > cur->cfg->priority;
+	if (s->policy == BH_POLICY_EDF)
+		return v->budget_left && v->abs_deadline < cur->abs_deadline;
+	return false;
+}
+
+/* Another core changed v (a request, a suspend or resume, its partition's state): v's core looks
+ * again at its next decision (its requests flag; one that has just switched vCPUs looks again
+ * at once, decide), and is kicked for it only if this is v's time there (v runs, or outranks
+ * the vCPU that does) or the core has time to spare. Else the change waits for that decision:
+ * its slot, a preemption, its spare time, or the core's own instant, whose lead no kick may
+ * take (a halt of 7 lower vCPUs aimed at a fixed-priority victim's wake-up, served there, made
+ * it 460 ticks late; vCPU controls from another partition's slot interrupted it). */
+void sched_vcpu_changed(struct vcpu *v)
+{
+	if (vcpu_is_best_effort(v)) {
+		be_notify(v); /* its holder, or a core that may take it */
+		return;
+	}
+	struct percpu *k = &percpu[v->core];
+	__atomic_store_n(&k->requests, 1u, __ATOMIC_SEQ_CST);
+	if (k == this_cpu()) {
+		exit_work_set(EXIT_RESCHED); /* in the time of the vCPU that made the change */
+		return;
+	}
+	const struct vcpu *cur = __atomic_load_n(&k->vcpu, __ATOMIC_SEQ_CST);
+	if (cur == v || (cur && cur != k->sched.be && outranks(&k->sched, v, cur)) ||
+	    arch_counter_read() < __atomic_load_n(&k->sched.be_until, __ATOMIC_SEQ_CST))
+		arch_kick_core(v->core);
 }
 
 /* The best-effort vCPU `out` leaves this core for `next` (NULL: nothing to run): first its
@@ -678,7 +745,7 @@ static void idle(struct percpu *c)
  * the full decision would do here is done the same way (the core is left in the same state,
  * its timer programmed the same: the instant's path does not change), less its picking and its
  * first pass over the core's timers. Its policy's part of the timer (a slot's lead, a release)
- * is the one be_decide computed; its timers' part is counted after the switch, as there. */
+ * is the one spare_time computed; its timers' part is counted after the switch, as there. */
 static bool be_hand_back(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
@@ -722,7 +789,19 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		if (at >= s->next_wake)
 			service_timers(c, at);
 		struct decision d = pick(c, at);
-		struct vcpu *be = d.vcpu || !s->be_allowed ? NULL : be_decide(c, d, at);
+		if (d.vcpu && d.vcpu->request) { /* its own time begins: its stop or start first */
+			vcpu_serve_requests(d.vcpu);
+			continue;
+		}
+		struct vcpu *be = NULL;
+		__atomic_store_n(&s->be_until, 0, __ATOMIC_RELAXED);
+		if (!d.vcpu && s->be_allowed) { /* the room best-effort vCPUs get */
+			spare_time(c, d, at, service_timers(c, at));
+			if (serve_in_spare_time(c))
+				continue; /* one it started may run now */
+			if (s->be_until)
+				be = be_next(c, at);
+		}
 		struct vcpu *next = d.vcpu ? d.vcpu : be;
 		struct vcpu *out = s->be != next ? s->be : NULL;
 		if (out)
@@ -735,8 +814,16 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 			be_put(out); /* its state all in memory now: any core may take it */
 		/* Wake-ups depend on which vCPU is loaded now: count them after the switch. */
 		uint64_t wake = s->next_wake = service_timers(c, at);
-		if (c->exit_work & EXIT_RESCHED)
-			continue; /* a vCPU woke meanwhile */
+		if (!next && !s->be_allowed) { /* idle, with its vCPUs' wake-ups known now */
+			spare_time(c, d, at, wake);
+			if (serve_in_spare_time(c))
+				continue;
+		}
+		/* A vCPU woke meanwhile, or a change came whose poster saw the vCPU switched out
+		 * and did not kick (sched_vcpu_changed): after the switch's store, look again. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if ((c->exit_work & EXIT_RESCHED) || c->requests)
+			continue;
 		s->boundary = s->policy == BH_POLICY_CYCLIC ? d.until : TIME_NEVER;
 		program_timer(c, min_u64(timer_for(s, d, wake), be_timer(c, next)));
 		flush_trace(s, wait_until(at));

@@ -69,6 +69,9 @@ struct vcpu {
 	 * run, since ready_since (0: running, or it was not ready when it left). */
 	uint64_t ready_since;
 	uint64_t stolen_ticks;        /* since its last reset */
+	/* Kicks (another core's interrupt to reconsider) that reached its core while it was the
+	 * core's vCPU, since its last reset: what other cores' work cost it (BH_HC_VCPU_STATUS). */
+	uint64_t kicks;
 };
 
 /* A vCPU with no core of its own (best_effort.h); `core` is the core that holds it, or last did. */
@@ -145,8 +148,10 @@ bool vcpu_runnable(const struct vcpu *v);
 
 /* Serve v's posted requests (stop, then start) on this core, which owns or holds it. */
 void vcpu_serve_requests(struct vcpu *v);
-/* Serve the requests other cores (or this one) posted for this core's vCPUs. Only on the way
- * out of the hypervisor: never while a trap of one of them is in progress. */
+/* Serve the requests other cores (or this one) posted for the vCPU running on this core (and the
+ * best-effort vCPU it holds); the others' wait for their own time or the core's spare time
+ * (sched.h, sched_vcpu_changed). Only on the way out of the hypervisor: never while a trap of
+ * one of them is in progress. */
 void core_process_requests(void);
 
 #endif

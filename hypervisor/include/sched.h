@@ -52,14 +52,19 @@ struct sched_core {
 	uint64_t boundary;                 /* cyclic: the slot boundary the timer leads, or NEVER */
 	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
 	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready;
-					    * NULL: the timer at be_until */
+					    * NULL: the timer at be_until (a hand-back) */
 	uint64_t live_wake;                /* the virtual timer of the loaded idle vCPU, which wakes
 					    * it in hardware (the core's timer does not watch it) */
+	bool requests_waiting;             /* requests posted to vCPUs that do not run wait for
+					    * their own time or the core's spare time */
 	/* Best-effort vCPUs (best_effort.h). */
 	bool be_allowed;                   /* some best-effort vCPU may run on this core */
 	struct vcpu *be;                   /* the one this core holds (runs), or NULL */
 	struct vcpu *be_home;              /* the vCPU loaded when it came: loaded again when it goes */
-	uint64_t be_until;                 /* it goes by then: the core's own instant - BE_LEAD_TICKS */
+	/* Idle (its policy has nothing to run), the core has spare time until its own next instant
+	 * - BE_LEAD_TICKS, if that leaves BE_MIN_RUN_TICKS (0: none): for best-effort vCPUs and for
+	 * the requests of its vCPUs that do not run (sched.c serve_in_spare_time). */
+	uint64_t be_until;
 	uint64_t be_quantum_end;           /* another best-effort vCPU's turn, if one waits */
 	uint64_t be_policy_at;             /* the policy's timer event when be_until was set */
 	unsigned deferred_count;
@@ -82,8 +87,8 @@ void sched_reschedule(void);
 void sched_console_left(void);
 /* This core's next scheduling event, which work it does in spare time (a console drain) must
  * end before: its timer, or sooner the virtual timer of the vCPU it idles with loaded (that
- * wakes the vCPU in hardware; the core's timer does not watch it). 0 inside a decision (the
- * timer fired, not programmed again yet), TIME_NEVER if nothing is ahead. */
+ * wakes the vCPU in hardware; the core's timer does not watch it). 0 when the timer fired and
+ * is not programmed again yet, TIME_NEVER if nothing is ahead. */
 uint64_t sched_next_event(void);
 /* The running vCPU waits for a virtual interrupt (BH_HC_IDLE, WFI): its core goes to others. */
 void sched_vcpu_idle(struct vcpu *v);
@@ -97,7 +102,11 @@ void sched_vcpu_woken(struct vcpu *v);
 /* This core's hypervisor timer fired. */
 void sched_timer_event(void);
 
-/* State changes of a vCPU, from any core: the vCPU's core is told to reconsider. */
+/* State changes of a vCPU (a posted request, a suspend or resume, its partition's state), from
+ * any core: the vCPU's core reconsiders at its next decision, at once only if this is the vCPU's
+ * time there (it runs, or outranks the running vCPU) or the core has time to spare. Its posted
+ * requests are served in its own time (its policy picks it: a vCPU with a request counts as
+ * ready) or in the core's spare time, never in another vCPU's. */
 void sched_vcpu_changed(struct vcpu *v);
 void sched_core_changed(unsigned core);
 

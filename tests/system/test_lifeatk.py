@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from harness import run_system
 
 
@@ -42,17 +40,16 @@ def test_a_halt_is_not_undone_by_a_restart_the_halted_incarnation_asked_for():
     passed(run, "warden", "lifehalt_suspend_holds")
 
 
-
-@pytest.mark.xfail(strict=False, reason=(
-    "not fixed: every BH_HC_VCPU_CTL SUSPEND, RESUME, HALT and START (and every restart) on a "
-    "vCPU pinned to another core kicks that core (sched_vcpu_changed, post_request), even while "
-    "it runs another partition's slot; measured 9673 interruptions of gapcount's 200 slots, 0 "
-    "without the loop. Skipping the kick needs the requests served in their owner's time, not "
-    "in the 800 ns slot lead of whatever slot comes next (docs/architecture.md, Life cycle)"))
 def test_vcpu_calls_on_a_vcpu_out_of_its_slot_do_not_interrupt_anothers_slot():
+    """lifeatk_kick.yaml under -icount: hostile's vCPU 0 suspends and resumes, halts and starts its
+    vCPU 1 in a loop; vCPU 1 is pinned to core 2, where gapcount runs the other half of each frame.
+    Each call changes vCPU 1 only, which is not gapcount's concern: no kick may reach core 2 in
+    gapcount's slot. (Every call kicked core 2 whatever ran there: 9673 of gapcount's short gaps
+    were counted as its interruptions. Under -icount its short gaps also count hostile's core's
+    instructions, run in turn with core 2's, so the figure is gapcount's kicks.)"""
     run = run_system("lifeatk_kick.yaml", timeout=300, icount=True,
                      until=lambda r: ("gapcount", "gapcount_done") in r.verdicts())
     figures = stats(run)
     print(f"BHSTAT gapcount beside a vCPU-control loop: {figures}")
     assert figures["long_gaps"] >= 199, figures  # its 200 slots, measured
-    assert figures["short_gaps"] == 0, figures
+    assert figures["kicks"] == 0, figures

@@ -69,3 +69,15 @@ void fixture_run(unsigned core, struct vcpu *v)
 	v->request = 0;
 	percpu[core].requests = 0;
 }
+
+void fixture_serve(unsigned core)
+{
+	struct sched_core *s = &percpu[core].sched;
+	unsigned self = fake.core;
+
+	fake.core = core;
+	percpu[core].requests = 0;
+	for (unsigned i = 0; i < s->count; i++)
+		vcpu_serve_requests(s->vcpus[i]);
+	fake.core = self;
+}

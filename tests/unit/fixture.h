@@ -18,5 +18,8 @@ void fixture_boot(void);
 struct vcpu;
 /* Pretend v is running on `core`, and the test executes on that core. */
 void fixture_run(unsigned core, struct vcpu *v);
+/* Play `core` serving the requests posted to its vCPUs, in their own time or its spare time
+ * (sched.c decides when; these tests are about what serving does). */
+void fixture_serve(unsigned core);
 
 #endif

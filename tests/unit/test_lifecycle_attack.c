@@ -15,14 +15,6 @@
 #include "virq.h"
 #include "unit.h"
 
-static void serve_on(unsigned core)
-{
-	unsigned self = fake.core;
-	fake.core = core;
-	core_process_requests();
-	fake.core = self;
-}
-
 static void core1_exits(void)
 {
 	fake.core = 1;
@@ -35,10 +27,10 @@ static struct partition *beta_running(void)
 {
 	struct partition *p = &partitions[1];
 	fixture_boot();
-	serve_on(1);
+	fixture_serve(1);
 	fixture_run(1, &p->vcpus[0]);
 	EXPECT_EQ(vcpu_control(&p->vcpus[0], BH_VCPU_START, 1, 0), BH_OK);
-	serve_on(2);
+	fixture_serve(2);
 	EXPECT_EQ(p->vcpus[1].state, VCPU_READY);
 	return p;
 }
@@ -63,12 +55,12 @@ TEST(attack_restart_during_a_release_counts_that_vcpu_twice_and_never_reloads)
 	partition_halt(p); /* or vCPU 0's BH_VCPU_CTL HALT of vCPU 1, or its PSCI CPU_OFF */
 	/* Core 2 has taken vCPU 1's stop and is releasing it when core 0 restarts beta. */
 	fake.release_hook = core0_restarts_beta;
-	serve_on(2);
+	fixture_serve(2);
 	EXPECT_EQ(p->state, PARTITION_RESTARTING);
-	serve_on(2); /* the restart's own stop of vCPU 1 */
+	fixture_serve(2); /* the restart's own stop of vCPU 1 */
 	/* vCPU 0 has not been released yet: the reload must not be handed to it. */
 	EXPECT(v0->state != VCPU_LOADING);
-	serve_on(1); /* now vCPU 0's core releases it */
+	fixture_serve(1); /* now vCPU 0's core releases it */
 	EXPECT_EQ(v0->state, VCPU_LOADING);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
@@ -94,8 +86,8 @@ TEST(attack_halt_and_restart_during_the_last_reload_step_leave_a_running_partiti
 	struct vcpu *v0 = &p->vcpus[0];
 
 	partition_restart(p, false, BH_RESTART_SELF); /* warm: the reload is a single step */
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	EXPECT_EQ(v0->state, VCPU_LOADING);
 	fake.core = 1;
 	percpu[1].sched.timer_at = TIME_NEVER;
@@ -106,8 +98,8 @@ TEST(attack_halt_and_restart_during_the_last_reload_step_leave_a_running_partiti
 	fake.counter_hook = core0_halts_and_restarts_beta;
 	partition_load_steps(v0);
 	EXPECT_EQ(p->state, PARTITION_RESTARTING); /* the second restart has not been released */
-	serve_on(2);
-	serve_on(1);
+	fixture_serve(2);
+	fixture_serve(1);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
 	EXPECT_EQ(v0->state, VCPU_READY); /* the second restart runs vCPU 0 again */
@@ -133,24 +125,24 @@ TEST(attack_a_restart_by_bh_hc_reset_or_partition_ctl_keeps_a_propagated_event)
 
 	fixture_partitions[1].hm_actions[BH_HM_PARTITION_ERROR] = BH_HM_PROPAGATE;
 	fixture_boot();
-	serve_on(1);
+	fixture_serve(1);
 	struct vcpu *v0 = &p->vcpus[0];
 	EXPECT(raise_on(1, v0, BH_HM_PARTITION_ERROR)); /* propagated, not taken yet */
 	/* beta restarts itself (BH_HC_RESET, PSCI SYSTEM_RESET) or a system partition restarts
 	 * it (BH_HC_PARTITION_CTL): "a restart forgets an untaken propagated event". */
 	partition_restart(p, true, BH_RESTART_SELF);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
 	EXPECT(!hm_take(v0, &e)); /* the new incarnation holds nothing */
 	/* Put it back as it was, then show the consequence: the new incarnation's first event. */
 	fixture_boot();
-	serve_on(1);
+	fixture_serve(1);
 	EXPECT(raise_on(1, v0, BH_HM_PARTITION_ERROR));
 	partition_restart(p, true, BH_RESTART_SELF);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT(raise_on(1, v0, BH_HM_PARTITION_ERROR)); /* reaches its handler... */
 	EXPECT_EQ(p->state, PARTITION_RUNNING);         /* ...instead of halting the partition */
@@ -178,8 +170,8 @@ TEST(attack_a_vcpu_not_yet_released_propagates_into_the_new_incarnation)
 	percpu[2].regs = &v1->regs;
 	FAKE_RUN(goes_on = hm_raise(v1, &ev));
 	EXPECT(goes_on);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
 	EXPECT(!hm_take(v1, &e)); /* the new incarnation's vCPU 1 holds the old one's event */
@@ -207,8 +199,8 @@ TEST(attack_a_doorbell_rung_while_vcpu0_is_reset_is_lost_and_so_are_all_later_on
 	bool fw;
 
 	partition_restart(p, true, BH_RESTART_SELF);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	EXPECT_EQ(v0->state, VCPU_LOADING);
 	/* Its device (SPI 40, routed to core 1) fires during the reload. */
 	fake.core = 1;
@@ -236,8 +228,8 @@ TEST(attack_a_warm_restart_joining_a_cold_one_reloads_but_tells_the_guest_warm)
 	memset(&fake_ram[0x200000], 'Z', 16);
 	partition_restart(p, true, BH_RESTART_HM); /* the HM's cold_restart */
 	partition_restart(p, false, BH_RESTART_SELF); /* and its own BH_HC_RESET warm, before it was released */
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
 	EXPECT(memcmp(&fake_ram[0x200000], SEG_TEXT, sizeof(SEG_TEXT)) == 0); /* reloaded: cold */
@@ -252,14 +244,14 @@ TEST(attack_a_restart_of_its_own_joining_the_monitors_does_not_hide_the_monitors
 	partition_restart(p, false, BH_RESTART_SELF);
 	partition_restart(p, false, BH_RESTART_HM);
 	partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
 	EXPECT_EQ(fake.reset_args[3], BH_RESTART_HM);
 	partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION); /* the next one is its own */
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT_EQ(fake.reset_args[3], BH_RESTART_SYSTEM_PARTITION);
 }
@@ -278,8 +270,8 @@ TEST(attack_a_restart_asked_by_a_halted_partition_itself_leaves_it_halted)
 	EXPECT(!partition_restart(p, true, BH_RESTART_HM));
 	EXPECT_EQ(p->state, PARTITION_HALTED);
 	EXPECT_EQ(p->restarts, restarts);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	EXPECT_EQ(p->vcpus[0].state, VCPU_HALTED);
 	EXPECT_EQ(p->vcpus[1].state, VCPU_HALTED);
 	/* A system partition's restart brings it back. */
@@ -300,8 +292,8 @@ TEST(attack_a_restart_asked_by_a_suspended_partition_itself_ends_suspended)
 	EXPECT(partition_restart(p, false, BH_RESTART_SELF));
 	EXPECT_EQ(p->state, PARTITION_RESTARTING);
 	EXPECT(!partition_suspend(p)); /* it is suspended already, for its system partition */
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_SUSPENDED);
 	EXPECT_EQ(v0->state, VCPU_READY);
@@ -315,15 +307,15 @@ TEST(attack_a_restart_asked_by_a_suspended_partition_itself_ends_suspended)
 	EXPECT(partition_restart(p, false, BH_RESTART_HM));
 	EXPECT(partition_resume(p));
 	EXPECT(!partition_resume(p));
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
 	EXPECT(partition_suspend(p));
 	EXPECT(partition_restart(p, false, BH_RESTART_SELF));
 	EXPECT(partition_restart(p, false, BH_RESTART_SYSTEM_PARTITION));
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	core1_exits();
 	EXPECT_EQ(p->state, PARTITION_RUNNING);
 }

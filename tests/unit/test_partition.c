@@ -90,9 +90,16 @@ TEST(hm_event_line_leaves_the_unfinished_line_of_a_vcpu_that_goes_on)
 	EXPECT(strstr(fake.uart, "-> ignore\r\n[alpha] before after\r\n") != NULL);
 }
 
+/* Core 2 idles (beta's vCPU 1 not started) with time to spare: a request for its vCPU kicks it. */
+static void core2_idles_with_time_to_spare(void)
+{
+	percpu[2].sched.be_until = TIME_NEVER;
+}
+
 TEST(hm_halts_a_partition_on_every_core)
 {
 	fixture_boot();
+	core2_idles_with_time_to_spare();
 	EXPECT(!raise_on(1, &partitions[1].vcpus[0], BH_HM_TRAPPED_INSTRUCTION));
 	EXPECT_EQ(partitions[1].state, PARTITION_HALTED);
 	EXPECT_EQ(partitions[1].vcpus[1].state, VCPU_HALTED);
@@ -102,16 +109,8 @@ TEST(hm_halts_a_partition_on_every_core)
 	EXPECT_EQ(partitions[0].state, PARTITION_RUNNING);
 }
 
-/* Plays core `core` at its next exit from the hypervisor: it serves its requests. */
-static void serve_on(unsigned core)
-{
-	unsigned self = fake.core;
-	fake.core = core;
-	core_process_requests();
-	fake.core = self;
-}
+static void core2_serves_requests(void) { fixture_serve(2); }
 
-static void core2_serves_requests(void) { serve_on(2); }
 
 /* Core 1 runs beta's vCPU 0 on its way out: the reload, if it is the one loading. */
 static void core1_exits(void)
@@ -124,6 +123,7 @@ static void core1_exits(void)
 TEST(a_restart_never_waits_for_other_cores)
 {
 	fixture_boot();
+	core2_idles_with_time_to_spare();
 	/* Core 2 never answers: the restart still returns at once, and nothing panics. */
 	EXPECT(!raise_on(1, &partitions[1].vcpus[0], BH_HM_MEMORY_VIOLATION));
 	EXPECT_EQ(fake.exit, FAKE_NONE);
@@ -134,7 +134,7 @@ TEST(a_restart_never_waits_for_other_cores)
 	/* The faulting vCPU is not touched inside its own trap: its core releases it on the way
 	 * out, like every other core. */
 	EXPECT_EQ(partitions[1].vcpus[0].arch.released, 0);
-	serve_on(1);
+	fixture_serve(1);
 	EXPECT_EQ(partitions[1].vcpus[0].arch.released, 1);
 	EXPECT_EQ(partitions[1].stopping, 1);
 	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_HALTED); /* vCPU 1 still holds its own */
@@ -145,8 +145,8 @@ TEST(hm_cold_restart_releases_then_reloads_in_vcpu0s_time)
 	fixture_boot();
 	memset(&fake_ram[0x200000], 'Z', 16);
 	EXPECT(!raise_on(1, &partitions[1].vcpus[0], BH_HM_MEMORY_VIOLATION));
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	EXPECT_EQ(partitions[1].vcpus[1].state, VCPU_HALTED);
 	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_LOADING); /* the last release hands over */
 	EXPECT_EQ(memcmp(&fake_ram[0x200000], "ZZZZ", 4), 0); /* nothing reloaded yet */
@@ -176,8 +176,8 @@ TEST(a_reload_stops_between_steps_for_whatever_else_is_due)
 	fixture_boot();
 	fixture_run(1, &partitions[1].vcpus[0]);
 	partition_restart(&partitions[1], true, BH_RESTART_SELF);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	memset(&fake_ram[0x200000], 'Z', 0x100000);
 	fake.irq_pending = true; /* an interrupt is due: not one step is taken before it */
 	core1_exits();
@@ -208,15 +208,15 @@ TEST(a_restart_during_a_reload_starts_it_over_and_a_halt_ends_it)
 	fixture_boot();
 	fixture_run(1, &partitions[1].vcpus[0]);
 	partition_restart(&partitions[1], false, BH_RESTART_SELF);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_LOADING);
 	partition_restart(&partitions[1], true, BH_RESTART_SELF); /* joins it, now cold */
 	EXPECT(partitions[1].reload);
 	EXPECT_EQ(partitions[1].restarts, 1); /* the same restart: one more incarnation */
 	partition_halt(&partitions[1]);
-	serve_on(1);
-	serve_on(2);
+	fixture_serve(1);
+	fixture_serve(2);
 	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_HALTED);
 	EXPECT_EQ(partitions[1].state, PARTITION_HALTED);
 	core1_exits(); /* nothing to load, nothing to run */
@@ -227,14 +227,14 @@ TEST(a_stop_releases_what_the_vcpu_holds)
 {
 	fixture_boot();
 	struct vcpu *v = &partitions[1].vcpus[1];
-	serve_on(1);
+	fixture_serve(1);
 	fixture_run(2, v);
 	v->timer_deadline = 12345; /* BH_HC_SET_TIMER */
 	virq_inject(v, 40, true);  /* a forwarded device interrupt it has not taken */
 	virq_inject(v, BH_VIRQ_PORT, false);
 	partition_halt(&partitions[1]);
 	EXPECT(virq_has_pending(v)); /* nothing is released from another core's trap */
-	serve_on(2);
+	fixture_serve(2);
 	EXPECT_EQ(v->timer_deadline, TIME_NEVER);
 	EXPECT(!virq_has_pending(v));
 	EXPECT_EQ(v->virq.count, 0);
@@ -285,6 +285,7 @@ TEST(vcpu_services_start_suspend_resume_halt)
 	fixture_boot();
 	struct vcpu *v0 = &partitions[1].vcpus[0], *v1 = &partitions[1].vcpus[1];
 	fixture_run(1, v0);
+	core2_idles_with_time_to_spare();
 	EXPECT_EQ(vcpu_control(v0, BH_VCPU_START, 1, 0), BH_OK);
 	EXPECT_EQ(v1->request, VCPU_REQ_RESET);
 	EXPECT_EQ(fake.kicks[2], 1);

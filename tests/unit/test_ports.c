@@ -397,8 +397,7 @@ TEST(a_halt_ends_a_wait)
 	open_both();
 	wait_call(beta(), BETA_BUF, 8);
 	partition_halt(&partitions[1]);
-	fake.core = beta()->core;
-	core_process_requests();
+	fixture_serve(beta()->core);
 	EXPECT(beta()->wait.port == NULL);
 	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
 	EXPECT_EQ(queued(), 1); /* queued, not handed to a vCPU that no longer waits */
@@ -416,8 +415,7 @@ TEST(a_restart_closes_a_waiting_port_at_once)
 	EXPECT_EQ(call(alpha(), BH_HC_PORT_STATUS, 1, BUF + 0x100, 0, 0, 0), BH_OK);
 	EXPECT_EQ(((struct bh_port_status *)(void *)(fake_ram + 0x2100))->messages, 1); /* queued */
 	EXPECT_EQ(beta_buf()[0], 0);
-	fake.core = beta()->core;
-	core_process_requests();
+	fixture_serve(beta()->core);
 	EXPECT(beta()->wait.port == NULL);
 }
 
@@ -430,10 +428,8 @@ TEST(attack_a_doorbell_rung_before_a_restart_mutes_the_new_incarnation)
 	boot();
 	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 0, 0, 0, 0, 0), BH_OK);
 	partition_restart(&partitions[1], true, BH_RESTART_SELF);
-	fake.core = 1;
-	core_process_requests();
-	fake.core = 2;
-	core_process_requests();
+	fixture_serve(1);
+	fixture_serve(2);
 	fake.core = 1;
 	percpu[1].sched.timer_at = TIME_NEVER;
 	FAKE_RUN(core_exit_work());

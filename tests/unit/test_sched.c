@@ -73,6 +73,15 @@ static void boot_fixed_priority_1_5_3(void)
 	boot(BH_POLICY_FIXED_PRIORITY);
 }
 
+/* Serve the starts still posted after the first decision, which served only the vCPU it picked
+ * (the others' wait for their own time, or the core's spare time). */
+static void start_every_vcpu(void)
+{
+	for (unsigned p = 0; p < 3; p++)
+		vcpu_serve_requests(vcpu_of(p));
+	percpu[0].exit_work = 0; /* as if served in the first decision */
+}
+
 /* Run the core's exit work at `now`; returns the vCPU it runs, or NULL if it idles. */
 static struct vcpu *at(uint64_t now)
 {
@@ -164,7 +173,8 @@ TEST(fixed_priority_decides_a_single_wake_up_by_one_comparison)
 
 	boot_fixed_priority_1_5_3();
 	fake.vtimer_deadline = UINT64_MAX; /* idle vCPUs wait for their wake-up alone */
-	EXPECT(at(5) == vcpu_of(1));          /* every vCPU started */
+	EXPECT(at(5) == vcpu_of(1));
+	start_every_vcpu();
 	vcpu_of(1)->state = VCPU_IDLE;
 	vcpu_of(2)->state = VCPU_IDLE;
 	EXPECT(at(10) == vcpu_of(0));
@@ -202,6 +212,56 @@ TEST(fixed_priority_decides_a_single_wake_up_by_one_comparison)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* A start is served in its vCPU's own time: when its policy first gives it the core. */
+TEST(a_start_waits_for_its_vcpus_own_time)
+{
+	boot_fixed_priority_1_5_3();
+	EXPECT(at(5) == vcpu_of(1)); /* the highest: started, it runs */
+	EXPECT_EQ(vcpu_of(0)->state, VCPU_HALTED);
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_HALTED);
+	EXPECT_EQ(vcpu_public_state(vcpu_of(2)), VCPU_READY); /* a posted start cannot fail */
+	vcpu_of(1)->state = VCPU_IDLE;
+	EXPECT(at(10) == vcpu_of(2)); /* its time: started, it runs */
+	EXPECT_EQ(vcpu_of(0)->state, VCPU_HALTED);
+	vcpu_of(2)->state = VCPU_IDLE;
+	EXPECT(at(20) == vcpu_of(0));
+}
+
+/* A stop posted by another core for a vCPU that does not run: its core is kicked only when the
+ * vCPU outranks the running one or the core has time to spare, and it is served then, never in
+ * another vCPU's time (req_fp.yaml: stops served at a victim's wake-up made it late). */
+TEST(a_stop_is_served_in_its_vcpus_own_time_or_spare_time_only)
+{
+	boot_fixed_priority_1_5_3();
+	fake.vtimer_deadline = UINT64_MAX;
+	EXPECT(at(5) == vcpu_of(1));
+	start_every_vcpu();
+	fake.core = 1;
+	partition_halt(&partitions[2]); /* c (3), below b (5), which runs */
+	fake.core = 0;
+	EXPECT_EQ(fake.kicks[0], 0);
+	EXPECT(at(10) == vcpu_of(1));
+	EXPECT_EQ(vcpu_of(2)->arch.released, 0);
+	vcpu_of(1)->state = VCPU_IDLE;
+	EXPECT(at(20) == vcpu_of(0)); /* c's turn came first: its stop */
+	EXPECT_EQ(vcpu_of(2)->arch.released, 1);
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_HALTED);
+	fake.core = 1;
+	partition_halt(&partitions[1]); /* b (5) outranks a (1), which runs */
+	fake.core = 0;
+	EXPECT_EQ(fake.kicks[0], 1);
+	EXPECT(at(30) == vcpu_of(0));
+	EXPECT_EQ(vcpu_of(1)->arch.released, 1);
+	vcpu_of(0)->state = VCPU_IDLE;
+	EXPECT(at(40) == NULL); /* nothing to run and no instant: time to spare */
+	fake.core = 1;
+	partition_halt(&partitions[0]);
+	fake.core = 0;
+	EXPECT_EQ(fake.kicks[0], 2);
+	EXPECT(at(50) == NULL);
+	EXPECT_EQ(vcpu_of(0)->arch.released, 1);
+}
+
 /* An interrupt for a vCPU of this core that stays as it is (ready but preempted, suspended)
  * asks for no decision: the core's choice cannot change. It reaches the vCPU once it runs. */
 TEST(an_interrupt_for_a_preempted_vcpu_asks_for_no_decision)
@@ -210,6 +270,7 @@ TEST(an_interrupt_for_a_preempted_vcpu_asks_for_no_decision)
 
 	boot_fixed_priority_1_5_3();
 	EXPECT(at(5) == vcpu_of(1));
+	start_every_vcpu();
 	virq_inject(vcpu_of(0), BH_VIRQ_PORT, false); /* ready, below the running one */
 	vcpu_of(2)->state = VCPU_SUSPENDED;
 	virq_inject(vcpu_of(2), BH_VIRQ_PORT, false);
@@ -232,6 +293,7 @@ TEST(an_interrupt_held_back_while_disabled_or_suspended_wakes_its_vcpu_later)
 	boot_fixed_priority_1_5_3();
 	fake.vtimer_deadline = UINT64_MAX;
 	EXPECT(at(5) == vcpu_of(1));
+	start_every_vcpu();
 	vcpu_of(1)->state = VCPU_IDLE;
 	vcpu_of(2)->state = VCPU_IDLE;
 	EXPECT(at(10) == vcpu_of(0));
@@ -271,6 +333,7 @@ TEST(a_single_wake_up_leaves_a_running_vcpu_suspended_meanwhile)
 	boot_fixed_priority_1_5_3();
 	fake.vtimer_deadline = UINT64_MAX;
 	EXPECT(at(5) == vcpu_of(1));
+	start_every_vcpu();
 	vcpu_of(1)->state = VCPU_IDLE;
 	vcpu_of(2)->state = VCPU_IDLE;
 	EXPECT(at(10) == vcpu_of(0));

@@ -19,14 +19,6 @@ static int64_t psci(struct vcpu *v, uint64_t fn, uint64_t a1, uint64_t a2, uint6
 	return (int64_t)r.x[0];
 }
 
-static void on_core(unsigned core)
-{
-	unsigned self = fake.core;
-	fake.core = core;
-	core_process_requests();
-	fake.core = self;
-}
-
 TEST(vpsci_version_features_and_unknown_calls)
 {
 	fixture_boot();
@@ -54,7 +46,7 @@ TEST(vpsci_cpu_on_starts_a_vcpu_at_the_entry_with_its_context)
 	EXPECT_EQ(psci(v0, PSCI_CPU_ON, 1, ALPHA_RAM_IPA + 0x40, 7), 0);
 	EXPECT_EQ(psci(v0, PSCI_CPU_ON, 1, ALPHA_RAM_IPA, 7), -4);      /* already on */
 	EXPECT_EQ(psci(v0, PSCI_AFFINITY_INFO, 1, 0, 0), 0);
-	on_core(2);
+	fixture_serve(2);
 	EXPECT_EQ(v1->state, VCPU_READY);
 	EXPECT_EQ(v1->regs.elr, ALPHA_RAM_IPA + 0x40);
 	EXPECT_EQ(v1->regs.x[0], 7); /* the context id, as the arm64 boot protocol wants */

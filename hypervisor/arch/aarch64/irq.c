@@ -56,6 +56,8 @@ static bool dispatch(struct percpu *c, unsigned intid)
 		vgic_maintenance();
 		break;
 	case SGI_KICK:
+		if (c->vcpu)
+			c->vcpu->kicks++;
 		exit_work_set(EXIT_RESCHED);
 		break;
 	case PLAT_UART_INTID:

@@ -212,6 +212,17 @@ static inline long bh_vcpu_status(unsigned vcpu, unsigned *state,
 	return r.x0;
 }
 
+/* Stores how many kicks from other cores (their requests to its core to reconsider) reached
+ * vCPU `vcpu` while it ran, since its last reset: interruptions by other cores' work. */
+static inline long bh_vcpu_kicks(unsigned vcpu, unsigned long long *kicks)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_VCPU_STATUS, vcpu, 0, 0, 0, 0);
+
+	if (r.x0 >= 0)
+		*kicks = r.x3;
+	return r.x0;
+}
+
 /* Reports a missed deadline (info: free-form, e.g. the activation number) to the health
  * monitor; returns if the configured action lets the caller go on. */
 static inline long bh_deadline_miss(unsigned long info)

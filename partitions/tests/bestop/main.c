@@ -11,7 +11,8 @@
  *   the victim's wake-ups, so that the core serves the stops when the victim is due.
  * What that costs the victim shows in its lateness against the plan (tests/system/
  * test_best_effort.py). The first window of attacks.h is quiet. With the test parameter no_halt
- * it starts them once and never halts them: the reference, a core with as many idle vCPUs.
+ * it starts them once and never halts them; on the fixed-priority core they then run just after
+ * every wake-up of the victim: the reference, the same vCPUs running between its wake-ups.
  * Prints BESTOP rounds <n> stops <stop requests posted>, then BESTOP-DONE. */
 #include <stdbool.h>
 #include "bhtest.h"
@@ -32,10 +33,12 @@ static unsigned long long aimed(unsigned long long f0, unsigned long long after,
 	return f0 + VICTIM_SLOT_OFFSET + n * VICTIM_SLOT_PERIOD + aim;
 }
 
-/* The others: an unfinished line (no newline), then wait to be halted. */
+/* The others: an unfinished line (no newline), then wait to be halted; in the reference (no_halt,
+ * on the fixed-priority core) run again just after every wake-up of the victim. */
 void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 {
 	static char line[150];
+	unsigned long long f0_ns;
 
 	(void)vcpu;
 	(void)boot_kind;
@@ -43,8 +46,13 @@ void secondary_main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	for (unsigned i = 0; i < sizeof(line); i++)
 		line[i] = (char)('a' + i % 26);
 	bh_console_write(line, sizeof(line));
-	for (;;)
-		bh_idle();
+	bool after_every_wake = bh_test_param("no_halt") && bh_plan_frame_start(&f0_ns) != BH_OK;
+	for (;;) {
+		if (after_every_wake)
+			bh_sleep_until_ns(bh_ticks_to_ns(aimed(ATTACK_T0, bh_counter(), AFTER_WAKE)));
+		else
+			bh_idle();
+	}
 }
 
 int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
