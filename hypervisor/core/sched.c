@@ -470,7 +470,7 @@ static bool be_adopt(struct percpu *c, struct vcpu *v, uint64_t now)
  * has nothing to run after all goes back to the tail; each is looked at once at most. Serving
  * one (a stop releases all it holds, its console line included) costs the core's best-effort
  * time, so another is taken only while the core still has room (BE_MIN_RUN_TICKS before
- * be_until, as spare_time asks): many queued with requests (14 stops cost about 610 ticks)
+ * be_until, as set_spare_time asks): many queued with requests (14 stops cost about 610 ticks)
  * would otherwise run the decision past be_until and the lead into the core's own instant.
  * Those left are served in the core's next room; a core with none asleep there does not
  * sleep on them (be_core_sleep looks), it decides again and finds no room. */
@@ -495,18 +495,15 @@ static struct vcpu *be_next(struct percpu *c, uint64_t now)
 	return cur;
 }
 
-/* The core's policy has nothing to run (d), its vCPUs' next wake-up is `wake`: its spare time,
- * for best-effort vCPUs and the requests of its vCPUs that do not run, lasts until
- * BE_LEAD_TICKS before its own next instant, if that leaves BE_MIN_RUN_TICKS (be_until; 0:
- * none). Published before the core looks for requests (serve_in_spare_time): a core posting
- * one either sees the spare time and kicks it, or its request is seen (sched_vcpu_changed). */
-static void spare_time(struct percpu *c, struct decision d, uint64_t at, uint64_t wake)
+/* The core's policy has nothing to run: its spare time, for best-effort vCPUs and the requests
+ * of its vCPUs that do not run, lasts until BE_LEAD_TICKS before its own next instant, if that
+ * leaves BE_MIN_RUN_TICKS (be_until; 0: none). Published before the core looks for requests
+ * (serve_in_spare_time): a core posting one either sees the spare time and kicks it, or its
+ * request is seen (sched_vcpu_changed). */
+static void set_spare_time(struct sched_core *s, uint64_t instant, uint64_t at)
 {
-	struct sched_core *s = &c->sched;
-	uint64_t instant = own_instant(s, d, wake);
 	uint64_t until = instant > BE_LEAD_TICKS ? instant - BE_LEAD_TICKS : 0;
 
-	s->be_policy_at = timer_for(s, d, TIME_NEVER);
 	__atomic_store_n(&s->be_until, until >= at + BE_MIN_RUN_TICKS ? until : 0, __ATOMIC_SEQ_CST);
 }
 
@@ -525,7 +522,8 @@ static bool serve_in_spare_time(struct percpu *c)
 
 	/* A change since this pass's core_process_requests (a request, or a vCPU made ready or
 	 * loading: its poster saw no spare time yet, so did not kick) is seen here: decide again. */
-	bool changed = __atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST);
+	bool changed = __atomic_load_n(&c->requests, __ATOMIC_SEQ_CST) &&
+		       __atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST);
 	if (changed)
 		s->requests_waiting = true;
 	if (!s->requests_waiting)
@@ -745,7 +743,7 @@ static void idle(struct percpu *c)
  * the full decision would do here is done the same way (the core is left in the same state,
  * its timer programmed the same: the instant's path does not change), less its picking and its
  * first pass over the core's timers. Its policy's part of the timer (a slot's lead, a release)
- * is the one spare_time computed; its timers' part is counted after the switch, as there. */
+ * is the one the decision computed; its timers' part is counted after the switch, as there. */
 static bool be_hand_back(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
@@ -796,7 +794,8 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		struct vcpu *be = NULL;
 		__atomic_store_n(&s->be_until, 0, __ATOMIC_RELAXED);
 		if (!d.vcpu && s->be_allowed) { /* the room best-effort vCPUs get */
-			spare_time(c, d, at, service_timers(c, at));
+			s->be_policy_at = timer_for(s, d, TIME_NEVER);
+			set_spare_time(s, own_instant(s, d, service_timers(c, at)), at);
 			if (serve_in_spare_time(c))
 				continue; /* one it started may run now */
 			if (s->be_until)
@@ -814,8 +813,9 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 			be_put(out); /* its state all in memory now: any core may take it */
 		/* Wake-ups depend on which vCPU is loaded now: count them after the switch. */
 		uint64_t wake = s->next_wake = service_timers(c, at);
+		uint64_t policy_at = timer_for(s, d, wake);
 		if (!next && !s->be_allowed) { /* idle, with its vCPUs' wake-ups known now */
-			spare_time(c, d, at, wake);
+			set_spare_time(s, min_u64(policy_at, s->live_wake), at);
 			if (serve_in_spare_time(c))
 				continue;
 		}
@@ -825,7 +825,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		if ((c->exit_work & EXIT_RESCHED) || c->requests)
 			continue;
 		s->boundary = s->policy == BH_POLICY_CYCLIC ? d.until : TIME_NEVER;
-		program_timer(c, min_u64(timer_for(s, d, wake), be_timer(c, next)));
+		program_timer(c, min_u64(policy_at, be_timer(c, next)));
 		flush_trace(s, wait_until(at));
 		if (next) {
 			s->console_helper = s->console_asleep = false; /* it has a vCPU to run */
