@@ -1238,6 +1238,58 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 	BH_EXPECT(wait_dormant(spin));
 }
 
+/* The receiver's buffer is posted with the hypervisor while it waits (docs/apex.md, Sampling
+ * and queuing ports). A time-out and a STOP withdraw the post: the next message is queued for
+ * the next receive, not written into the buffer of a receive that ended. */
+BH_TEST(apex_posted_receive_withdrawn_by_time_out_and_stop)
+{
+	RETURN_CODE_TYPE rc;
+	QUEUING_PORT_STATUS_TYPE st;
+	struct peer_answer a;
+	MESSAGE_SIZE_TYPE len = -1;
+	struct peer_cmd c = { PEER_ECHO, 21, 0 };
+
+	a.seq = 0xdead;
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 500 * US, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, TIMED_OUT);
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
+	apexutil_sleep(1 * MS); /* the peer answers */
+	BH_EXPECT_EQ(a.seq, 0xdead);
+	GET_QUEUING_PORT_STATUS(rsp_in, &st, &rc);
+	BH_EXPECT_EQ(st.NB_MESSAGE, 1);
+	BH_EXPECT_EQ(st.WAITING_PROCESSES, 0);
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(a.seq, 21);
+
+	/* rx waits with its buffer posted; stopped, it takes nothing. */
+	rx_msg.seq = 0xdead;
+	rx_rc = NOT_AVAILABLE;
+	START(rx, &rc);
+	apexutil_sleep(500 * US);
+	BH_EXPECT_EQ(apexutil_state_of(rx), WAITING);
+	STOP(rx, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	c.seq = 22;
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
+	apexutil_sleep(1 * MS);
+	BH_EXPECT_EQ(rx_msg.seq, 0xdead);
+	BH_EXPECT_EQ(rx_rc, NOT_AVAILABLE);
+	GET_QUEUING_PORT_STATUS(rsp_in, &st, &rc);
+	BH_EXPECT_EQ(st.NB_MESSAGE, 1);
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(a.seq, 22);
+	/* And a receive after them is served by a post again. */
+	c.seq = 23;
+	c.delay_ns = 1 * MS;
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 10 * MS, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(len, 100);
+	BH_EXPECT_EQ(a.seq, 23);
+}
+
 /* A send to the full to_peer queue waits until the peer makes room. */
 static void queuing_send_waits_for_room(void)
 {
