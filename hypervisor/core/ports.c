@@ -51,11 +51,18 @@ struct port {
 	volatile uint32_t open_gen;  /* owner's restarts + 1 once opened: a restart closes */
 	uint32_t seen_seq;           /* sampling destination: channel seq at its last read */
 	uint32_t notified;           /* BH_VIRQ_PORT raised and not re-armed yet (channel lock) */
-	struct vcpu *waiter;         /* queuing destination: blocked in a receive wait (lock) */
-	uint64_t *post_status;       /* queuing destination: its posted buffer's status word
-				      * (hypervisor address), NULL when none is posted (lock) */
-	struct guest_pieces post;    /* that buffer, translated when posted */
+	struct vcpu *waiter;         /* queuing destination: blocked in a receive wait, or POSTED:
+				      * a buffer is posted (lock) */
 };
+
+/* A queuing destination's posted buffer (port.waiter == POSTED), beside port_pool so that a
+ * port stays 64 bytes (one shift to find it). */
+struct port_post {
+	struct guest_pieces buf;     /* translated when posted */
+	uint64_t *status;            /* its status word (hypervisor address) */
+};
+/* port.waiter while a buffer is posted: one test on the way of every send finds either. */
+#define POSTED ((struct vcpu *)1)
 #define TYPE(kind, direction) ((kind) << 1 | (direction)) /* direction: 0 or 1 */
 #define SAMPLING_SOURCE TYPE(BH_CHANNEL_SAMPLING, BH_SOURCE_PORT)
 #define SAMPLING_DESTINATION TYPE(BH_CHANNEL_SAMPLING, BH_DESTINATION_PORT)
@@ -65,6 +72,7 @@ struct port {
 static const struct bh_system_cfg *sys;
 static struct channel_rt channels[BH_MAX_CHANNELS];
 static struct port port_pool[BH_MAX_SYSTEM_PORTS];
+static struct port_post posts[BH_MAX_SYSTEM_PORTS];
 static struct port *part_ports[BH_MAX_PARTITIONS];
 static uint32_t part_port_count[BH_MAX_PARTITIONS]; /* 0 until ports_init: every call fails */
 static volatile uint64_t doorbells[BH_MAX_PARTITIONS]; /* rung, not taken yet: bit = region */
@@ -245,7 +253,7 @@ static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 	struct port_wait *w = &v->wait;
 	uint32_t n = min_u32(p->ch->max_message_size, arg(r, 3));
 
-	if (p->waiter || p->post_status)
+	if (p->waiter)
 		return BH_OP_NOT_ALLOWED; /* another vCPU waits on it, or a buffer is posted */
 	w->buf.count = w->buf.len = 0;
 	if (n && !guest_translate_writable(v, arg(r, 2), n, &w->buf))
@@ -288,17 +296,23 @@ static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcp
 /* Posted buffers (channel lock held). A message goes into dst's posted buffer (truncated to
  * it) and the status word says so; the post is then gone. The message is translated whole
  * first: BH_INVALID_PARAM leaves the post as it was. */
+static struct port_post *post_of(const struct port *p)
+{
+	return &posts[p - port_pool];
+}
+
 static int deliver_post(struct vcpu *sender, uint64_t va, uint64_t size, struct port *dst)
 {
+	struct port_post *post = post_of(dst);
 	struct guest_pieces msg;
 
 	if (!guest_translate_readable(sender, va, size, &msg))
 		return BH_INVALID_PARAM;
-	uint32_t done = min_u32(dst->post.len, size);
-	guest_pieces_copy(&dst->post, &msg, done);
+	uint32_t done = min_u32(post->buf.len, size);
+	guest_pieces_copy(&post->buf, &msg, done);
 	/* The guest reads the status, then the buffer: the release orders the copy first. */
-	__atomic_store_n(dst->post_status, BH_POST_DONE | size << 32 | done, __ATOMIC_RELEASE);
-	dst->post_status = NULL;
+	__atomic_store_n(post->status, BH_POST_DONE | size << 32 | done, __ATOMIC_RELEASE);
+	dst->waiter = NULL;
 	return BH_OK;
 }
 
@@ -313,18 +327,31 @@ static uint64_t *post_status_word(struct vcpu *v, uint64_t va)
 	return arch_phys_to_ptr(st.piece[0].pa);
 }
 
+/* A send into the destination's posted buffer (channel lock held; released here). */
+HOT_INLINE int64_t send_to_post(struct vcpu *v, struct port *p, uint64_t va, uint64_t size)
+{
+	int rc = deliver_post(v, va, size, p->peer);
+	bool wake = rc == BH_OK && arm(p->peer);
+
+	arch_spin_unlock(&p->crt->lock);
+	notify(wake ? 1u << p->ch->destinations[0].partition : 0, BH_VIRQ_PORT);
+	return rc;
+}
+
 /* The caller found its queue empty (channel lock held): its buffer is posted. */
 static int64_t begin_post(struct vcpu *v, struct arch_regs *r, struct port *p, uint64_t *status)
 {
 	uint32_t n = min_u32(p->ch->max_message_size, arg(r, 3));
+	struct port_post *post = post_of(p);
 
-	if (p->waiter || p->post_status)
+	if (p->waiter)
 		return BH_OP_NOT_ALLOWED; /* a vCPU waits on it, or a buffer is posted already */
-	p->post.count = p->post.len = 0;
-	if (n && !guest_translate_writable(v, arg(r, 2), n, &p->post))
+	post->buf.count = post->buf.len = 0;
+	if (n && !guest_translate_writable(v, arg(r, 2), n, &post->buf))
 		return BH_INVALID_PARAM;
 	__atomic_store_n(status, 0ull, __ATOMIC_RELAXED);
-	p->post_status = status;
+	post->status = status;
+	p->waiter = POSTED;
 	return BH_NOT_AVAILABLE;
 }
 
@@ -332,8 +359,9 @@ static int64_t begin_post(struct vcpu *v, struct arch_regs *r, struct port *p, u
 static bool withdraw_post(struct port *p)
 {
 	arch_spin_lock(&p->crt->lock);
-	bool had = p->post_status != NULL;
-	p->post_status = NULL;
+	bool had = p->waiter == POSTED;
+	if (had)
+		p->waiter = NULL;
 	arch_spin_unlock(&p->crt->lock);
 	return had;
 }
@@ -367,8 +395,7 @@ static int64_t create(struct vcpu *v, struct arch_regs *r, uint32_t kind)
 	bool was_open = port->open_gen == restarts + 1;
 	if (!was_open) {
 		port->seen_seq = port->notified = 0;
-		port->waiter = NULL;
-		port->post_status = NULL;
+		port->waiter = NULL; /* no waiter, no post */
 		port->open_gen = restarts + 1;
 	}
 	arch_spin_unlock(&port->crt->lock);
@@ -469,6 +496,8 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 	 * closes the port at once, and its core takes it off the port when it releases it. */
 	struct vcpu *waiter = count || !is_open(p->peer) ? NULL : p->peer->waiter;
 	if (waiter) {
+		if (__builtin_expect(waiter == POSTED, 0))
+			return send_to_post(v, p, va, size);
 		int rc = hand_over(v, va, size, waiter);
 		if (rc != BH_NOT_AVAILABLE) {
 			arch_spin_unlock(&p->crt->lock);
@@ -476,12 +505,6 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 				sched_vcpu_woken(waiter);
 			return rc;
 		}
-	} else if (p->peer->post_status && !count && is_open(p->peer)) {
-		int rc = deliver_post(v, va, size, p->peer);
-		bool wake = rc == BH_OK && arm(p->peer);
-		arch_spin_unlock(&p->crt->lock);
-		notify(wake ? 1u << p->ch->destinations[0].partition : 0, BH_VIRQ_PORT);
-		return rc;
 	}
 	uint32_t *msg = slot(p, tail >= p->ch->max_messages ? tail - p->ch->max_messages : tail);
 	if (!guest_copy_from(v, msg + 2, va, size)) {
@@ -500,7 +523,7 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
  * (XtratuM): x1 tells the guest the length it missed. With an empty queue, RECEIVE_WAIT makes
  * the caller a waiter (WAITING) and RECEIVE_POST posts its buffer. */
 enum receive_mode { RECEIVE, RECEIVE_WAIT, RECEIVE_POST };
-static int64_t receive(struct vcpu *v, struct arch_regs *r, enum receive_mode mode)
+HOT_INLINE int64_t receive(struct vcpu *v, struct arch_regs *r, enum receive_mode mode)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
 	struct port *p = open_port(v, arg(r, 1), QUEUING_DESTINATION);
@@ -629,7 +652,7 @@ void ports_vcpu_reset(struct vcpu *v)
 		return;
 	unsigned id = v->partition->cfg->id;
 	for (unsigned d = 0; d < part_port_count[id]; d++)
-		if (part_ports[id][d].type == QUEUING_DESTINATION && part_ports[id][d].post_status)
+		if (part_ports[id][d].waiter == POSTED)
 			withdraw_post(&part_ports[id][d]);
 }
 

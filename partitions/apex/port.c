@@ -263,13 +263,20 @@ static long post_result(const struct apex_port *p)
 	return s & BH_POST_DONE ? (long)BH_POST_BYTES(s) : -1;
 }
 
+/* A receive into buf from destination p; with `post`, an empty queue posts buf instead. */
+static long port_receive(struct apex_port *p, MESSAGE_ADDR_TYPE buf, int post)
+{
+	return bh_hypercall(post ? BH_HC_QUEUING_RECEIVE_POST : BH_HC_QUEUING_RECEIVE,
+			    (unsigned long)p->desc, (unsigned long)buf, (unsigned long)p->max_size,
+			    (unsigned long)&p->post_status, 0);
+}
+
 /* Receives for w, the first waiter of destination p, or posts its buffer: a message queued
  * already comes back at once (>= 0, or an error), else BH_NOT_AVAILABLE with w's buffer
  * posted (p->posted). */
 static long receive_or_post(struct apex_port *p, struct apex_process *w)
 {
-	long r = bh_queuing_receive_post(p->desc, w->req.buf, (unsigned)p->max_size,
-					 &p->post_status, 0);
+	long r = port_receive(p, w->req.buf, 1);
 
 	if (r == BH_NOT_AVAILABLE) {
 		p->posted = w;
@@ -426,11 +433,7 @@ void RECEIVE_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, SYSTEM_TIME_T
 		if (!p->q.count) {
 			/* The first waiter, if it waits: the buffer is posted when the queue is empty. */
 			int waits = TIME_OUT != 0 && apex_may_block();
-			long r = waits ? bh_queuing_receive_post(p->desc, MESSAGE_ADDR,
-								 (unsigned)p->max_size,
-								 &p->post_status, 0)
-				       : bh_queuing_receive(p->desc, MESSAGE_ADDR,
-							    (unsigned)p->max_size, 0);
+			long r = port_receive(p, MESSAGE_ADDR, waits);
 
 			if (r >= 0) {
 				*LENGTH = (MESSAGE_SIZE_TYPE)r;
