@@ -375,6 +375,8 @@ static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_HM_READ & 0xffff] = hc_hm_read,
 	[BH_HC_HM_STATUS & 0xffff] = hc_hm_status,
 	[BH_HC_HM_TAKE & 0xffff] = hc_hm_take,
+	[BH_HC_QUEUING_RECEIVE_POST & 0xffff] = ports_hc_queuing_receive_post,
+	[BH_HC_QUEUING_RECEIVE_CANCEL & 0xffff] = ports_hc_queuing_receive_cancel,
 };
 
 int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r)

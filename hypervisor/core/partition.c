@@ -376,8 +376,10 @@ static bool load_one_step(struct partition *p, struct vcpu *v0)
 	partition_lock(p);
 	/* A stop posted since core_busy() looked (a halt and a new restart) comes first. */
 	if (v0->state == VCPU_LOADING && p->state == PARTITION_RESTARTING && !v0->request) {
-		if (!p->load_segment && !p->load_offset)
+		if (!p->load_segment && !p->load_offset) {
 			arch_partition_reset(p); /* its emulated machine too, once per reload */
+			ports_partition_reloading(p);
+		}
 		if (!p->reload || load_step(p))
 			restart_done(p);
 		else

@@ -10,6 +10,12 @@
  * wakes it with the message as the call's result. Its buffer is in its own partition's areas
  * (checked then), so whatever its page tables do meanwhile, the copy stays inside them.
  *
+ * A destination may also post a buffer (BH_HC_QUEUING_RECEIVE_POST) and go on running: the
+ * next send copies straight into it, writes the post's status word and raises BH_VIRQ_PORT.
+ * Buffer and status word are translated and checked when posted, like a waiter's; a post is
+ * withdrawn under the channel lock by BH_HC_QUEUING_RECEIVE_CANCEL, by the release or reset of
+ * its partition's vCPU 0 (so before a restart reloads the image) and by a new create.
+ *
  * Notifications (BH_VIRQ_PORT, BH_VIRQ_DOORBELL) are edge-triggered and re-armed only by the
  * receiver: a port raises its interrupt once, then not again until its partition has used the
  * port (read, receive, send) or taken its doorbells. A sender that floods therefore costs the
@@ -45,8 +51,18 @@ struct port {
 	volatile uint32_t open_gen;  /* owner's restarts + 1 once opened: a restart closes */
 	uint32_t seen_seq;           /* sampling destination: channel seq at its last read */
 	uint32_t notified;           /* BH_VIRQ_PORT raised and not re-armed yet (channel lock) */
-	struct vcpu *waiter;         /* queuing destination: blocked in a receive wait (lock) */
+	struct vcpu *waiter;         /* queuing destination: blocked in a receive wait, or POSTED:
+				      * a buffer is posted (lock) */
 };
+
+/* A queuing destination's posted buffer (port.waiter == POSTED), beside port_pool so that a
+ * port stays 64 bytes (one shift to find it). */
+struct port_post {
+	struct guest_pieces buf;     /* translated when posted */
+	uint64_t *status;            /* its status word (hypervisor address) */
+};
+/* port.waiter while a buffer is posted: one test on the way of every send finds either. */
+#define POSTED ((struct vcpu *)1)
 #define TYPE(kind, direction) ((kind) << 1 | (direction)) /* direction: 0 or 1 */
 #define SAMPLING_SOURCE TYPE(BH_CHANNEL_SAMPLING, BH_SOURCE_PORT)
 #define SAMPLING_DESTINATION TYPE(BH_CHANNEL_SAMPLING, BH_DESTINATION_PORT)
@@ -56,6 +72,7 @@ struct port {
 static const struct bh_system_cfg *sys;
 static struct channel_rt channels[BH_MAX_CHANNELS];
 static struct port port_pool[BH_MAX_SYSTEM_PORTS];
+static struct port_post posts[BH_MAX_SYSTEM_PORTS];
 static struct port *part_ports[BH_MAX_PARTITIONS];
 static uint32_t part_port_count[BH_MAX_PARTITIONS]; /* 0 until ports_init: every call fails */
 static volatile uint64_t doorbells[BH_MAX_PARTITIONS]; /* rung, not taken yet: bit = region */
@@ -237,7 +254,7 @@ static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 	uint32_t n = min_u32(p->ch->max_message_size, arg(r, 3));
 
 	if (p->waiter)
-		return BH_OP_NOT_ALLOWED; /* another vCPU of the partition waits on it */
+		return BH_OP_NOT_ALLOWED; /* another vCPU waits on it, or a buffer is posted */
 	w->buf.count = w->buf.len = 0;
 	if (n && !guest_translate_writable(v, arg(r, 2), n, &w->buf))
 		return BH_INVALID_PARAM;
@@ -276,6 +293,79 @@ static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcp
 	return BH_OK;
 }
 
+/* Posted buffers (channel lock held). A message goes into dst's posted buffer (truncated to
+ * it) and the status word says so; the post is then gone. The message is translated whole
+ * first: BH_INVALID_PARAM leaves the post as it was. */
+static struct port_post *post_of(const struct port *p)
+{
+	return &posts[p - port_pool];
+}
+
+static int deliver_post(struct vcpu *sender, uint64_t va, uint64_t size, struct port *dst)
+{
+	struct port_post *post = post_of(dst);
+	struct guest_pieces msg;
+
+	if (!guest_translate_readable(sender, va, size, &msg))
+		return BH_INVALID_PARAM;
+	uint32_t done = min_u32(post->buf.len, size);
+	guest_pieces_copy(&post->buf, &msg, done);
+	/* The guest reads the status, then the buffer: the release orders the copy first. */
+	__atomic_store_n(post->status, BH_POST_DONE | size << 32 | done, __ATOMIC_RELEASE);
+	dst->waiter = NULL;
+	return BH_OK;
+}
+
+/* The status word of a post: 8 bytes, 8-aligned (so in one page), writable by the caller.
+ * Returns its hypervisor address, or NULL. */
+static uint64_t *post_status_word(struct vcpu *v, uint64_t va)
+{
+	struct guest_pieces st;
+
+	if ((va & 7) || !guest_translate_writable(v, va, 8, &st))
+		return NULL;
+	return arch_phys_to_ptr(st.piece[0].pa);
+}
+
+/* A send into the destination's posted buffer (channel lock held; released here). */
+HOT_INLINE int64_t send_to_post(struct vcpu *v, struct port *p, uint64_t va, uint64_t size)
+{
+	int rc = deliver_post(v, va, size, p->peer);
+	bool wake = rc == BH_OK && arm(p->peer);
+
+	arch_spin_unlock(&p->crt->lock);
+	notify(wake ? 1u << p->ch->destinations[0].partition : 0, BH_VIRQ_PORT);
+	return rc;
+}
+
+/* The caller found its queue empty (channel lock held): its buffer is posted. */
+static int64_t begin_post(struct vcpu *v, struct arch_regs *r, struct port *p, uint64_t *status)
+{
+	uint32_t n = min_u32(p->ch->max_message_size, arg(r, 3));
+	struct port_post *post = post_of(p);
+
+	if (p->waiter)
+		return BH_OP_NOT_ALLOWED; /* a vCPU waits on it, or a buffer is posted already */
+	post->buf.count = post->buf.len = 0;
+	if (n && !guest_translate_writable(v, arg(r, 2), n, &post->buf))
+		return BH_INVALID_PARAM;
+	__atomic_store_n(status, 0ull, __ATOMIC_RELAXED);
+	post->status = status;
+	p->waiter = POSTED;
+	return BH_NOT_AVAILABLE;
+}
+
+/* Withdraws p's post, if any (takes the channel lock); true if there was one. */
+static bool withdraw_post(struct port *p)
+{
+	arch_spin_lock(&p->crt->lock);
+	bool had = p->waiter == POSTED;
+	if (had)
+		p->waiter = NULL;
+	arch_spin_unlock(&p->crt->lock);
+	return had;
+}
+
 /* --- Creating ports ----------------------------------------------------------------------- */
 
 static int64_t create(struct vcpu *v, struct arch_regs *r, uint32_t kind)
@@ -305,7 +395,7 @@ static int64_t create(struct vcpu *v, struct arch_regs *r, uint32_t kind)
 	bool was_open = port->open_gen == restarts + 1;
 	if (!was_open) {
 		port->seen_seq = port->notified = 0;
-		port->waiter = NULL;
+		port->waiter = NULL; /* no waiter, no post */
 		port->open_gen = restarts + 1;
 	}
 	arch_spin_unlock(&port->crt->lock);
@@ -406,6 +496,8 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 	 * closes the port at once, and its core takes it off the port when it releases it. */
 	struct vcpu *waiter = count || !is_open(p->peer) ? NULL : p->peer->waiter;
 	if (waiter) {
+		if (__builtin_expect(waiter == POSTED, 0))
+			return send_to_post(v, p, va, size);
 		int rc = hand_over(v, va, size, waiter);
 		if (rc != BH_NOT_AVAILABLE) {
 			arch_spin_unlock(&p->crt->lock);
@@ -428,20 +520,30 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 }
 
 /* A receive that does not fit the buffer is truncated and the message consumed all the same
- * (XtratuM): x1 tells the guest the length it missed. With `wait`, an empty queue makes the
- * caller a waiter (WAITING). */
-static int64_t receive(struct vcpu *v, struct arch_regs *r, bool wait)
+ * (XtratuM): x1 tells the guest the length it missed. With an empty queue, RECEIVE_WAIT makes
+ * the caller a waiter (WAITING) and RECEIVE_POST posts its buffer. */
+enum receive_mode { RECEIVE, RECEIVE_WAIT, RECEIVE_POST };
+HOT_INLINE int64_t receive(struct vcpu *v, struct arch_regs *r, enum receive_mode mode)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
 	struct port *p = open_port(v, arg(r, 1), QUEUING_DESTINATION);
+	uint64_t *status = NULL;
 
 	if (!p)
 		return port_error(v, arg(r, 1), BH_CHANNEL_QUEUING);
+	if (mode == RECEIVE_POST) {
+		if (v->partition->cfg->vmachine)
+			return BH_PERM_ERROR; /* its pages are its kernel's to reuse: no posts */
+		if (!(status = post_status_word(v, arg(r, 4))))
+			return BH_INVALID_PARAM;
+	}
 	arch_spin_lock(&p->crt->lock);
 	p->notified = 0;
 	uint32_t count = p->crt->count, head = p->crt->head;
 	if (!count) {
-		int64_t result = wait ? begin_wait(v, r, p) : BH_NOT_AVAILABLE;
+		int64_t result = mode == RECEIVE_WAIT ? begin_wait(v, r, p)
+				 : mode == RECEIVE_POST ? begin_post(v, r, p, status)
+							: BH_NOT_AVAILABLE;
 		arch_spin_unlock(&p->crt->lock);
 		return result;
 	}
@@ -462,12 +564,26 @@ static int64_t receive(struct vcpu *v, struct arch_regs *r, bool wait)
 
 int64_t ports_hc_queuing_receive(struct vcpu *v, struct arch_regs *r)
 {
-	return receive(v, r, false);
+	return receive(v, r, RECEIVE);
+}
+
+int64_t ports_hc_queuing_receive_post(struct vcpu *v, struct arch_regs *r)
+{
+	return receive(v, r, RECEIVE_POST);
+}
+
+int64_t ports_hc_queuing_receive_cancel(struct vcpu *v, struct arch_regs *r)
+{
+	struct port *p = open_port(v, arg(r, 1), QUEUING_DESTINATION);
+
+	if (!p)
+		return port_error(v, arg(r, 1), BH_CHANNEL_QUEUING);
+	return withdraw_post(p) ? BH_OK : BH_NO_ACTION;
 }
 
 int64_t ports_hc_queuing_receive_wait(struct vcpu *v, struct arch_regs *r)
 {
-	int64_t rc = receive(v, r, true);
+	int64_t rc = receive(v, r, RECEIVE_WAIT);
 
 	if (rc != WAITING)
 		return rc;
@@ -508,15 +624,36 @@ int64_t ports_wait_finish(struct vcpu *v)
 	return result;
 }
 
+/* Its ports are closed (the restart counted) and its vCPUs released: no post can be made or
+ * filled any more; one a vCPU of the ended incarnation made after vCPU 0's release goes now,
+ * and a copy into one still under way is waited out before the image is touched. */
+void ports_partition_reloading(const struct partition *p)
+{
+	unsigned id = p->cfg->id;
+
+	for (unsigned d = 0; d < part_port_count[id]; d++)
+		if (part_ports[id][d].type == QUEUING_DESTINATION)
+			withdraw_post(&part_ports[id][d]);
+}
+
 void ports_partition_restarted(const struct partition *p)
 {
 	__atomic_store_n(&doorbells[p->cfg->id], 0ull, __ATOMIC_SEQ_CST);
 }
 
+/* Posts belong to the partition, and go when its vCPU 0 is released or reset: every stop and
+ * restart of the partition releases it, and a restart reloads the image only after that, so
+ * no copy into an old post can overlap the reload (withdraw_post waits out one under way). */
 void ports_vcpu_reset(struct vcpu *v)
 {
 	if (v->wait.port)
 		stop_waiting(v);
+	if (v->id != 0)
+		return;
+	unsigned id = v->partition->cfg->id;
+	for (unsigned d = 0; d < part_port_count[id]; d++)
+		if (part_ports[id][d].waiter == POSTED)
+			withdraw_post(&part_ports[id][d]);
 }
 
 /* --- Status, information, readiness -------------------------------------------------------- */

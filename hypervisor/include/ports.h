@@ -33,6 +33,8 @@ int64_t ports_hc_queuing_create(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_queuing_receive(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_queuing_receive_wait(struct vcpu *v, struct arch_regs *r);
+int64_t ports_hc_queuing_receive_post(struct vcpu *v, struct arch_regs *r);
+int64_t ports_hc_queuing_receive_cancel(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_status(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_info(struct vcpu *v, struct arch_regs *r);
 int64_t ports_hc_ready(struct vcpu *v, struct arch_regs *r);
@@ -46,7 +48,10 @@ int64_t ports_wait_finish(struct vcpu *v);
 /* p starts again after a restart: doorbells rung for its old incarnation are forgotten, so
  * the next ring raises BH_VIRQ_DOORBELL in the new one. */
 void ports_partition_restarted(const struct partition *p);
-/* v is being reset: it waits for nothing any more. */
+/* p's restart is about to reload it: every post of it is withdrawn (channel locks taken). */
+void ports_partition_reloading(const struct partition *p);
+/* v is being reset or released: it waits for nothing any more; for vCPU 0, its partition's
+ * posted buffers are withdrawn. */
 void ports_vcpu_reset(struct vcpu *v);
 
 #endif

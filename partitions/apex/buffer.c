@@ -171,7 +171,7 @@ void SEND_BUFFER(BUFFER_ID_TYPE BUFFER_ID, MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSA
 		rc = NOT_AVAILABLE;
 	} else {
 		bh_mmu_check_access(MESSAGE_ADDR, (unsigned long)LENGTH, 0); /* a receiver reads it */
-		rc = apex_wait_request(&b->q, TIME_OUT, MESSAGE_ADDR, LENGTH, 0);
+		rc = apex_wait_request(&b->q, TIME_OUT, MESSAGE_ADDR, LENGTH, 0, 0);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -201,7 +201,7 @@ void RECEIVE_BUFFER(BUFFER_ID_TYPE BUFFER_ID, SYSTEM_TIME_TYPE TIME_OUT,
 		rc = NOT_AVAILABLE;
 	} else {
 		bh_mmu_check_access(MESSAGE_ADDR, (unsigned long)b->max_size, 1); /* a sender fills it */
-		rc = apex_wait_request(&b->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
+		rc = apex_wait_request(&b->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH, 0);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;
@@ -323,7 +323,7 @@ void READ_BLACKBOARD(BLACKBOARD_ID_TYPE BLACKBOARD_ID, SYSTEM_TIME_TYPE TIME_OUT
 		rc = NOT_AVAILABLE;
 	} else {
 		bh_mmu_check_access(MESSAGE_ADDR, (unsigned long)bb->max_size, 1); /* DISPLAY fills it */
-		rc = apex_wait_request(&bb->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
+		rc = apex_wait_request(&bb->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH, 0);
 	}
 	apex_leave(flags);
 	*RETURN_CODE = rc;

@@ -445,8 +445,16 @@ static void waitq_insert(struct apex_waitq *q, struct apex_process *p)
 void apex_waitq_reposition(struct apex_process *p)
 {
 	if (p->waitq && p->waitq->discipline == PRIORITY) {
+		struct apex_process *first = apex_waitq_first(p->waitq);
+
 		apex_list_remove(&p->wait_link);
 		waitq_insert(p->waitq, p);
+		/* A posted buffer is the first waiter's: one that is first no more withdraws it
+		 * (and, if its message came already, completes). The port's interrupt serves the
+		 * new first waiter. */
+		if (first->req.posted_on && apex_waitq_first(p->waitq) != first &&
+		    apex_port_withdraw(first))
+			apex_unblock(first, NO_ERROR);
 	}
 }
 
@@ -476,11 +484,11 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 
 RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_out,
 				   MESSAGE_ADDR_TYPE buf, MESSAGE_SIZE_TYPE length,
-				   MESSAGE_SIZE_TYPE *length_out)
+				   MESSAGE_SIZE_TYPE *length_out, struct apex_port *posted_on)
 {
 	if (!apex_may_block())
 		return INVALID_MODE;
-	apex_current()->req = (struct apex_port_request){ buf, length, length_out };
+	apex_current()->req = (struct apex_port_request){ buf, length, length_out, posted_on };
 	return apex_block_current(APEX_BLOCK_RESOURCE, q,
 				  time_out == INFINITE_TIME_VALUE ? INFINITE_TIME_VALUE
 								  : apex_now() + time_out);
@@ -490,6 +498,8 @@ void apex_unblock(struct apex_process *p, RETURN_CODE_TYPE result)
 {
 	if (p->block == APEX_BLOCK_NONE)
 		return;
+	if (p->req.posted_on && apex_port_withdraw(p))
+		result = NO_ERROR; /* its message came before the time-out */
 	if (p->waitq) {
 		apex_list_remove(&p->wait_link);
 		p->waitq->count--;
@@ -510,6 +520,8 @@ void apex_detach(struct apex_process *p)
 {
 	if (p->state == READY)
 		apex_ready_remove(p);
+	if (p->req.posted_on)
+		apex_port_withdraw(p); /* a message that came first was its receive's, now ended */
 	if (p->waitq) {
 		apex_list_remove(&p->wait_link);
 		p->waitq->count--;

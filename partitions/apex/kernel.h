@@ -97,11 +97,14 @@ struct apex_waitq {
 	uint16_t count;
 };
 
+struct apex_port;
+
 /* What a process blocked on a queuing port asked for: the interrupt path completes it. */
 struct apex_port_request {
 	MESSAGE_ADDR_TYPE buf;
 	MESSAGE_SIZE_TYPE length;       /* send: the message length */
 	MESSAGE_SIZE_TYPE *length_out;  /* receive: where its length goes */
+	struct apex_port *posted_on;    /* receive: the port its buffer is posted on (port.c) */
 };
 
 struct apex_process {
@@ -254,10 +257,14 @@ RETURN_CODE_TYPE apex_block_current(enum apex_block why, struct apex_waitq *q,
 				    SYSTEM_TIME_TYPE until);
 /* A message service's wait on q (a buffer, blackboard or port) for at most time_out (not 0):
  * INVALID_MODE when the caller cannot wait, else apex_block_current's result. Whoever ends it
- * completes the request (buf, length to send, or where the received length goes). */
+ * completes the request (buf, length to send, or where the received length goes; posted_on:
+ * the port buf is posted on, else 0). */
 RETURN_CODE_TYPE apex_wait_request(struct apex_waitq *q, SYSTEM_TIME_TYPE time_out,
 				   MESSAGE_ADDR_TYPE buf, MESSAGE_SIZE_TYPE length,
-				   MESSAGE_SIZE_TYPE *length_out);
+				   MESSAGE_SIZE_TYPE *length_out, struct apex_port *posted_on);
+/* p's buffer is posted on a port (req.posted_on): withdraws the post. Returns 1 if a message
+ * reached the buffer first (*req.length_out set: the receive is complete), else 0. */
+int apex_port_withdraw(struct apex_process *p);
 /* Takes p out of every queue and timer: what STOP and a fault do. */
 void apex_detach(struct apex_process *p);
 /* NO_ERROR if a stack of size fits what is left of the pool; INVALID_PARAM for a size no pool

@@ -7,6 +7,14 @@
  * process wait armed it); the interrupt handler then completes the waiters' calls in their
  * order, into and from their own buffers, and makes them ready. A call never overtakes
  * processes already waiting on its port.
+ *
+ * The first process waiting on a queuing destination has its buffer posted with the
+ * hypervisor (BH_HC_QUEUING_RECEIVE_POST): a message then goes from the sender straight into
+ * it and the post's status word says so, and the interrupt handler only makes the process
+ * ready, with no call. A post is withdrawn (BH_HC_QUEUING_RECEIVE_CANCEL) when its process
+ * stops waiting otherwise (time-out, STOP, a waiter of higher priority ahead of it) or the
+ * idle loop waits on the port instead; the cancel's answer and the status word say whether a
+ * message came first, and then the receive is complete.
  */
 #include "kernel.h"
 
@@ -22,6 +30,8 @@ struct apex_port {
 	SYSTEM_TIME_TYPE refresh;        /* sampling */
 	VALIDITY_TYPE last_validity;     /* sampling: of the last message read */
 	struct apex_waitq q;             /* queuing */
+	struct apex_process *posted;     /* destination: the waiter whose buffer is posted */
+	volatile unsigned long long post_status; /* the post's status word (the hypervisor's) */
 };
 
 static struct apex_port ports[APEX_MAX_PORTS];
@@ -245,8 +255,53 @@ void CREATE_QUEUING_PORT(const char *QUEUING_PORT_NAME,
 	*RETURN_CODE = rc;
 }
 
+/* The message a post received: the bytes copied, or -1 while it is still posted. */
+static long post_result(const struct apex_port *p)
+{
+	unsigned long long s = __atomic_load_n(&p->post_status, __ATOMIC_ACQUIRE);
+
+	return s & BH_POST_DONE ? (long)BH_POST_BYTES(s) : -1;
+}
+
+/* A receive into buf from destination p; with `post`, an empty queue posts buf instead. */
+static long port_receive(struct apex_port *p, MESSAGE_ADDR_TYPE buf, int post)
+{
+	return bh_hypercall(post ? BH_HC_QUEUING_RECEIVE_POST : BH_HC_QUEUING_RECEIVE,
+			    (unsigned long)p->desc, (unsigned long)buf, (unsigned long)p->max_size,
+			    (unsigned long)&p->post_status, 0);
+}
+
+/* Receives for w, the first waiter of destination p, or posts its buffer: a message queued
+ * already comes back at once (>= 0, or an error), else BH_NOT_AVAILABLE with w's buffer
+ * posted (p->posted). */
+static long receive_or_post(struct apex_port *p, struct apex_process *w)
+{
+	long r = port_receive(p, w->req.buf, 1);
+
+	if (r == BH_NOT_AVAILABLE) {
+		p->posted = w;
+		w->req.posted_on = p;
+	}
+	return r;
+}
+
+int apex_port_withdraw(struct apex_process *w)
+{
+	struct apex_port *p = w->req.posted_on;
+	long r;
+
+	w->req.posted_on = 0;
+	p->posted = 0;
+	if (bh_queuing_receive_cancel(p->desc) == BH_OK || (r = post_result(p)) < 0)
+		return 0;
+	*w->req.length_out = (MESSAGE_SIZE_TYPE)r;
+	return 1;
+}
+
 /* Completes the calls of the processes waiting on p, first waiter first, while the channel
- * lets them: a destination's waiters take the queued messages, a source's send theirs. */
+ * lets them: a destination's waiters take the queued messages (the first one's posted buffer
+ * may hold its message already), a source's send theirs. The first destination waiter left
+ * has its buffer posted. */
 static void port_serve(struct apex_port *p)
 {
 	struct apex_process *w;
@@ -254,10 +309,16 @@ static void port_serve(struct apex_port *p)
 	while ((w = apex_waitq_first(&p->q)) != 0) {
 		long r;
 
-		if (p->direction == DESTINATION)
-			r = bh_queuing_receive(p->desc, w->req.buf, (unsigned)p->max_size, 0);
-		else
+		if (p->direction == SOURCE) {
 			r = bh_queuing_send(p->desc, w->req.buf, (unsigned)w->req.length);
+		} else if (p->posted == w) {
+			if ((r = post_result(p)) < 0)
+				break; /* still posted: nothing came */
+			p->posted = 0;
+			w->req.posted_on = 0;
+		} else {
+			r = receive_or_post(p, w);
+		}
 		if (r == BH_NOT_AVAILABLE)
 			break;
 		if (p->direction == DESTINATION)
@@ -296,7 +357,13 @@ int apex_port_idle_wait(void)
 
 		if (!w || p->kind != PORT_QUEUING || p->direction != DESTINATION)
 			continue;
+		if (p->posted == w && apex_port_withdraw(w)) {
+			apex_unblock(w, NO_ERROR); /* its message came before the withdrawal */
+			return 1;
+		}
 		r = bh_queuing_receive_wait(p->desc, w->req.buf, (unsigned)p->max_size, 0);
+		if (r == BH_NOT_AVAILABLE)
+			r = receive_or_post(p, w); /* something else woke the partition */
 		if (r != BH_NOT_AVAILABLE) {
 			*w->req.length_out = r > 0 ? (MESSAGE_SIZE_TYPE)r : 0;
 			apex_unblock(w, r >= 0 ? NO_ERROR : INVALID_PARAM);
@@ -329,7 +396,7 @@ void SEND_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, MESSAGE_ADDR_TYP
 									  : INVALID_PARAM;
 		}
 		if (rc == NOT_AVAILABLE && TIME_OUT != 0)
-			rc = apex_wait_request(&p->q, TIME_OUT, MESSAGE_ADDR, LENGTH, 0);
+			rc = apex_wait_request(&p->q, TIME_OUT, MESSAGE_ADDR, LENGTH, 0, 0);
 		else
 			apex_reschedule(); /* port_serve may have readied a waiter */
 	}
@@ -351,19 +418,35 @@ void RECEIVE_QUEUING_MESSAGE(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, SYSTEM_TIME_T
 	} else if (p->direction != DESTINATION) {
 		rc = INVALID_MODE;
 	} else {
+		struct apex_port *posted = 0;
+
 		port_serve(p);
+		/* Ahead of the posted waiter by priority: the post is withdrawn (its process may
+		 * have its message by then), and the port's interrupt serves the new first. */
+		if (p->posted && p->q.discipline == PRIORITY && TIME_OUT != 0 &&
+		    apex_current()->prio > p->posted->prio) {
+			struct apex_process *w = p->posted;
+
+			if (apex_port_withdraw(w))
+				apex_unblock(w, NO_ERROR);
+		}
 		if (!p->q.count) {
-			long r = bh_queuing_receive(p->desc, MESSAGE_ADDR, (unsigned)p->max_size, 0);
+			/* The first waiter, if it waits: the buffer is posted when the queue is empty. */
+			int waits = TIME_OUT != 0 && apex_may_block();
+			long r = port_receive(p, MESSAGE_ADDR, waits);
 
 			if (r >= 0) {
 				*LENGTH = (MESSAGE_SIZE_TYPE)r;
 				rc = NO_ERROR;
 			} else if (r != BH_NOT_AVAILABLE) {
 				rc = INVALID_PARAM;
+			} else if (waits) {
+				posted = p;
+				p->posted = apex_current();
 			}
 		}
 		if (rc == NOT_AVAILABLE && TIME_OUT != 0)
-			rc = apex_wait_request(&p->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH);
+			rc = apex_wait_request(&p->q, TIME_OUT, MESSAGE_ADDR, 0, LENGTH, posted);
 		else
 			apex_reschedule();
 	}

@@ -20,6 +20,8 @@ NORMAL_TESTS = (
     "apex_timed_wait_accuracy", "apex_semaphores", "apex_events", "apex_buffers", "apex_blackboards",
     "apex_services_from_an_interrupt_handler", "apex_sampling_ports",
     "apex_queuing_receive_blocks_while_lower_priority_runs", "apex_queuing_send_blocks_on_a_full_queue",
+    "apex_posted_receive_withdrawn_by_time_out_and_stop",
+    "apex_posted_receive_follows_the_port_priority",
     "apex_deadline_miss_detected", "apex_stack_overflow_detected",
     "apex_errors_without_handler_go_to_health_monitor", "apex_idle_costs_no_cpu",
     "apex_ids_and_status", "apex_switch_costs",

@@ -29,6 +29,7 @@ def test_a_port_opened_by_the_old_incarnation_is_closed_in_the_new_one():
     passed(run, "stale", "lifeport_vcpu1_started")
     passed(run, "stale", "lifeport_queue_closed_at_boot")
     passed(run, "stale", "lifeport_sampling_closed_at_boot")
+    passed(run, "stale", "lifeport_post_withdrawn_at_restart")
 
 
 def test_a_halt_is_not_undone_by_a_restart_the_halted_incarnation_asked_for():

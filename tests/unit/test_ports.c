@@ -439,3 +439,81 @@ TEST(attack_a_doorbell_rung_before_a_restart_mutes_the_new_incarnation)
 	EXPECT_EQ(call(alpha(), BH_HC_SHM_DOORBELL, 0, 0, 0, 0, 0), BH_OK);
 	EXPECT(virq_is_pending(beta(), BH_VIRQ_DOORBELL));
 }
+
+/* --- Posted receive buffers ------------------------------------------------------------------- */
+
+#define STATUS (BETA_BUF + 0x200) /* beta's status word */
+
+static uint64_t status_word(void) { return *(uint64_t *)(void *)(beta_buf() + 0x200); }
+
+static int64_t post_call(uint64_t buf, uint64_t size, uint64_t status)
+{
+	return call(beta(), BH_HC_QUEUING_RECEIVE_POST, 1, buf, size, status, 0);
+}
+
+TEST(a_post_takes_the_next_message_and_raises_the_port_interrupt)
+{
+	open_both();
+	memset(beta_buf(), 0, 8);
+	*(uint64_t *)(void *)(beta_buf() + 0x200) = 99;
+	clear_port_irq(beta());
+	EXPECT_EQ(post_call(BETA_BUF, 8, STATUS), BH_NOT_AVAILABLE);
+	EXPECT_EQ(status_word(), 0);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 5, 0, 0), BH_OK);
+	EXPECT_EQ(status_word(), BH_POST_DONE | 5ull << 32 | 5);
+	EXPECT(memcmp(beta_buf(), "abcde", 5) == 0);
+	EXPECT_EQ(queued(), 0);
+	EXPECT(port_irq_pending(beta()));
+	/* Gone once filled: the next message is queued, the buffer and status stay. */
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE_CANCEL, 1, 0, 0, 0, 0), BH_NO_ACTION);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF + 5, 3, 0, 0), BH_OK);
+	EXPECT_EQ(queued(), 1);
+	EXPECT(memcmp(beta_buf(), "abcde", 5) == 0);
+}
+
+TEST(a_post_and_a_receive_wait_exclude_each_other)
+{
+	open_both();
+	EXPECT_EQ(post_call(BETA_BUF, 8, STATUS), BH_NOT_AVAILABLE);
+	EXPECT_EQ(post_call(BETA_BUF, 8, STATUS), BH_OP_NOT_ALLOWED);
+	EXPECT_EQ(wait_call(beta(), BETA_BUF, 8), BH_OP_NOT_ALLOWED);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE_CANCEL, 1, 0, 0, 0, 0), BH_OK);
+	EXPECT_EQ(post_call(BETA_BUF, 8, STATUS + 4), BH_INVALID_PARAM); /* misaligned */
+	EXPECT_EQ(post_call(BETA_BUF, 8, 0x1000), BH_INVALID_PARAM);     /* not its memory */
+	EXPECT_EQ(post_call(0x1000, 8, STATUS), BH_INVALID_PARAM);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE_CANCEL, 1, 0, 0, 0, 0), BH_NO_ACTION);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_RECEIVE_POST, 1, BUF, 8, BUF + 0x200, 0),
+		  BH_INVALID_MODE); /* alpha's q_out is a source */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_RECEIVE_CANCEL, 1, 0, 0, 0, 0), BH_INVALID_MODE);
+}
+
+/* A halt does not close the ports; the release of vCPU 0 withdraws the post, so a message
+ * sent after it is queued, not written into the halted partition's memory. */
+TEST(a_halt_withdraws_the_post)
+{
+	open_both();
+	memset(beta_buf(), 0, 8);
+	EXPECT_EQ(post_call(BETA_BUF, 8, STATUS), BH_NOT_AVAILABLE);
+	partition_halt(&partitions[1]);
+	fake.core = beta()->core;
+	core_process_requests();
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(queued(), 1);
+	EXPECT_EQ(beta_buf()[0], 0);
+	EXPECT_EQ(status_word(), 0);
+}
+
+/* A restart closes the port at the request: the send is queued before beta's core has even
+ * released its vCPU; and the new incarnation's create finds no post. */
+TEST(a_restart_closes_a_posted_port_at_once)
+{
+	open_both();
+	memset(beta_buf(), 0, 8);
+	EXPECT_EQ(post_call(BETA_BUF, 8, STATUS), BH_NOT_AVAILABLE);
+	partition_restart(&partitions[1], false, BH_RESTART_SELF);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(call(alpha(), BH_HC_PORT_STATUS, 1, BUF + 0x100, 0, 0, 0), BH_OK);
+	EXPECT_EQ(((struct bh_port_status *)(void *)(fake_ram + 0x2100))->messages, 1);
+	EXPECT_EQ(beta_buf()[0], 0);
+	EXPECT_EQ(status_word(), 0);
+}

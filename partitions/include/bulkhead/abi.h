@@ -101,7 +101,20 @@
 #define BH_HC_HM_TAKE        BH_HC(0x22) /* (buf) -> OK, fills bh_hm_log_entry with the event
 					  * propagated to the calling vCPU (BH_VIRQ_HM) and
 					  * clears it; NOT_AVAILABLE if none */
-#define BH_HC_COUNT          0x23
+/* Posted receive buffers (docs/ports.md, "Posted receive buffers"). */
+#define BH_HC_QUEUING_RECEIVE_POST BH_HC(0x23) /* (desc, buf, size, status) -> as RECEIVE with a
+					       * message queued; with the queue empty the buffer
+					       * is posted (BH_NOT_AVAILABLE): the next send copies
+					       * into it and writes *status (BH_POST_DONE | ...) */
+#define BH_HC_QUEUING_RECEIVE_CANCEL BH_HC(0x24) /* (desc) -> OK: the post withdrawn, untouched;
+						 * NO_ACTION: none (the status word tells) */
+#define BH_HC_COUNT          0x25
+
+/* The status word of a posted buffer (8 bytes, 8-aligned, written by the hypervisor): 0 while
+ * posted; once a message went into the buffer, BH_POST_DONE | its length << 32 | bytes copied. */
+#define BH_POST_DONE (1ull << 63)
+#define BH_POST_BYTES(s)  ((unsigned)((s) & 0xffffffffu))
+#define BH_POST_LENGTH(s) ((unsigned)(((s) >> 32) & 0x7fffffffu))
 
 /* Error codes (XtratuM numbering). */
 #define BH_OK                  0

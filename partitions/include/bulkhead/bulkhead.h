@@ -417,6 +417,29 @@ static inline long bh_queuing_receive_wait(int desc, void *buf, unsigned size, u
 	return r.x0;
 }
 
+/* bh_queuing_receive that, finding the queue empty, posts buf instead (BH_NOT_AVAILABLE): the
+ * next message sent is copied straight into it (at most size bytes), *status (8 bytes,
+ * 8-aligned) becomes BH_POST_DONE | length << 32 | bytes copied, and BH_VIRQ_PORT is raised.
+ * The vCPU goes on meanwhile. With a message queued it is bh_queuing_receive (status unused).
+ * One post per port (else BH_OP_NOT_ALLOWED); paravirtual partitions only (BH_PERM_ERROR). */
+static inline long bh_queuing_receive_post(int desc, void *buf, unsigned size,
+					   volatile unsigned long long *status, unsigned *length)
+{
+	struct bh_hc_result r = bh_hvc(BH_HC_QUEUING_RECEIVE_POST, (unsigned long)desc,
+				       (unsigned long)buf, size, (unsigned long)status, 0);
+
+	if (r.x0 >= 0 && length)
+		*length = (unsigned)r.x1;
+	return r.x0;
+}
+
+/* Withdraws desc's post: BH_OK if it was still posted (the buffer and status untouched);
+ * BH_NO_ACTION if none was (a message filled it first: the status word says so). */
+static inline long bh_queuing_receive_cancel(int desc)
+{
+	return bh_hypercall(BH_HC_QUEUING_RECEIVE_CANCEL, (unsigned long)desc, 0, 0, 0, 0);
+}
+
 static inline long bh_port_status(int desc, struct bh_port_status *st)
 {
 	return bh_hypercall(BH_HC_PORT_STATUS, (unsigned long)desc, (unsigned long)st, 0, 0, 0);

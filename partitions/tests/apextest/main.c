@@ -101,7 +101,7 @@ static EVENT_ID_TYPE ev_test, ev_per_done;
 static BUFFER_ID_TYPE buf_fifo, buf_prio;
 static BLACKBOARD_ID_TYPE board;
 static SAMPLING_PORT_ID_TYPE s_out, s_in;
-static QUEUING_PORT_ID_TYPE cmd_out, rsp_in;
+static QUEUING_PORT_ID_TYPE cmd_out;
 static SYSTEM_TIME_TYPE init_end;
 
 /* --- Worker process bodies ----------------------------------------------------------------- */
@@ -140,8 +140,12 @@ static void preempt_low(void)
 
 /* Waits on what wait_kind says without time-out, then notes its tag (and, for a message,
  * its first byte). */
-enum { ON_SEMAPHORE, ON_EVENT, ON_BUFFER, ON_BLACKBOARD };
+enum { ON_SEMAPHORE, ON_EVENT, ON_BUFFER, ON_BLACKBOARD, ON_PORT };
 static volatile int wait_kind;
+static QUEUING_PORT_ID_TYPE rsp_in;
+/* ON_PORT: a waiter's receive on rsp_in (a PRIORITY port, below rx). */
+static struct peer_answer rl_msg;
+static RETURN_CODE_TYPE rl_rc;
 static volatile SEMAPHORE_ID_TYPE waiter_sem;
 
 static void waiter_body(void)
@@ -156,6 +160,8 @@ static void waiter_body(void)
 		RECEIVE_BUFFER(buf_prio, INF, msg, &len, &rc);
 	else if (wait_kind == ON_BLACKBOARD)
 		READ_BLACKBOARD(board, INF, msg, &len, &rc);
+	else if (wait_kind == ON_PORT)
+		RECEIVE_QUEUING_MESSAGE(rsp_in, INF, (MESSAGE_ADDR_TYPE)&rl_msg, &len, &rl_rc);
 	else
 		WAIT_SEMAPHORE(waiter_sem, INF, &rc);
 	if (rc == NO_ERROR)
@@ -1236,6 +1242,103 @@ BH_TEST(apex_queuing_receive_blocks_while_lower_priority_runs)
 	BH_EXPECT_EQ(apexutil_state_of(rx), DORMANT);
 	stop_spin = 1;
 	BH_EXPECT(wait_dormant(spin));
+}
+
+/* The receiver's buffer is posted with the hypervisor while it waits (docs/apex.md, Sampling
+ * and queuing ports). A time-out and a STOP withdraw the post: the next message is queued for
+ * the next receive, not written into the buffer of a receive that ended. */
+BH_TEST(apex_posted_receive_withdrawn_by_time_out_and_stop)
+{
+	RETURN_CODE_TYPE rc;
+	QUEUING_PORT_STATUS_TYPE st;
+	struct peer_answer a;
+	MESSAGE_SIZE_TYPE len = -1;
+	struct peer_cmd c = { PEER_ECHO, 21, 0 };
+
+	a.seq = 0xdead;
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 500 * US, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, TIMED_OUT);
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
+	apexutil_sleep(1 * MS); /* the peer answers */
+	BH_EXPECT_EQ(a.seq, 0xdead);
+	GET_QUEUING_PORT_STATUS(rsp_in, &st, &rc);
+	BH_EXPECT_EQ(st.NB_MESSAGE, 1);
+	BH_EXPECT_EQ(st.WAITING_PROCESSES, 0);
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(a.seq, 21);
+
+	/* rx waits with its buffer posted; stopped, it takes nothing. */
+	rx_msg.seq = 0xdead;
+	rx_rc = NOT_AVAILABLE;
+	START(rx, &rc);
+	apexutil_sleep(500 * US);
+	BH_EXPECT_EQ(apexutil_state_of(rx), WAITING);
+	STOP(rx, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	c.seq = 22;
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
+	apexutil_sleep(1 * MS);
+	BH_EXPECT_EQ(rx_msg.seq, 0xdead);
+	BH_EXPECT_EQ(rx_rc, NOT_AVAILABLE);
+	GET_QUEUING_PORT_STATUS(rsp_in, &st, &rc);
+	BH_EXPECT_EQ(st.NB_MESSAGE, 1);
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 0, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(a.seq, 22);
+	/* And a receive after them is served by a post again. */
+	c.seq = 23;
+	c.delay_ns = 1 * MS;
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
+	RECEIVE_QUEUING_MESSAGE(rsp_in, 10 * MS, (MESSAGE_ADDR_TYPE)&a, &len, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	BH_EXPECT_EQ(len, 100);
+	BH_EXPECT_EQ(a.seq, 23);
+}
+
+/* rsp_in is a PRIORITY port: the posted buffer is always its first waiter's. w40 waits with
+ * its buffer posted; rx (70) comes ahead of it, or is raised ahead of it by SET_PRIORITY:
+ * w40's post is withdrawn then, and the next message is rx's. */
+static void echo_seq(unsigned seq)
+{
+	RETURN_CODE_TYPE rc;
+	struct peer_cmd c = { PEER_ECHO, seq, 0 };
+
+	SEND_QUEUING_MESSAGE(cmd_out, (MESSAGE_ADDR_TYPE)&c, sizeof(c), 0, &rc);
+	BH_EXPECT_EQ(rc, NO_ERROR);
+	apexutil_sleep(1 * MS); /* the peer answers, the receiver runs */
+}
+
+BH_TEST(apex_posted_receive_follows_the_port_priority)
+{
+	RETURN_CODE_TYPE rc;
+
+	PROCESS_ID_TYPE rl = w40;
+
+	wait_kind = ON_PORT;
+	for (int raise = 0; raise <= 1; raise++) {
+		rx_msg.seq = rl_msg.seq = 0xdead;
+		START(rl, &rc);
+		apexutil_sleep(300 * US);
+		BH_EXPECT_EQ(apexutil_state_of(rl), WAITING); /* posted */
+		START(rx, &rc);
+		if (raise)
+			SET_PRIORITY(rx, 30, &rc); /* it waits behind rl */
+		apexutil_sleep(300 * US);
+		BH_EXPECT_EQ(apexutil_state_of(rx), WAITING);
+		if (raise)
+			SET_PRIORITY(rx, 70, &rc); /* now ahead of rl */
+		echo_seq(40u + 2u * (unsigned)raise);
+		BH_EXPECT_EQ(rx_msg.seq, 40u + 2u * (unsigned)raise);
+		BH_EXPECT_EQ(rl_msg.seq, 0xdead);
+		BH_EXPECT_EQ(apexutil_state_of(rl), WAITING);
+		echo_seq(41u + 2u * (unsigned)raise);
+		BH_EXPECT_EQ(rl_msg.seq, 41u + 2u * (unsigned)raise);
+		BH_EXPECT_EQ(rl_rc, NO_ERROR);
+		BH_EXPECT_EQ(apexutil_state_of(rl), DORMANT);
+		BH_EXPECT_EQ(apexutil_state_of(rx), DORMANT);
+	}
+	wait_kind = ON_SEMAPHORE;
 }
 
 /* A send to the full to_peer queue waits until the peer makes room. */

@@ -133,6 +133,15 @@ static const unsigned short allowed[NCALLS + 1][C_COUNT] = {
 					     [C_OTHER_WAITER] = ONA, [C_WAIT_BUF] = IP,
 					     [C_NOT_OPEN] = IP, [C_WRONG_DIR] = IM,
 					     [C_BAD_PTR] = IP | NAV | ONA },
+	/* A post on an empty queue answers NOT_AVAILABLE (posted; the fuzzer cancels it at once);
+	 * a bad status word is refused before the queue is looked at. */
+	[ID(BH_HC_QUEUING_RECEIVE_POST)] = { [C_VALID] = SUCCESS, [C_EMPTY_FULL] = NAV,
+					     [C_OTHER_WAITER] = ONA, [C_WAIT_BUF] = IP,
+					     [C_NOT_OPEN] = IP, [C_WRONG_DIR] = IM,
+					     [C_BAD_PTR] = IP | ONA },
+	/* Nothing posted: NO_ACTION; the other vCPU's post: OK. */
+	[ID(BH_HC_QUEUING_RECEIVE_CANCEL)] = { [C_VALID] = SUCCESS | NA, [C_NOT_OPEN] = IP,
+					       [C_WRONG_DIR] = IM },
 	[ID(BH_HC_CONSOLE_FLUSH)] = { [C_VALID] = SUCCESS },
 	[ID(BH_HC_HM_READ)] = { [C_NOT_SYSTEM] = PE },
 	[ID(BH_HC_HM_STATUS)] = { [C_VALID] = OK_ONLY, [C_NOT_SYSTEM] = PE, [C_BAD_PTR] = IP },
@@ -633,6 +642,37 @@ static void g_sampling_read(struct fz *f, struct call *c) { g_read(f, c, BH_SAMP
 static void g_receive(struct fz *f, struct call *c) { g_read(f, c, BH_QUEUING_PORT, 0); }
 static void g_receive_wait(struct fz *f, struct call *c) { g_read(f, c, BH_QUEUING_PORT, 1); }
 
+/* A post's status word: this vCPU's own (outside the arena: a post the fuzzer cancels at once
+ * may still be filled first), or one the hypervisor must refuse: misaligned, not the
+ * caller's, read-only. */
+static volatile u64 post_status[FUZZ_VCPUS][2] __attribute__((aligned(16)));
+
+static void g_receive_post(struct fz *f, struct call *c)
+{
+	g_read(f, c, BH_QUEUING_PORT, 1);
+	u64 st = (u64)(unsigned long)&post_status[f->vcpu][0];
+	switch (below(f, 6)) {
+	case 0: st += 1 + below(f, 7); break;
+	case 1: st = gen_ptr(f, 1) | 1; break;
+	case 2: st = RO_BASE; break;
+	case 3: st = edge(f) | 4; break;
+	default: break;
+	}
+	c->in[4] = st;
+	if (st != (u64)(unsigned long)&post_status[f->vcpu][0] &&
+	    !(c->cls & (1u << C_NOT_OPEN | 1u << C_WRONG_DIR)))
+		SET(c, C_BAD_PTR);
+}
+
+static void g_receive_cancel(struct fz *f, struct call *c)
+{
+	u64 desc = gen_desc(f, &c->port);
+
+	c->in[1] = desc;
+	c->lo = c->hi = 0;
+	port_classes(c, desc, BH_QUEUING_PORT, BH_DESTINATION_PORT);
+}
+
 static void g_port_status(struct fz *f, struct call *c)
 {
 	u64 desc = gen_desc(f, &c->port), p = gen_ptr(f, 1);
@@ -728,6 +768,8 @@ static const struct spec specs[NCALLS] = {
 	[ID(BH_HC_CONSOLE_READ)] = { "CONSOLE_READ", g_console_read },
 	[ID(BH_HC_QUEUING_RECEIVE_WAIT)] = { "QUEUING_RECEIVE_WAIT", g_receive_wait },
 	[ID(BH_HC_CONSOLE_FLUSH)] = { "CONSOLE_FLUSH", g_none },
+	[ID(BH_HC_QUEUING_RECEIVE_POST)] = { "QUEUING_RECEIVE_POST", g_receive_post },
+	[ID(BH_HC_QUEUING_RECEIVE_CANCEL)] = { "QUEUING_RECEIVE_CANCEL", g_receive_cancel },
 	[ID(BH_HC_HM_READ)] = { "HM_READ", g_not_system },
 	[ID(BH_HC_HM_STATUS)] = { "HM_STATUS", g_hm_status },
 	[ID(BH_HC_HM_TAKE)] = { "HM_TAKE", g_hm_take },
@@ -982,7 +1024,8 @@ static int results_consistent(struct fz *f, const struct call *c)
 	case ID(BH_HC_PARTITION_STATUS): return status_consistent(w);
 	case ID(BH_HC_SAMPLING_READ): return sample_consistent(c, w);
 	case ID(BH_HC_QUEUING_RECEIVE):
-	case ID(BH_HC_QUEUING_RECEIVE_WAIT): return message_consistent(f, c, w);
+	case ID(BH_HC_QUEUING_RECEIVE_WAIT):
+	case ID(BH_HC_QUEUING_RECEIVE_POST): return message_consistent(f, c, w);
 	case ID(BH_HC_PORT_STATUS): return port_status_consistent(c, w);
 	case ID(BH_HC_PORT_INFO): return port_info_consistent(c, w);
 	case ID(BH_HC_PORT_READY): return (r->x[1] & ~open_mask) == 0 && r->x[2] == 0;
@@ -1040,6 +1083,8 @@ static void one_call(struct fz *f)
 	long got = fz_hvc(&c.r);
 	in_call[f->vcpu] = 0;
 	last_call[f->vcpu] = &c; /* one_call's frame: valid while the vCPU is stuck after it */
+	if (c.row == ID(BH_HC_QUEUING_RECEIVE_POST) && got == BH_NOT_AVAILABLE)
+		bh_queuing_receive_cancel((int)c.in[1]); /* a message meanwhile lands in the window */
 	bh_irq_poll(); /* takes the wake-up and whatever the fuzzed timers raised */
 	unsigned code = got >= 0 ? 0 : got >= -8 ? (unsigned)-got : 8;
 

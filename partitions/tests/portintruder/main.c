@@ -20,9 +20,15 @@ BH_TEST(intruder_cannot_open_ports_of_others)
 	BH_EXPECT_EQ(bh_sampling_port_create("fan_in", 16, BH_DESTINATION_PORT, 100000000, &d),
 		     BH_INVALID_CONFIG);
 	BH_EXPECT_EQ(bh_port_info("s_out", &info), BH_INVALID_CONFIG);
+	static volatile unsigned long long st;
+	static char buf[16];
 	for (int desc = 0; desc < 4; desc++) {
 		BH_EXPECT_EQ(bh_queuing_send(desc, "x", 1), BH_INVALID_PARAM);
 		BH_EXPECT_EQ(bh_sampling_write(desc, "x", 1), BH_INVALID_PARAM);
+		/* No post on a port it does not have (alpha's, beta's: descriptors 0..3). */
+		BH_EXPECT_EQ(bh_queuing_receive_post(desc, buf, sizeof(buf), &st, 0),
+			     BH_INVALID_PARAM);
+		BH_EXPECT_EQ(bh_queuing_receive_cancel(desc), BH_INVALID_PARAM);
 	}
 	BH_EXPECT_EQ(bh_port_ready(&ready, &rung), BH_OK);
 	BH_EXPECT_EQ(ready, 0);

@@ -435,6 +435,153 @@ BH_TEST(receive_wait_checks_its_arguments)
 	BH_EXPECT_EQ(bh_queuing_receive_wait(q_in, (void *)(MEM_END - 4), 16, 0), BH_INVALID_PARAM);
 }
 
+/* --- posted receive buffers (BH_HC_QUEUING_RECEIVE_POST) ------------------------------------ */
+
+#define QUIET_RO ((void *)0x50001000ul) /* "quiet": alpha's read-only mapping */
+static volatile unsigned long long post_st;
+static unsigned long long st_pair[2]; /* for a misaligned status word */
+
+static void fill(char *b, unsigned n, char v)
+{
+	for (unsigned i = 0; i < n; i++)
+		b[i] = v;
+}
+
+BH_TEST(post_then_send_fills_the_buffer_and_raises_the_port_interrupt)
+{
+	char buf[16], got[16];
+	struct bh_port_status ps;
+
+	fill(buf, sizeof(buf), (char)0xAA);
+	bh_irq_poll();
+	unsigned irqs = port_irqs;
+	post_st = 77;
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, buf, sizeof(buf), &post_st, 0), BH_NOT_AVAILABLE);
+	BH_EXPECT_EQ(post_st, 0); /* posted: the hypervisor cleared it */
+	BH_EXPECT_EQ(bh_queuing_send(q_out, "posted", 6), BH_OK);
+	BH_EXPECT(post_st & BH_POST_DONE);
+	BH_EXPECT_EQ(BH_POST_BYTES(post_st), 6);
+	BH_EXPECT_EQ(BH_POST_LENGTH(post_st), 6);
+	BH_EXPECT(buf[0] == 'p' && buf[5] == 'd' && buf[6] == (char)0xAA);
+	BH_EXPECT_EQ(bh_port_status(q_in, &ps), BH_OK);
+	BH_EXPECT_EQ(ps.messages, 0); /* no queue slot */
+	bh_irq_poll();
+	BH_EXPECT_EQ(port_irqs, irqs + 1);
+	/* The post is gone: nothing to cancel, and the next message is queued. */
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(q_in), BH_NO_ACTION);
+	unsigned long long done = post_st;
+	BH_EXPECT_EQ(bh_queuing_send(q_out, "next", 4), BH_OK);
+	BH_EXPECT_EQ(post_st, done);
+	BH_EXPECT(buf[0] == 'p');
+	BH_EXPECT_EQ(bh_queuing_receive(q_in, got, sizeof(got), 0), 4);
+	BH_EXPECT(got[0] == 'n' && got[3] == 't');
+	bh_irq_poll();
+}
+
+BH_TEST(post_truncates_to_its_buffer_and_reports_the_length)
+{
+	char buf[16];
+
+	fill(buf, sizeof(buf), (char)0xAA);
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, buf, 4, &post_st, 0), BH_NOT_AVAILABLE);
+	BH_EXPECT_EQ(bh_queuing_send(q_out, "0123456789", 10), BH_OK);
+	BH_EXPECT_EQ(BH_POST_BYTES(post_st), 4);
+	BH_EXPECT_EQ(BH_POST_LENGTH(post_st), 10);
+	BH_EXPECT(buf[0] == '0' && buf[3] == '3' && buf[4] == (char)0xAA);
+	bh_irq_poll();
+}
+
+BH_TEST(post_takes_a_queued_message_at_once)
+{
+	char buf[16];
+	unsigned length = 0;
+
+	BH_EXPECT_EQ(bh_queuing_send(q_out, "abc", 3), BH_OK);
+	post_st = 55;
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, buf, sizeof(buf), &post_st, &length), 3);
+	BH_EXPECT(length == 3 && buf[0] == 'a' && buf[2] == 'c');
+	BH_EXPECT_EQ(post_st, 55); /* a plain receive: the status word is not used */
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(q_in), BH_NO_ACTION);
+	bh_irq_poll();
+}
+
+BH_TEST(post_cancelled_is_never_written)
+{
+	char buf[16], got[16];
+
+	fill(buf, sizeof(buf), (char)0xAA);
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, buf, sizeof(buf), &post_st, 0), BH_NOT_AVAILABLE);
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(q_in), BH_OK);
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(q_in), BH_NO_ACTION);
+	BH_EXPECT_EQ(bh_queuing_send(q_out, "zz", 2), BH_OK);
+	BH_EXPECT_EQ(post_st, 0);
+	BH_EXPECT(buf[0] == (char)0xAA);
+	BH_EXPECT_EQ(bh_queuing_receive(q_in, got, sizeof(got), 0), 2);
+	BH_EXPECT(got[0] == 'z');
+	bh_irq_poll();
+}
+
+/* Every refusal leaves nothing posted: the message after it is queued, the buffers untouched. */
+BH_TEST(post_checks_its_arguments_and_allows_one_post_per_port)
+{
+	char buf[16], got[16];
+	volatile unsigned long long *misaligned =
+		(volatile unsigned long long *)(void *)((char *)st_pair + 4);
+
+	fill(buf, sizeof(buf), (char)0xAA);
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_out, buf, sizeof(buf), &post_st, 0), BH_INVALID_MODE);
+	BH_EXPECT_EQ(bh_queuing_receive_post(s_in, buf, sizeof(buf), &post_st, 0), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_post(63, buf, sizeof(buf), &post_st, 0), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, buf, sizeof(buf), misaligned, 0), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, buf, sizeof(buf),
+					     (volatile unsigned long long *)MEM_END, 0),
+		     BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, buf, sizeof(buf),
+					     (volatile unsigned long long *)QUIET_RO, 0),
+		     BH_INVALID_PARAM); /* read-only */
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, (void *)(MEM_END - 4), 16, &post_st, 0),
+		     BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, QUIET_RO, 16, &post_st, 0), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(q_in), BH_NO_ACTION);
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(q_out), BH_INVALID_MODE);
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(s_in), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(63), BH_INVALID_PARAM);
+	/* One post per port; no receive wait beside it. */
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, buf, sizeof(buf), &post_st, 0), BH_NOT_AVAILABLE);
+	BH_EXPECT_EQ(bh_queuing_receive_post(q_in, got, sizeof(got), &post_st, 0), BH_OP_NOT_ALLOWED);
+	BH_EXPECT_EQ(bh_queuing_receive_wait(q_in, got, sizeof(got), 0), BH_OP_NOT_ALLOWED);
+	/* A sender whose buffer is not its memory is refused; the post stays for the next. */
+	BH_EXPECT_EQ(bh_queuing_send(q_out, (void *)(MEM_END - 4), 8), BH_INVALID_PARAM);
+	BH_EXPECT_EQ(post_st, 0);
+	BH_EXPECT_EQ(bh_queuing_send(q_out, "ok", 2), BH_OK);
+	BH_EXPECT_EQ(BH_POST_BYTES(post_st), 2);
+	BH_EXPECT(buf[0] == 'o' && buf[1] == 'k' && buf[2] == (char)0xAA);
+	bh_irq_poll();
+}
+
+/* epsilon (its own core, in a receive wait) answers into alpha's posted buffer: alpha idles
+ * until the port interrupt, the answer is there with no receive call. */
+BH_TEST(post_filled_from_another_core)
+{
+	unsigned char req[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, rep[64];
+	unsigned long long deadline = bh_now_ns() + WAIT_NS;
+
+	BH_EXPECT_EQ(bh_queuing_receive_post(from_epsilon, rep, sizeof(rep), &post_st, 0),
+		     BH_NOT_AVAILABLE);
+	BH_EXPECT_EQ(bh_queuing_send(to_epsilon, req, sizeof(req)), BH_OK);
+	vtimer_at(deadline);
+	while (!(post_st & BH_POST_DONE) && bh_now_ns() < deadline) {
+		bh_idle();
+		bh_irq_poll();
+	}
+	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
+	BH_EXPECT(post_st & BH_POST_DONE);
+	BH_EXPECT_EQ(BH_POST_BYTES(post_st), 3 + sizeof(req));
+	BH_EXPECT(rep[0] == 'W' && rep[1] == sizeof(req) && rep[3] == 2 && rep[10] == 9);
+	BH_EXPECT_EQ(bh_queuing_receive_cancel(from_epsilon), BH_NO_ACTION);
+	bh_irq_poll();
+}
+
 static void alpha_main(void)
 {
 	bh_irq_set_handler(BH_VIRQ_PORT, count_irq);
