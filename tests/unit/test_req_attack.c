@@ -1,0 +1,299 @@
+/* Attacks on 5e675f8 (requests served in their vCPU's own time or the core's spare time).
+ * Each test here states what a user would expect; a FAIL is a break (see the report).
+ *
+ * The system: core 0 fixed priority (or EDF, or cyclic) with
+ *   victim  "v"  (prio 5)       - another partition, the one that must not be disturbed
+ *   hostile "h"  vCPU 0 (prio 3), on core 0, and vCPU 1 on core 1 (dedicated): the poster
+ *   plain   "p"  vCPU 0 on core 2 (dedicated) and vCPU 1 on core 0 (prio 1): a partition with
+ *                one vCPU below the victim, used for the restart test. */
+#include <string.h>
+#include "arch/fake.h"
+#include "bulkhead/abi.h"
+#include "main.h"
+#include "partition.h"
+#include "percpu.h"
+#include "plan.h"
+#include "sched.h"
+#include "unit.h"
+
+#define US(n) ((uint64_t)(n) * 125 / 2)
+
+static const uint8_t image[16];
+static const struct bh_segment_cfg seg = { .ipa = 0x40000000, .data = image, .file_size = 16,
+					   .mem_size = 16 };
+static const struct bh_area_cfg areas[3] = {
+	{ .phys = 0x42000000, .ipa = 0x40000000, .size = 0x100000, .flags = 7 },
+	{ .phys = 0x42100000, .ipa = 0x40000000, .size = 0x100000, .flags = 7 },
+	{ .phys = 0x42200000, .ipa = 0x40000000, .size = 0x100000, .flags = 7 },
+};
+static struct bh_vcpu_cfg vv[1], hv[2], pv[2];
+static struct bh_partition_cfg parts[3];
+static const struct bh_slot_cfg plan0[] = {
+	{ .start_ns = 0, .duration_ns = 300000, .partition = 0 },     /* victim */
+	{ .start_ns = 300000, .duration_ns = 300000, .partition = 1 }, /* hostile */
+	{ .start_ns = 600000, .duration_ns = 400000, .partition = 2, .vcpu = 1 }, /* plain */
+};
+static struct bh_plan_cfg plans[1] = { { .name = "normal", .major_frame_ns = 1000000 } };
+static uint64_t stage2_pool[9][512] __attribute__((aligned(4096)));
+static struct bh_system_cfg sys = {
+	.magic = BH_CONFIG_MAGIC, .version = BH_CONFIG_VERSION, .name = "reqatk", .core_count = 3,
+	.partition_count = 3, .partitions = parts, .plans = plans, .hyp_base = 0x40000000,
+	.hyp_size = 0x2000000, .ram_base = 0x40000000, .ram_size = 0x40000000,
+	.stage2_block_max = 0x1000, .stage2_pool_pages = 9, .stage2_pool = stage2_pool,
+};
+
+static struct vcpu *victim(void) { return &partitions[0].vcpus[0]; }
+static struct vcpu *hostile(void) { return &partitions[1].vcpus[0]; }   /* on core 0 */
+static struct vcpu *poster(void) { return &partitions[1].vcpus[1]; }    /* on core 1 */
+static struct vcpu *plain0(void) { return &partitions[2].vcpus[0]; }    /* on core 2 */
+static struct vcpu *plain1(void) { return &partitions[2].vcpus[1]; }    /* on core 0 */
+
+static void boot(enum bh_policy policy)
+{
+	vv[0] = (struct bh_vcpu_cfg){ .core = 0, .priority = 5, .period_ns = 1000000,
+				      .budget_ns = 500000, .deadline_ns = 1000000 };
+	hv[0] = (struct bh_vcpu_cfg){ .core = 0, .priority = 3, .period_ns = 100000,
+				      .budget_ns = 10000, .deadline_ns = 100000 };
+	hv[1] = (struct bh_vcpu_cfg){ .core = 1 };
+	pv[0] = (struct bh_vcpu_cfg){ .core = 2 };
+	pv[1] = (struct bh_vcpu_cfg){ .core = 0, .priority = 1, .period_ns = 1000000,
+				      .budget_ns = 100000, .deadline_ns = 1000000 };
+	static const char *const names[] = { "v", "h", "p" };
+	struct bh_vcpu_cfg *vc[] = { vv, hv, pv };
+	unsigned n[] = { 1, 2, 2 };
+	for (unsigned i = 0; i < 3; i++)
+		parts[i] = (struct bh_partition_cfg){
+			.name = names[i], .id = i, .entry = 0x40000000, .area_count = 1,
+			.segment_count = 1, .vcpu_count = n[i], .areas = &areas[i], .segments = &seg,
+			.vcpus = vc[i],
+			.hm_actions = { BH_HM_HALT_PARTITION, BH_HM_HALT_PARTITION,
+					BH_HM_HALT_PARTITION, BH_HM_IGNORE, BH_HM_HALT_SYSTEM },
+		};
+	sys.cores[0].policy = policy;
+	sys.cores[1].policy = BH_POLICY_DEDICATED;
+	sys.cores[2].policy = BH_POLICY_DEDICATED;
+	sys.plan_count = policy == BH_POLICY_CYCLIC ? 1 : 0;
+	plans[0].cores[0] = (struct bh_plan_core_cfg){ .slot_count = 3, .slots = plan0 };
+	partition_init_all(&sys);
+	plan_init(&sys, 1000);
+	fake.vtimer_deadline = UINT64_MAX;
+}
+
+/* Run `core`'s exit work at `now`; returns the vCPU it runs, or NULL if it idles. */
+static struct vcpu *at_core(unsigned core, uint64_t now)
+{
+	unsigned self = fake.core;
+	fake.core = core;
+	fake.counter = now;
+	exit_work_set(EXIT_RESCHED);
+	FAKE_RUN(core_exit_work());
+	fake.core = self;
+	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
+}
+
+/* Every vCPU started (its boot start served), as after the first decisions. */
+static void start_all(void)
+{
+	for (unsigned p = 0; p < 3; p++)
+		for (unsigned j = 0; j < partitions[p].cfg->vcpu_count; j++)
+			vcpu_serve_requests(&partitions[p].vcpus[j]);
+	for (unsigned c = 0; c < 3; c++)
+		percpu[c].exit_work = 0;
+}
+
+/* --- 1. decide is unbounded: another core's posts keep it looping ----------------------- */
+
+static unsigned posts_left, counter_reads;
+static bool in_hook;
+
+/* The hostile partition's vCPU 1, on core 1, suspends and resumes its own vCPU 0 (on core 0) as
+ * fast as it can: each is a BH_HC_VCPU_CTL of its own partition, nothing privileged. Modelled as
+ * one suspend or resume per counter read of core 0 while it decides. */
+static void spam_hook(void)
+{
+	if (in_hook || fake.core != 0)
+		return;
+	counter_reads++;
+	if (!posts_left)
+		return;
+	in_hook = true;
+	posts_left--;
+	fake.core = 1;
+	if (vcpu_control(poster(), BH_VCPU_SUSPEND, 0, 0) != BH_OK)
+		vcpu_control(poster(), BH_VCPU_RESUME, 0, 0);
+	fake.core = 0;
+	in_hook = false;
+}
+
+/* The victim (highest priority) wakes: its core's decision must end in a bounded number of
+ * steps, whatever another partition does on another core. Before 5e675f8 a post only kicked
+ * the core (an interrupt, taken after the decision); now every post sets core 0's requests
+ * flag, and decide loops while the flag is up (the fence re-check, serve_in_spare_time's
+ * `changed`): 5000 posts -> thousands of passes, the victim late by all of them. */
+TEST(reqatk_a_hostile_poster_cannot_keep_a_core_deciding)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	victim()->state = VCPU_IDLE;
+	hostile()->state = VCPU_IDLE;
+	plain1()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == NULL);
+	victim()->state = VCPU_READY; /* its wake-up */
+	posts_left = 5000;
+	counter_reads = 0;
+	fake.counter_hook = spam_hook;
+	fake.counter_step = 1;
+	uint64_t t0 = 3000;
+	struct vcpu *ran = at_core(0, t0);
+	fake.counter_hook = NULL;
+	fake.counter_step = 0;
+	EXPECT(ran == victim());
+	printf("    decision of the victim's core: %u counter reads, %llu posts absorbed, "
+	       "victim entered %llu ticks after its wake-up\n",
+	       counter_reads, (unsigned long long)(5000 - posts_left),
+	       (unsigned long long)(fake.counter - t0));
+	EXPECT(counter_reads < 100);
+}
+
+/* The same on a cyclic core, at the victim's slot start: the hostile partition's vCPU 1 posts
+ * for its vCPU 0, which is not in its slot. */
+TEST(reqatk_a_hostile_poster_cannot_keep_a_cyclic_core_out_of_the_victims_slot)
+{
+	boot(BH_POLICY_CYCLIC);
+	start_all();
+	uint64_t frame = 1000 + US(1000); /* the second frame's victim slot */
+	posts_left = 5000;
+	counter_reads = 0;
+	fake.counter_hook = spam_hook;
+	fake.counter_step = 1;
+	struct vcpu *ran = at_core(0, frame - SLOT_LEAD_TICKS);
+	fake.counter_hook = NULL;
+	fake.counter_step = 0;
+	EXPECT(ran == victim());
+	printf("    cyclic: %u counter reads, %llu posts absorbed, decision ended %lld ticks after "
+	       "the slot start\n", counter_reads, (unsigned long long)(5000 - posts_left),
+	       (long long)(fake.counter - frame));
+	EXPECT(counter_reads < 100);
+}
+
+/* --- 2. kicks from changes that do not make the vCPU want the core ---------------------- */
+
+/* EDF: the hostile vCPU 0 idles with budget and an earlier deadline than the running victim.
+ * Its sibling on core 1 suspends it (it then wants nothing) and resumes it (it wants the core,
+ * a kick is fair) - back to back, before core 0 could run it, so it is never charged. Every
+ * suspend kicks core 0 although h does not want the core (outranks() ignores that); with
+ * resume+suspend pairs, h's budget is never spent and the kicks never stop. Expected: no kick
+ * for a change that leaves h not wanting the core (the suspend), so at most one per resume. */
+TEST(reqatk_a_suspend_of_a_vcpu_that_cannot_run_does_not_kick_edf)
+{
+	boot(BH_POLICY_EDF);
+	start_all();
+	hostile()->state = VCPU_IDLE;
+	plain1()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == victim());
+	EXPECT(hostile()->budget_left > 0);
+	EXPECT(hostile()->abs_deadline < victim()->abs_deadline);
+	unsigned k0 = fake.kicks[0];
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_SUSPEND, 0, 0), BH_OK);
+	fake.core = 0;
+	unsigned suspend_kicks = fake.kicks[0] - k0;
+	printf("    EDF: suspend of idle h (not wanting the core) -> %u kick(s) into the victim\n",
+	       suspend_kicks);
+	EXPECT_EQ(suspend_kicks, 0);
+	/* and the victim's core, kicked, decides the same: the kick was for nothing */
+	EXPECT(at_core(0, 2100) == victim());
+	/* 1000 resume+suspend pairs from core 1, core 0 taking each kick between pairs */
+	k0 = fake.kicks[0];
+	uint64_t budget = hostile()->budget_left;
+	for (unsigned i = 0; i < 1000; i++) {
+		fake.core = 1;
+		vcpu_control(poster(), BH_VCPU_RESUME, 0, 0);
+		vcpu_control(poster(), BH_VCPU_SUSPEND, 0, 0);
+		fake.core = 0;
+		at_core(0, 2200 + i);
+	}
+	printf("    EDF: 1000 resume+suspend pairs -> %u kicks into the running victim, h's budget "
+	       "%llu -> %llu ticks (never charged)\n", fake.kicks[0] - k0,
+	       (unsigned long long)budget, (unsigned long long)hostile()->budget_left);
+	EXPECT(fake.kicks[0] - k0 <= 1000);
+}
+
+/* --- 3. a restart never completes because one vCPU is starved on its core --------------- */
+
+/* Partition p: vCPU 0 alone on dedicated core 2, vCPU 1 at priority 1 on fixed-priority core 0,
+ * below the victim (5), which computes without a pause. p restarts itself (BH_HC_RESET_SELF
+ * from vCPU 0). Before 5e675f8 vCPU 1's stop was served at core 0's next exit and vCPU 0 ran
+ * the reload and came back on core 2 (vCPU 1 starved as before, as FP says). Now the stop
+ * waits for vCPU 1's own time, which never comes: the restart never completes, and vCPU 0 -
+ * alone on its own core - is down for good. A user would expect at least vCPU 0 back. */
+static void restart_with_vcpu1(bool started)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	if (started) { /* vCPU 0 started vCPU 1 (as Linux's PSCI CPU_ON), served in spare time */
+		fake.core = 2;
+		EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+		fake.core = 0;
+		vcpu_serve_requests(plain1());
+		percpu[0].exit_work = 0;
+		EXPECT_EQ(plain1()->state, VCPU_READY);
+	}
+	EXPECT(at_core(0, 2000) == victim());
+	EXPECT(at_core(2, 2000) == plain0());
+	fake.core = 2;
+	EXPECT(partition_restart(&partitions[2], false, BH_RESTART_SELF));
+	fake.core = 0;
+	/* core 0: the victim runs on and exits now and then (its timer, hypercalls) */
+	for (unsigned i = 0; i < 100; i++) {
+		EXPECT(at_core(0, 3000 + US(1000) * i) == victim());
+		at_core(2, 3000 + US(1000) * i + 10);
+	}
+	printf("    vCPU 1 %s: after 100 ms p's state %u (0 = running), vCPU 0 state %u, vCPU 1 "
+	       "request %u state %u\n", started ? "started" : "never started",
+	       partitions[2].state, plain0()->state, plain1()->request, plain1()->state);
+	EXPECT(plain0()->state == VCPU_LOADING || plain0()->state == VCPU_READY);
+	EXPECT_EQ(partitions[2].state, PARTITION_RUNNING);
+}
+
+TEST(reqatk_a_restart_completes_while_one_vcpu_is_starved)
+{
+	restart_with_vcpu1(true);
+}
+
+/* The same with vCPU 1 never started (halted since boot, as a partition's secondaries are): it
+ * holds nothing, yet its stop is still posted (stop_all) and counted only when served on core
+ * 0, in its own time. */
+TEST(reqatk_a_restart_completes_beside_a_never_started_vcpu)
+{
+	restart_with_vcpu1(false);
+}
+
+/* --- 4. an interrupt sent after a start returned is lost --------------------------------- */
+
+/* Cyclic core 0: p's vCPU 1 (slot 600-1000 us) is halted (a secondary never started); p's vCPU 0 (core 2) starts it
+ * (BH_VCPU_START: BH_OK, its state READY at once, vcpu_public_state) at 100 us, in the
+ * victim's slot, then sends it a port notification at 110 us. The start is served only at
+ * vCPU 1's slot (600 us), and the reset clears its pending interrupts (virq_release): the
+ * notification, sent after the start was reported done, is gone. Before 5e675f8 core 0 was
+ * kicked and reset vCPU 1 at once, so the window was the kick latency (microseconds); now it is
+ * up to a major frame (cyclic), or unbounded (fixed priority). */
+TEST(reqatk_an_interrupt_sent_after_a_start_survives_the_start)
+{
+	boot(BH_POLICY_CYCLIC);
+	start_all();
+	EXPECT_EQ(plain1()->state, VCPU_HALTED); /* a secondary: halted since boot */
+	EXPECT(at_core(0, 1000 + US(1000)) == victim()); /* next frame, the victim's slot */
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	EXPECT_EQ(vcpu_public_state(plain1()), VCPU_READY); /* as PSCI AFFINITY_INFO: ON */
+	virq_inject(plain1(), BH_VIRQ_PORT, false); /* a port message to it */
+	fake.core = 0;
+	EXPECT(at_core(0, 1000 + US(1010)) == victim());
+	EXPECT_EQ(plain1()->state, VCPU_HALTED); /* the start still waits */
+	EXPECT(at_core(0, 1000 + US(1600)) == plain1()); /* its slot: started now */
+	bool pending = plain1()->virq.pending[BH_VIRQ_PORT / 32] & (1u << (BH_VIRQ_PORT % 32));
+	printf("    port notification sent after START returned BH_OK: %s at vCPU 1's first run\n",
+	       pending ? "pending" : "LOST");
+	EXPECT(pending);
+}
