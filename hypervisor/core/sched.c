@@ -574,7 +574,7 @@ void sched_vcpu_changed(struct vcpu *v)
 		return;
 	}
 	const struct vcpu *cur = __atomic_load_n(&k->vcpu, __ATOMIC_SEQ_CST);
-	if (cur == v || (cur && cur != k->sched.be && outranks(&k->sched, v, cur)) ||
+	if (cur == v || (cur && cur != k->sched.be && vcpu_wants_core(v) && outranks(&k->sched, v, cur)) ||
 	    arch_counter_read() < __atomic_load_n(&k->sched.be_until, __ATOMIC_SEQ_CST))
 		arch_kick_core(v->core);
 }
