@@ -516,4 +516,34 @@ TEST(a_restart_closes_a_posted_port_at_once)
 	EXPECT_EQ(((struct bh_port_status *)(void *)(fake_ram + 0x2100))->messages, 1);
 	EXPECT_EQ(beta_buf()[0], 0);
 	EXPECT_EQ(status_word(), 0);
+/* reqatk (5e675f8): a vCPU halted by BH_HC_VCPU_CTL while it waits on a port is reported halted
+ * at once (BH_HC_VCPU_STATUS), but stays a waiter, state idle, until its core serves the stop:
+ * now in its own time (its slot, its priority), no longer at the next exit of its core, kicked at
+ * once. A message sent meanwhile is handed to the halted vCPU (send: BH_OK) and lost when the
+ * stop is served; hand_over's "halted meanwhile" check sees only the state. Modelled: beta's
+ * vCPU 0 waits on core 1, which then runs another partition's vCPU (its slot); beta's vCPU 1
+ * (core 2) halts it; a kicked core serves the stop at once, as it did before. */
+TEST(reqatk_a_message_sent_after_a_halt_is_not_handed_to_the_halted_vcpu)
+{
+	open_both();
+	EXPECT_EQ(wait_call(beta(), BETA_BUF, 8), BH_NOT_AVAILABLE);
+	EXPECT_EQ(beta()->state, VCPU_IDLE);
+	percpu[1].vcpu = alpha(); /* core 1 runs another partition's vCPU now */
+	percpu[1].requests = 0;
+	unsigned kicks = fake.kicks[1];
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(&partitions[1].vcpus[1], BH_VCPU_HALT, 0, 0), BH_OK);
+	EXPECT_EQ(vcpu_public_state(beta()), VCPU_HALTED); /* what BH_HC_VCPU_STATUS says */
+	bool kicked = fake.kicks[1] != kicks;
+	if (kicked)
+		fixture_serve(1); /* the kicked core's next exit */
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(call(alpha(), BH_HC_PORT_STATUS, 1, BUF + 0x100, 0, 0, 0), BH_OK);
+	uint32_t messages = ((struct bh_port_status *)(void *)(fake_ram + 0x2100))->messages;
+	fixture_serve(1); /* beta vCPU 0's own time: the stop is served */
+	printf("    halt %s; message sent after it: %s (queue holds %u), beta vCPU 0 %s\n",
+	       kicked ? "kicked its core" : "did not kick its core",
+	       messages ? "queued" : "handed to the halted vCPU", messages,
+	       beta()->state == VCPU_HALTED ? "halted" : "not halted");
+	EXPECT_EQ(messages, 1);
 }
