@@ -272,9 +272,9 @@ static int64_t begin_wait(struct vcpu *v, struct arch_regs *r, struct port *p)
 /* Hand size bytes at the sender's va to the waiter: into its buffer (truncated to it) as its
  * result, and make it ready (channel lock held). The message is translated whole first, so
  * nothing can fail once the waiter is claimed. BH_NOT_AVAILABLE if it no longer waits (woken,
- * suspended or halted meanwhile): its buffer is not touched and the message is queued. The
- * waiter's core may run it as soon as it is claimed: ports_wait_finish then waits for the
- * channel lock and reads the result stored here. */
+ * suspended or halted meanwhile, or a stop posted to it and not served yet): its buffer is not
+ * touched and the message is queued. The waiter's core may run it as soon as it is claimed:
+ * ports_wait_finish then waits for the channel lock and reads the result stored here. */
 static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcpu *waiter)
 {
 	struct port_wait *w = &waiter->wait;
@@ -282,7 +282,10 @@ static int hand_over(struct vcpu *sender, uint64_t va, uint64_t size, struct vcp
 
 	if (!guest_translate_readable(sender, va, size, &msg))
 		return BH_INVALID_PARAM; /* truncated or not, the whole message must be the sender's */
-	if (!__atomic_compare_exchange_n(&waiter->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY,
+	/* A stop (or a start's reset) posted to it ends its wait when its core serves it, in its
+	 * own time: it is halted already for every other look (vcpu_public_state). */
+	if (__atomic_load_n(&waiter->request, __ATOMIC_SEQ_CST) ||
+	    !__atomic_compare_exchange_n(&waiter->state, &(uint32_t){ VCPU_IDLE }, VCPU_READY,
 					 false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return BH_NOT_AVAILABLE;
 	uint32_t done = min_u32(w->buf.len, size);
