@@ -33,7 +33,12 @@ static const struct bh_slot_cfg plan0[] = {
 	{ .start_ns = 300000, .duration_ns = 300000, .partition = 1 }, /* hostile */
 	{ .start_ns = 600000, .duration_ns = 400000, .partition = 2, .vcpu = 1 }, /* plain */
 };
-static struct bh_plan_cfg plans[1] = { { .name = "normal", .major_frame_ns = 1000000 } };
+/* A second plan (a mode): core 0's whole frame is the victim's; p's vCPU 1 has no slot in it. */
+static const struct bh_slot_cfg plan_victim[] = {
+	{ .start_ns = 0, .duration_ns = 1000000, .partition = 0 },
+};
+static struct bh_plan_cfg plans[2] = { { .name = "normal", .major_frame_ns = 1000000 },
+				       { .name = "victim", .major_frame_ns = 1000000 } };
 static uint64_t stage2_pool[9][512] __attribute__((aligned(4096)));
 static struct bh_system_cfg sys = {
 	.magic = BH_CONFIG_MAGIC, .version = BH_CONFIG_VERSION, .name = "reqatk", .core_count = 3,
@@ -72,8 +77,9 @@ static void boot(enum bh_policy policy)
 	sys.cores[0].policy = policy;
 	sys.cores[1].policy = BH_POLICY_DEDICATED;
 	sys.cores[2].policy = BH_POLICY_DEDICATED;
-	sys.plan_count = policy == BH_POLICY_CYCLIC ? 1 : 0;
+	sys.plan_count = policy == BH_POLICY_CYCLIC ? 2 : 0;
 	plans[0].cores[0] = (struct bh_plan_core_cfg){ .slot_count = 3, .slots = plan0 };
+	plans[1].cores[0] = (struct bh_plan_core_cfg){ .slot_count = 1, .slots = plan_victim };
 	partition_init_all(&sys);
 	plan_init(&sys, 1000);
 	fake.vtimer_deadline = UINT64_MAX;
@@ -267,6 +273,31 @@ TEST(reqatk_a_restart_completes_while_one_vcpu_is_starved)
 TEST(reqatk_a_restart_completes_beside_a_never_started_vcpu)
 {
 	restart_with_vcpu1(false);
+}
+
+/* The same on a cyclic core: the system partition switched to a plan (a mode) in which p's
+ * vCPU 1 has no slot on core 0, whose whole frame is the victim's, which computes. p restarts
+ * itself: its restart waits for vCPU 1's stop, which waits for a slot the plan does not have.
+ * Before 5e675f8 the stop was served at core 0's next exit. */
+TEST(reqatk_a_restart_completes_while_the_plan_gives_one_vcpu_no_slot)
+{
+	boot(BH_POLICY_CYCLIC);
+	start_all();
+	EXPECT_EQ(plan_request(1, BH_PLAN_NOW, 1000 + US(100)), BH_OK);
+	EXPECT(at_core(0, 1000 + US(100)) == victim());
+	EXPECT(at_core(2, 1000 + US(100)) == plain0());
+	fake.core = 2;
+	EXPECT(partition_restart(&partitions[2], false, BH_RESTART_SELF));
+	fake.core = 0;
+	for (unsigned i = 0; i < 100; i++) {
+		EXPECT(at_core(0, 1000 + US(200) + US(1000) * i) == victim());
+		at_core(2, 1000 + US(200) + US(1000) * i + 10);
+	}
+	printf("    cyclic, plan without vCPU 1's slot: after 100 frames p's state %u (0 = running), "
+	       "vCPU 0 state %u, vCPU 1 request %u\n", partitions[2].state, plain0()->state,
+	       plain1()->request);
+	EXPECT(plain0()->state == VCPU_LOADING || plain0()->state == VCPU_READY);
+	EXPECT_EQ(partitions[2].state, PARTITION_RUNNING);
 }
 
 /* --- 4. an interrupt sent after a start returned is lost --------------------------------- */
