@@ -209,20 +209,34 @@ TEST(reqatk_a_suspend_of_a_vcpu_that_cannot_run_does_not_kick_edf)
 	EXPECT_EQ(suspend_kicks, 0);
 	/* and the victim's core, kicked, decides the same: the kick was for nothing */
 	EXPECT(at_core(0, 2100) == victim());
-	/* 1000 resume+suspend pairs from core 1, core 0 taking each kick between pairs */
-	k0 = fake.kicks[0];
+}
+
+/* Residual (not new in 5e675f8, which kicked for every change before): a resume of the idle h
+ * makes it ready and outranking, so the kick is by the rule; its sibling suspends it again
+ * before core 0 runs it, so h is never charged. 1000 resume+suspend pairs from core 1 cost the
+ * running victim 1000 kicks (each an exit and a decision, charged to the victim's budget) and
+ * h nothing. Expected: h's interference bounded by h's budget (625 ticks: at most a handful of
+ * such decisions, were each charged to h), not by the rate of its sibling's calls. */
+TEST(reqatk_resume_suspend_pairs_do_not_kick_an_edf_victim_at_no_cost)
+{
+	boot(BH_POLICY_EDF);
+	start_all();
+	hostile()->state = VCPU_IDLE;
+	plain1()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == victim());
+	unsigned k0 = fake.kicks[0];
 	uint64_t budget = hostile()->budget_left;
 	for (unsigned i = 0; i < 1000; i++) {
 		fake.core = 1;
 		vcpu_control(poster(), BH_VCPU_RESUME, 0, 0);
 		vcpu_control(poster(), BH_VCPU_SUSPEND, 0, 0);
 		fake.core = 0;
-		at_core(0, 2200 + i);
+		at_core(0, 2200 + i); /* the kick's decision: the victim again */
 	}
 	printf("    EDF: 1000 resume+suspend pairs -> %u kicks into the running victim, h's budget "
 	       "%llu -> %llu ticks (never charged)\n", fake.kicks[0] - k0,
 	       (unsigned long long)budget, (unsigned long long)hostile()->budget_left);
-	EXPECT(fake.kicks[0] - k0 <= 1000);
+	EXPECT(fake.kicks[0] - k0 <= 10);
 }
 
 /* --- 3. a restart never completes because one vCPU is starved on its core --------------- */
