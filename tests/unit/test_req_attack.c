@@ -346,3 +346,40 @@ TEST(reqatk_an_interrupt_sent_after_a_start_survives_the_start)
 	       pending ? "pending" : "LOST");
 	EXPECT(pending);
 }
+
+/* --- 5. a core idling with a stale live wake-up has no spare time, and is never kicked ----- */
+
+/* Fixed-priority core 0. The hostile vCPU h idles last, so it stays loaded while the core
+ * sleeps; its virtual timer's compare value is in the past (the guest took its timer interrupt
+ * and left it active, or disabled it at its vGIC: live_vtimer_deadline still reports the past
+ * cval for the loaded vCPU, unlike arch_vtimer_deadline for one not loaded), so it wakes no one.
+ * own_instant takes that past live_wake as the core's next instant: no spare time (be_until 0)
+ * for as long as h idles. p's vCPU 0 (core 2) then starts p's vCPU 1 on core 0 (PSCI CPU_ON):
+ * the core is idle (cur NULL), without spare time, so it is not kicked; its own timer is not
+ * armed for anything; the start waits for an unrelated interrupt on core 0 - forever on a quiet
+ * core. Before 5e675f8 every change kicked the core. */
+TEST(reqatk_a_start_reaches_an_idle_core_whose_loaded_vcpu_has_a_stale_timer)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	victim()->state = VCPU_IDLE;
+	plain1()->state = VCPU_HALTED;
+	EXPECT(at_core(0, 2000) == hostile());
+	hostile()->arch.vtimer_set = true;
+	hostile()->arch.vtimer_at = 1500; /* in the past, and it will not fire */
+	hostile()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 3000) == NULL);
+	EXPECT(percpu[0].loaded == hostile());
+	printf("    idle core 0: be_until %llu, its timer %s\n",
+	       (unsigned long long)percpu[0].sched.be_until,
+	       fake.timer == TIME_NEVER ? "off" : "armed");
+	unsigned kicks = fake.kicks[0];
+	fake.core = 2;
+	fake.counter = 3100;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	bool kicked = fake.kicks[0] != kicks;
+	printf("    start of p's vCPU 1 (prio 1, the only ready vCPU then): core 0 %s, its timer %s\n",
+	       kicked ? "kicked" : "NOT kicked", fake.timer == TIME_NEVER ? "off" : "armed");
+	EXPECT(kicked || fake.timer != TIME_NEVER);
+}
