@@ -19,3 +19,4 @@ def test_a_restart_completes_while_one_of_its_vcpus_is_starved_on_its_core():
     assert run.index(r"\[rstwait\] rstwait: restarting") >= 0, run.log[-2000:]
     verdict = run.verdicts().get(("rstwait", "rstwait_back_after_restart"))
     assert verdict and verdict[0] == "PASS", f"rstwait never came back: {run.log[-2000:]}"
+
