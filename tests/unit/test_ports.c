@@ -516,6 +516,8 @@ TEST(a_restart_closes_a_posted_port_at_once)
 	EXPECT_EQ(((struct bh_port_status *)(void *)(fake_ram + 0x2100))->messages, 1);
 	EXPECT_EQ(beta_buf()[0], 0);
 	EXPECT_EQ(status_word(), 0);
+}
+
 /* reqatk (5e675f8): a vCPU halted by BH_HC_VCPU_CTL while it waits on a port is reported halted
  * at once (BH_HC_VCPU_STATUS), but stays a waiter, state idle, until its core serves the stop:
  * now in its own time (its slot, its priority), no longer at the next exit of its core, kicked at
