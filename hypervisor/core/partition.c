@@ -191,11 +191,23 @@ static void set_partition_state(struct partition *p, enum partition_state s)
 		sched_vcpu_changed(&p->vcpus[j]);
 }
 
+static void vcpu_stopped(struct vcpu *v);
+
 /* Under the lock: every vCPU of p is to be released and halted by its core. */
 static void stop_all(struct partition *p)
 {
-	for (unsigned j = 0; j < p->cfg->vcpu_count; j++)
-		post_request(&p->vcpus[j], VCPU_REQ_STOP);
+	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
+		struct vcpu *v = &p->vcpus[j];
+		/* Halted, nothing posted and no core serving it (its request read first: a start
+		 * served meanwhile has made it ready by then): it holds nothing, so a restart counts
+		 * it now instead of waiting for its core to give it time, which a vCPU below one that
+		 * never blocks, or without a slot in the current plan, never gets. */
+		if (p->state == PARTITION_RESTARTING && !__atomic_load_n(&v->request, __ATOMIC_SEQ_CST) &&
+		    __atomic_load_n(&v->state, __ATOMIC_SEQ_CST) == VCPU_HALTED)
+			vcpu_stopped(v);
+		else
+			post_request(v, VCPU_REQ_STOP);
+	}
 }
 
 bool partition_halt(struct partition *p)
@@ -480,12 +492,14 @@ static void vcpu_reset_here(struct vcpu *v)
 
 void vcpu_serve_requests(struct vcpu *v)
 {
-	uint32_t req = __atomic_exchange_n(&v->request, 0u, __ATOMIC_SEQ_CST);
+	/* Marked as being served until done: a restart does not count it as halted meanwhile. */
+	uint32_t req = __atomic_exchange_n(&v->request, VCPU_REQ_SERVING, __ATOMIC_SEQ_CST);
 
 	if (req & VCPU_REQ_STOP)
 		vcpu_release(v);
 	if (req & VCPU_REQ_RESET)
 		vcpu_reset_here(v);
+	__atomic_fetch_and(&v->request, ~VCPU_REQ_SERVING, __ATOMIC_SEQ_CST);
 	if (req)
 		exit_work_set(EXIT_RESCHED);
 }

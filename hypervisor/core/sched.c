@@ -285,8 +285,11 @@ static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 		return TIME_NEVER;
 	}
 	if (v == c->loaded) { /* its virtual timer is live: the hardware interrupt wakes it */
-		if (v != c->sched.be) /* best-effort work must give the core back before it */
-			c->sched.live_wake = arch_vtimer_deadline(v);
+		uint64_t at = arch_vtimer_deadline(v);
+		/* best-effort work must give the core back before it; one already past is due at
+		 * once or will not fire (taken and not ended, or disabled): no instant ahead */
+		if (v != c->sched.be)
+			c->sched.live_wake = at > now ? at : TIME_NEVER;
 		return TIME_NEVER;
 	}
 	uint64_t at = arch_vtimer_deadline(v);
@@ -513,20 +516,15 @@ static void set_spare_time(struct sched_core *s, uint64_t instant, uint64_t at)
  * core's spare time, one vCPU after another while it lasts (each fits the lead after it, as a
  * best-effort vCPU's hypervisor path does); never in another vCPU's time. Served in whatever
  * time the core was in, a partition's halt of its 7 vCPUs below a fixed-priority victim, aimed
- * at the victim's wake-ups, made them 460 ticks late (req_fp.yaml). True if it served any, or
- * if another core changed one of its vCPUs since the pass began: the pass is to be made again. */
+ * at the victim's wake-ups, made them 460 ticks late (req_fp.yaml). True if it served any. */
 static bool serve_in_spare_time(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
 	bool served = false, left = false;
 
-	/* A change since this pass's core_process_requests (a request, or a vCPU made ready or
-	 * loading: its poster saw no spare time yet, so did not kick) is seen here: decide again. */
-	bool changed = __atomic_load_n(&c->requests, __ATOMIC_SEQ_CST) &&
-		       __atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST);
-	if (changed)
-		s->requests_waiting = true;
-	if (!s->requests_waiting)
+	/* A request posted since this pass's core_process_requests is seen here (after be_until
+	 * is published), or its poster saw the spare time and kicked. */
+	if (!s->requests_waiting && !__atomic_load_n(&c->requests, __ATOMIC_SEQ_CST))
 		return false;
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];
@@ -540,7 +538,20 @@ static bool serve_in_spare_time(struct percpu *c)
 		}
 	}
 	s->requests_waiting = left;
-	return served || changed;
+	return served;
+}
+
+/* After the switch: another core changed one of this core's vCPUs during the decision and did
+ * not kick (it saw the vCPU switched out, or no spare time yet). Decide again only if that
+ * changes the pick, so that no stream of changes (a suspend and resume in a loop) keeps the
+ * core deciding. */
+static bool changed_meanwhile(struct percpu *c, struct decision d, uint64_t at)
+{
+	if (!__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
+		return false;
+	c->sched.requests_waiting = true;
+	struct decision again = pick(c, at);
+	return again.vcpu != d.vcpu || (again.vcpu && again.vcpu->request);
 }
 
 /* Whether v's policy gives it the core before cur, which runs there (a cyclic core's slot
@@ -822,7 +833,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		/* A vCPU woke meanwhile, or a change came whose poster saw the vCPU switched out
 		 * and did not kick (sched_vcpu_changed): after the switch's store, look again. */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if ((c->exit_work & EXIT_RESCHED) || c->requests)
+		if ((c->exit_work & EXIT_RESCHED) || (c->requests && changed_meanwhile(c, d, at)))
 			continue;
 		s->boundary = s->policy == BH_POLICY_CYCLIC ? d.until : TIME_NEVER;
 		program_timer(c, min_u64(policy_at, be_timer(c, next)));

@@ -36,6 +36,7 @@ enum vcpu_state {
  * a stop clears a reset posted before it. */
 #define VCPU_REQ_STOP  (1u << 0) /* release everything it holds and halt it */
 #define VCPU_REQ_RESET (1u << 1) /* reset it to vcpu.entry and make it ready */
+#define VCPU_REQ_SERVING (1u << 2) /* its core is serving what was posted (not a request) */
 
 struct vcpu {
 	struct arch_regs regs;        /* guest registers while in the hypervisor or switched out */

@@ -13,18 +13,26 @@ void unit_register(struct unit_test *t)
 
 int main(void)
 {
-	unsigned passed = 0, failed = 0;
+	unsigned passed = 0, failed = 0, known = 0;
 
 	for (struct unit_test *t = head; t; t = t->next) {
 		fake_reset();
 		unit_failures = 0;
 		t->fn();
+		if (t->known_flaw) {
+			printf("%s %s (%s)\n", unit_failures ? "XFAIL" : "XPASS", t->name, t->known_flaw);
+			if (unit_failures)
+				known++;
+			else
+				failed++; /* fixed: make it a TEST */
+			continue;
+		}
 		printf("%s %s\n", unit_failures ? "FAIL" : "PASS", t->name);
 		if (unit_failures)
 			failed++;
 		else
 			passed++;
 	}
-	printf("unit: %u passed, %u failed\n", passed, failed);
+	printf("unit: %u passed, %u failed, %u known flaws\n", passed, failed, known);
 	return failed ? 1 : 0;
 }

@@ -9,6 +9,7 @@ struct unit_test {
 	const char *name;
 	void (*fn)(void);
 	struct unit_test *next;
+	const char *known_flaw; /* KNOWN_FLAW: it must fail (XFAIL); passing fails the run (XPASS) */
 };
 
 void unit_register(struct unit_test *t);
@@ -16,7 +17,18 @@ extern int unit_failures; /* failures in the running test */
 
 #define TEST(name)                                                                  \
 	static void test_##name(void);                                              \
-	static struct unit_test unit_##name = { #name, test_##name, 0 };           \
+	static struct unit_test unit_##name = { #name, test_##name, 0, 0 };         \
+	__attribute__((constructor)) static void reg_##name(void)                   \
+	{                                                                           \
+		unit_register(&unit_##name);                                        \
+	}                                                                           \
+	static void test_##name(void)
+
+/* A test that shows a known flaw, documented where `why` says: it must fail until the flaw is
+ * fixed, and then be made a TEST (strict, as pytest's xfail). */
+#define KNOWN_FLAW(name, why)                                                       \
+	static void test_##name(void);                                              \
+	static struct unit_test unit_##name = { #name, test_##name, 0, why };      \
 	__attribute__((constructor)) static void reg_##name(void)                   \
 	{                                                                           \
 		unit_register(&unit_##name);                                        \
