@@ -62,6 +62,11 @@ struct sched_core {
 	uint64_t be_until;                 /* it goes by then: the core's own instant - BE_LEAD_TICKS */
 	uint64_t be_quantum_end;           /* another best-effort vCPU's turn, if one waits */
 	uint64_t be_policy_at;             /* the policy's timer event when be_until was set */
+	uint64_t be_home_wake, be_home_live; /* next_wake and live_wake with be_home loaded, for
+					    * the hand-back at be_until */
+	bool be_home_counted;              /* the last decision counted them for the hand-back
+					    * (sched.c be_count_home) */
+	uint32_t be_home_state;            /* be_home's state when be_home_live was counted */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
 	/* Idle with nothing loaded and no instant of its own: it drains console output others left
