@@ -925,6 +925,21 @@ void sched_timer_event(void)
 	}
 }
 
+HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
+{
+	struct percpu *c = this_cpu();
+	struct sched_core *s = &c->sched;
+
+	/* sched_timer_event's test, and the best-effort vCPU running (be_hand_back asks it too). */
+	if (!s->be || c->vcpu != s->be || !s->be_until || s->timer_at != s->be_until ||
+	    (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)))
+		return false;
+	s->timer_at = 0;
+	s->woken = NULL;
+	exit_work_set(EXIT_PREEMPT);
+	return true;
+}
+
 int sched_current_slot_of(unsigned pid)
 {
 	for (unsigned core = 0; core < BH_MAX_CORES; core++) {

@@ -101,6 +101,10 @@ void sched_vcpu_block(struct vcpu *v);
 void sched_vcpu_woken(struct vcpu *v);
 /* This core's hypervisor timer fired. */
 void sched_timer_event(void);
+/* This core's hypervisor timer fired in its best-effort vCPU at be_until, with nothing else since
+ * the core's last decision: true, and marked as sched_timer_event marks it for the hand-back
+ * alone; false, nothing done (then sched_timer_event). */
+bool sched_timer_hands_back(void);
 
 /* State changes of a vCPU, from any core: the vCPU's core is told to reconsider. */
 void sched_vcpu_changed(struct vcpu *v);
