@@ -765,7 +765,8 @@ static bool be_hand_back(struct percpu *c)
 	if (!out || c->requests || c->vcpu != out || !armed_for_now)
 		return false; /* not the hand-back it was armed for: the full decision */
 	account(c, at);
-	service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
+	if (out->timer_deadline != TIME_NEVER || out->state != VCPU_READY)
+		service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
 	s->be_until = 0;
 	be_leave(c, out, NULL);
 	s->be = NULL;
