@@ -761,7 +761,7 @@ static bool be_hand_back(struct percpu *c)
 
 	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
 	uint64_t at = arch_counter_read();
-	bool armed_for_now = at >= s->be_until && at < s->be_until + BE_LEAD_TICKS;
+	bool armed_for_now = at - s->be_until < BE_LEAD_TICKS; /* be_until <= at, by less */
 	if (!out || c->requests || c->vcpu != out || !armed_for_now)
 		return false; /* not the hand-back it was armed for: the full decision */
 	account(c, at);
