@@ -717,8 +717,9 @@ static bool be_peek_home(struct percpu *c)
 	return true;
 }
 
-/* A decision that leaves best-effort work on the core counts, for the hand-back at be_until, the core's timers as they will be with be_home loaded again (be_home_counted). The
- * one that takes the first best-effort vCPU has just counted them with be_home loaded
+/* A decision that leaves best-effort work on the core counts, for the hand-back at be_until,
+ * the core's timers as they will be with be_home loaded again (be_home_counted). The one that
+ * takes the first best-effort vCPU has just counted them with be_home loaded
  * (be_decide, before the switch): those counts, unless the vCPU switched out counted a deadline
  * of its execution clock, which goes with it; then, and at every later decision that keeps
  * best-effort work (another vCPU's turn, its idling), a look (be_peek_home). A hand-back after
@@ -749,11 +750,10 @@ static void be_count_home(struct percpu *c)
  * the full decision would do here is done the same way (the core is left in the same state,
  * its timer programmed the same: the instant's path does not change), less its picking and its
  * passes over the core's timers. Its policy's part of the timer (a slot's lead, a release)
- * is the one be_decide computed. Its timers' part, when the last decision is the one that took
- * the vCPU from the vCPU loaded again now, is the count that decision made before its switch
- * (be_home_counted): the same vCPUs, the same one loaded, none of them due before the instant,
- * and no event since; after any other decision, a pass after the switch, as the full
- * decision's. */
+ * is the one be_decide computed. Its timers' part is the count the last decision made for it
+ * (be_count_home: the same vCPUs, the same one loaded, none of them due before the instant,
+ * and no event since); when that found something the pass would serve, a pass after the
+ * switch, as the full decision's. */
 static bool be_hand_back(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;

@@ -620,6 +620,33 @@ TEST(a_change_to_the_cores_own_vcpu_under_best_effort_work_is_in_the_hand_backs_
 	EXPECT_EQ(percpu[0].sched.next_wake, UINT64_MAX);
 }
 
+/* The core's own vCPU, idle and loaded when the best-effort vCPU came (its virtual timer live),
+ * woken on the core out of its slot while best-effort work goes on: the hand-back does not reuse
+ * the live timer counted when it was idle, it counts again (the vCPU is ready, nothing wakes). */
+TEST(the_cores_own_vcpu_woken_under_best_effort_work_is_counted_again_at_the_hand_back)
+{
+	uint64_t slot = T0 + US(600);
+
+	boot();
+	EXPECT(on(0, T0) == rt(0));
+	rt(0)->arch.vtimer_set = 1;
+	rt(0)->arch.vtimer_at = T0 + US(500);
+	fake.core = 0;
+	sched_vcpu_idle(rt(0)); /* BH_HC_IDLE in its slot */
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(percpu[0].sched.be_until, T0 + US(500) - BE_LEAD_TICKS);
+	fake.core = 0;
+	virq_inject(rt(0), BH_VIRQ_PORT, false); /* a message from be.0, say */
+	EXPECT_EQ(rt(0)->state, VCPU_READY);
+	EXPECT(on(0, T0 + US(300)) == be(0)); /* out of its slot: best-effort work goes on */
+	EXPECT(!percpu[0].sched.be_home_counted);
+	EXPECT_EQ(percpu[0].sched.be_until, slot - LEAD - BE_LEAD_TICKS);
+	EXPECT(timer_on(0, slot - LEAD - BE_LEAD_TICKS) == NULL);
+	EXPECT(percpu[0].loaded == rt(0) && be(0)->be_queued);
+	EXPECT_EQ(percpu[0].sched.live_wake, UINT64_MAX);
+	EXPECT_EQ(fake.timer, slot - LEAD);
+}
+
 /* The timer at be_until taken late, at or after the instant it leads: the full decision, which
  * finds the core's own vCPU due. */
 TEST(the_timer_at_be_until_taken_late_takes_the_full_decision)
