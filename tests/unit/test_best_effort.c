@@ -480,6 +480,24 @@ TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
 	EXPECT(on(2, slot) == be(0)); /* another core takes it */
 }
 
+/* The hand-back looks for cores to kick only if one of the vCPU's cores sleeps: a core asleep
+ * with room that may run it is kicked, and takes it. */
+TEST(a_vcpu_given_back_at_be_until_kicks_a_core_asleep_that_may_run_it)
+{
+	uint64_t slot = T0 + US(600), back = slot - LEAD - BE_LEAD_TICKS;
+
+	boot();
+	EXPECT(on(0, T0) == rt(0));
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT(on(2, T0 + US(210)) == NULL); /* nothing queued with work: asleep, with room */
+	unsigned kicks = fake.kicks[2];
+	EXPECT(timer_on(0, back) == NULL);
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(fake.kicks[2], kicks + 1);
+	EXPECT(on(2, back + 10) == be(0));
+	EXPECT(!be(0)->be_queued && be(0)->core == 2);
+}
+
 /* On a fixed-priority core, the timer at be_until before the loaded idle vCPU's own wake-up:
  * that vCPU's virtual timer is live again and the core's timer stays off, as after a full
  * decision. */
