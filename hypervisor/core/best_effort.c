@@ -131,16 +131,20 @@ struct vcpu *be_take(unsigned core, uint64_t now)
 	return taken;
 }
 
+/* Only cores asleep are kicked: with none of v's asleep (the hand-back of a core whose vCPUs
+ * may use no other), no look at v. A core marks itself asleep before it looks at the queue
+ * under the lock (be_core_sleep): either this load sees its mark, or its look sees v. */
 void be_put(struct vcpu *v)
 {
-	uint64_t now = arch_counter_read();
-
 	arch_spin_lock(&queue.lock);
 	BH_CHECK(!v->be_queued && queue.count < BH_MAX_VCPUS);
 	queue.fifo[queue.count++] = v;
 	v->be_queued = true;
-	if (worth_a_kick(v, now))
-		kick_sleepers(v, now);
+	if (__atomic_load_n(&queue.asleep, __ATOMIC_SEQ_CST) & v->cfg->core_mask) {
+		uint64_t now = arch_counter_read();
+		if (worth_a_kick(v, now))
+			kick_sleepers(v, now);
+	}
 	arch_spin_unlock(&queue.lock);
 }
 

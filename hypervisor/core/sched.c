@@ -744,6 +744,73 @@ static void idle(struct percpu *c)
 		be_core_awake(c->core);
 }
 
+/* What the pass over the core's timers after a hand-back (be_hand_back) would find, be_home
+ * loaded again and nothing running, looked at without serving anything: false if that pass
+ * would serve or change something (a timer or wake-up due by the hand-back, an interrupt
+ * pending in an idle vCPU), or if be_home is no longer in the state its live timer was counted
+ * in (be_count_home). Every vCPU but be_home is counted as the pass counts it, from memory;
+ * be_home's virtual timer cannot change while it is not loaded (it does not run). */
+static bool be_peek_home(struct percpu *c)
+{
+	struct sched_core *s = &c->sched;
+	const struct vcpu *home = s->be_home;
+	uint64_t next = TIME_NEVER, soon = s->be_until + BE_LEAD_TICKS;
+
+	if (home && home->state != s->be_home_state)
+		return false;
+	for (unsigned i = 0; i < s->count; i++) {
+		struct vcpu *v = s->vcpus[i];
+		uint32_t state = v->state;
+		if ((v->timer_deadline == TIME_NEVER && state != VCPU_IDLE) || !vcpu_serviced(v, state))
+			continue;
+		if (v->timer_deadline != TIME_NEVER) {
+			if (v->timer_clock == BH_CLOCK_EXEC) { /* it does not run: no wake-up */
+				if (sched_exec_ticks(v) >= v->timer_deadline)
+					return false;
+			} else if (v->timer_deadline < soon) {
+				return false;
+			} else {
+				next = min_u64(next, v->timer_deadline);
+			}
+		}
+		if (state != VCPU_IDLE)
+			continue;
+		if (virq_has_pending(v))
+			return false;
+		if (v == home)
+			continue; /* its live timer: be_home_live */
+		uint64_t at = arch_vtimer_deadline(v);
+		if (at < soon)
+			return false;
+		next = min_u64(next, at);
+	}
+	s->be_home_wake = next;
+	return true;
+}
+
+/* A decision that leaves best-effort work on the core counts, for the hand-back at be_until,
+ * the core's timers as they will be with be_home loaded again (be_home_counted). The one that
+ * takes the first best-effort vCPU has just counted them with be_home loaded
+ * (decide, before the switch): those counts, unless the vCPU switched out counted a deadline
+ * of its execution clock, which goes with it; then, and at every later decision that keeps
+ * best-effort work (another vCPU's turn, its idling), a look (be_peek_home). A hand-back after
+ * a look that found something to serve makes the pass itself (a decision that leaves no
+ * best-effort work on the core is followed by no hand-back: the next take counts again). */
+static void be_count_home(struct percpu *c)
+{
+	struct sched_core *s = &c->sched;
+	const struct vcpu *v = c->vcpu;
+
+	if (!s->be) { /* the first: be_home loaded, decide counted with it */
+		s->be_home_state = s->be_home ? s->be_home->state : 0;
+		if (!v || v->timer_clock != BH_CLOCK_EXEC || v->timer_deadline == TIME_NEVER) {
+			s->be_home_counted = true;
+			return;
+		}
+	}
+	s->be_home_counted = be_peek_home(c);
+}
+
 /* The timer at be_until, and nothing else since the last decision (sched_timer_event): give the
  * best-effort vCPU back and sleep until the core's own instant, without a decision. The last
  * decision found nothing of the core's own to run and computed its own next instant, be_until +
@@ -753,8 +820,11 @@ static void idle(struct percpu *c)
  * decision that follows the wake-up sees it, as if it had come just after the hand-back. What
  * the full decision would do here is done the same way (the core is left in the same state,
  * its timer programmed the same: the instant's path does not change), less its picking and its
- * first pass over the core's timers. Its policy's part of the timer (a slot's lead, a release)
- * is the one the decision computed; its timers' part is counted after the switch, as there. */
+ * passes over the core's timers. Its policy's part of the timer (a slot's lead, a release)
+ * is the one the decision computed. Its timers' part is the count the last decision made for it
+ * (be_count_home: the same vCPUs, the same one loaded, none of them due before the instant,
+ * and no event since); when that found something the pass would serve, a pass after the
+ * switch, as the full decision's. */
 static bool be_hand_back(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
@@ -762,21 +832,32 @@ static bool be_hand_back(struct percpu *c)
 
 	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
 	uint64_t at = arch_counter_read();
-	bool armed_for_now = at >= s->be_until && at < s->be_until + BE_LEAD_TICKS;
+	bool armed_for_now = at - s->be_until < BE_LEAD_TICKS; /* be_until <= at, by less */
 	if (!out || c->requests || c->vcpu != out || !armed_for_now)
 		return false; /* not the hand-back it was armed for: the full decision */
 	account(c, at);
-	service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
+	if (out->timer_deadline != TIME_NEVER || out->state != VCPU_READY)
+		service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
 	s->be_until = 0;
 	be_leave(c, out, NULL);
 	s->be = NULL;
-	switch_to(c, NULL, at);
+	run(c, NULL, at);
+	/* The switch's event as the full decision records it, straight in (nothing is deferred). */
+	trace_record(c->trace, trace_source(c->core, BH_TRACE_IDLE_PARTITION, BH_TRACE_IDLE_VCPU) |
+				       BH_TRACE_VCPU_SWITCH, 0, at);
 	be_put(out);
-	uint64_t wake = s->next_wake = service_timers(c, at);
+	uint64_t wake;
+	if (s->be_home_counted) {
+		wake = s->be_home_wake;
+		s->live_wake = s->be_home_live;
+	} else {
+		wake = service_timers(c, at);
+	}
+	s->be_home_counted = false;
+	s->next_wake = wake;
 	if (c->exit_work & EXIT_RESCHED)
 		return false; /* something came meanwhile */
 	program_timer(c, min_u64(s->be_policy_at, wake));
-	flush_trace(s, arch_counter_read());
 	return true;
 }
 
@@ -805,8 +886,13 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		struct vcpu *be = NULL;
 		__atomic_store_n(&s->be_until, 0, __ATOMIC_RELAXED);
 		if (!d.vcpu && s->be_allowed) { /* the room best-effort vCPUs get */
+			uint64_t home_wake = service_timers(c, at);
 			s->be_policy_at = timer_for(s, d, TIME_NEVER);
-			set_spare_time(s, own_instant(s, d, service_timers(c, at)), at);
+			if (!s->be) { /* the vCPU loaded now is loaded back at the hand-back (be_count_home) */
+				s->be_home_wake = home_wake;
+				s->be_home_live = s->live_wake;
+			}
+			set_spare_time(s, own_instant(s, d, home_wake), at);
 			if (serve_in_spare_time(c))
 				continue; /* one it started may run now */
 			if (s->be_until)
@@ -816,8 +902,11 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		struct vcpu *out = s->be != next ? s->be : NULL;
 		if (out)
 			be_leave(c, out, next);
-		if (be && !s->be)
-			s->be_home = c->loaded; /* a vCPU of the core's own, or none */
+		if (be) {
+			if (!s->be)
+				s->be_home = c->loaded; /* a vCPU of the core's own, or none */
+			be_count_home(c);
+		}
 		s->be = be;
 		switch_to(c, next, at);
 		if (out)
@@ -933,6 +1022,21 @@ void sched_timer_event(void)
 	} else {
 		exit_work_set(EXIT_RESCHED);
 	}
+}
+
+HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
+{
+	struct percpu *c = this_cpu();
+	struct sched_core *s = &c->sched;
+
+	/* sched_timer_event's test, and the best-effort vCPU running (be_hand_back asks it too). */
+	if (!s->be || c->vcpu != s->be || !s->be_until || s->timer_at != s->be_until ||
+	    (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)))
+		return false;
+	s->timer_at = 0;
+	s->woken = NULL;
+	exit_work_set(EXIT_PREEMPT);
+	return true;
 }
 
 int sched_current_slot_of(unsigned pid)

@@ -67,6 +67,11 @@ struct sched_core {
 	uint64_t be_until;
 	uint64_t be_quantum_end;           /* another best-effort vCPU's turn, if one waits */
 	uint64_t be_policy_at;             /* the policy's timer event when be_until was set */
+	uint64_t be_home_wake, be_home_live; /* next_wake and live_wake with be_home loaded, for
+					    * the hand-back at be_until */
+	bool be_home_counted;              /* the last decision counted them for the hand-back
+					    * (sched.c be_count_home) */
+	uint32_t be_home_state;            /* be_home's state when be_home_live was counted */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
 	/* Idle with nothing loaded and no instant of its own: it drains console output others left
@@ -101,6 +106,10 @@ void sched_vcpu_block(struct vcpu *v);
 void sched_vcpu_woken(struct vcpu *v);
 /* This core's hypervisor timer fired. */
 void sched_timer_event(void);
+/* This core's hypervisor timer fired in its best-effort vCPU at be_until, with nothing else since
+ * the core's last decision: true, and marked as sched_timer_event marks it for the hand-back
+ * alone; false, nothing done (then sched_timer_event). */
+bool sched_timer_hands_back(void);
 
 /* State changes of a vCPU (a posted request, a suspend or resume, its partition's state), from
  * any core: the vCPU's core reconsiders at its next decision, at once only if this is the vCPU's

@@ -480,6 +480,24 @@ TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
 	EXPECT(on(2, slot) == be(0)); /* another core takes it */
 }
 
+/* The hand-back looks for cores to kick only if one of the vCPU's cores sleeps: a core asleep
+ * with room that may run it is kicked, and takes it. */
+TEST(a_vcpu_given_back_at_be_until_kicks_a_core_asleep_that_may_run_it)
+{
+	uint64_t slot = T0 + US(600), back = slot - LEAD - BE_LEAD_TICKS;
+
+	boot();
+	EXPECT(on(0, T0) == rt(0));
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT(on(2, T0 + US(210)) == NULL); /* nothing queued with work: asleep, with room */
+	unsigned kicks = fake.kicks[2];
+	EXPECT(timer_on(0, back) == NULL);
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(fake.kicks[2], kicks + 1);
+	EXPECT(on(2, back + 10) == be(0));
+	EXPECT(!be(0)->be_queued && be(0)->core == 2);
+}
+
 /* On a fixed-priority core, the timer at be_until before the loaded idle vCPU's own wake-up:
  * that vCPU's virtual timer is live again and the core's timer stays off, as after a full
  * decision. */
@@ -561,17 +579,90 @@ static void kick_during_hand_back(void)
 	exit_work_set(EXIT_RESCHED); /* core 1 takes the kick's interrupt */
 }
 
-/* Something of the core's own that comes during the hand-back keeps the core from sleeping. */
+/* Something of the core's own that comes during the hand-back keeps the core from sleeping
+ * (the kick comes as the best-effort vCPU joins the queue). */
 TEST(a_kick_during_the_hand_back_is_not_slept_through)
 {
 	lend_core_1_until(T0, T0 + 10, T0 + US(500));
 	kick_armed = true;
-	fake.counter_hook = kick_during_hand_back;
+	fake.lock_hook = kick_during_hand_back;
 	struct vcpu *runs = timer_on(1, T0 + US(500) - BE_LEAD_TICKS);
-	fake.counter_hook = NULL;
+	fake.lock_hook = NULL;
 	EXPECT(!kick_armed);
 	EXPECT(runs == rt(1));
 	EXPECT(be(0)->be_queued);
+}
+
+/* The hand-back counts the core's timers as the pass after its switch would, with the core's
+ * own vCPU loaded again, also when the last decision gave the core to another best-effort vCPU
+ * (the first idled): rt.0, out of its slot, has a timer due before the slot's lead. */
+TEST(after_another_best_effort_vcpus_turn_the_hand_back_counts_the_cores_own_timers)
+{
+	uint64_t due = T0 + US(400);
+
+	boot();
+	start_all();
+	EXPECT(on(0, T0) == rt(0));
+	rt(0)->timer_deadline = due;
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(percpu[0].sched.be_until, due - BE_LEAD_TICKS);
+	fake.core = 0;
+	sched_vcpu_idle(be(0));
+	EXPECT(on(0, T0 + US(250)) == be(1)); /* another's turn: be.0 idles, queued */
+	EXPECT(percpu[0].sched.be_home == rt(0) && percpu[0].sched.be_home_counted);
+	EXPECT(timer_on(0, due - BE_LEAD_TICKS) == NULL);
+	EXPECT(percpu[0].loaded == rt(0) && be(1)->be_queued);
+	EXPECT_EQ(fake.timer, due);
+	EXPECT_EQ(percpu[0].sched.next_wake, due);
+}
+
+/* A change to the core's own vCPU that leaves best-effort work on the core (rt.0 suspended out
+ * of its slot, its timer no longer served) is in the hand-back's count: the core sleeps until
+ * its slot's lead, not until the suspended vCPU's timer. */
+TEST(a_change_to_the_cores_own_vcpu_under_best_effort_work_is_in_the_hand_backs_count)
+{
+	uint64_t due = T0 + US(400), slot = T0 + US(600);
+
+	boot();
+	EXPECT(on(0, T0) == rt(0));
+	rt(0)->timer_deadline = due;
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(percpu[0].sched.be_until, due - BE_LEAD_TICKS);
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(rt(1), BH_VCPU_SUSPEND, 0, 0), BH_OK); /* kicks core 0 */
+	EXPECT(on(0, T0 + US(300)) == be(0));
+	EXPECT_EQ(percpu[0].sched.be_until, slot - LEAD - BE_LEAD_TICKS);
+	EXPECT(timer_on(0, slot - LEAD - BE_LEAD_TICKS) == NULL);
+	EXPECT(percpu[0].loaded == rt(0) && be(0)->be_queued);
+	EXPECT_EQ(fake.timer, slot - LEAD);
+	EXPECT_EQ(percpu[0].sched.next_wake, UINT64_MAX);
+}
+
+/* The core's own vCPU, idle and loaded when the best-effort vCPU came (its virtual timer live),
+ * woken on the core out of its slot while best-effort work goes on: the hand-back does not reuse
+ * the live timer counted when it was idle, it counts again (the vCPU is ready, nothing wakes). */
+TEST(the_cores_own_vcpu_woken_under_best_effort_work_is_counted_again_at_the_hand_back)
+{
+	uint64_t slot = T0 + US(600);
+
+	boot();
+	EXPECT(on(0, T0) == rt(0));
+	rt(0)->arch.vtimer_set = 1;
+	rt(0)->arch.vtimer_at = T0 + US(500);
+	fake.core = 0;
+	sched_vcpu_idle(rt(0)); /* BH_HC_IDLE in its slot */
+	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(percpu[0].sched.be_until, T0 + US(500) - BE_LEAD_TICKS);
+	fake.core = 0;
+	virq_inject(rt(0), BH_VIRQ_PORT, false); /* a message from be.0, say */
+	EXPECT_EQ(rt(0)->state, VCPU_READY);
+	EXPECT(on(0, T0 + US(300)) == be(0)); /* out of its slot: best-effort work goes on */
+	EXPECT(!percpu[0].sched.be_home_counted);
+	EXPECT_EQ(percpu[0].sched.be_until, slot - LEAD - BE_LEAD_TICKS);
+	EXPECT(timer_on(0, slot - LEAD - BE_LEAD_TICKS) == NULL);
+	EXPECT(percpu[0].loaded == rt(0) && be(0)->be_queued);
+	EXPECT_EQ(percpu[0].sched.live_wake, UINT64_MAX);
+	EXPECT_EQ(fake.timer, slot - LEAD);
 }
 
 /* The timer at be_until taken late, at or after the instant it leads: the full decision, which

@@ -69,6 +69,23 @@ static bool dispatch(struct percpu *c, unsigned intid)
 	return false;
 }
 
+/* The hypervisor timer, taken from a best-effort guest at its be_until with nothing else since
+ * the core's last decision (sched_timer_hands_back): handled alone, as dispatch handles it, and
+ * no other interrupt is acknowledged before the hand-back. One pending meanwhile wakes the core
+ * from its WFI at once, and the full decision after it sees it, as one that came just after the
+ * hand-back (sched.c be_hand_back). */
+HOT_INLINE_GLOBAL bool aarch64_timer_hands_back(void)
+{
+	struct percpu *c = this_cpu();
+
+	if (!sched_timer_hands_back())
+		return false;
+	write_cnthp_ctl_el2(0);
+	trace_record(c->trace, c->vcpu->trace_source | BH_TRACE_HYP_TIMER, 0, arch_counter_read());
+	gic_end(PPI_HYP_TIMER);
+	return true;
+}
+
 /* At most IRQS_PER_EXIT per pass, each acknowledged only when it will be handled: one
  * acknowledged and left would hold the core's running priority, and no interrupt of its
  * priority (all of them) would ever be taken on this core again. */

@@ -348,7 +348,8 @@ void aarch64_guest_sync(struct arch_regs *r)
 
 void aarch64_guest_irq(unsigned intid)
 {
-	aarch64_handle_irqs(intid);
+	if (intid != PPI_HYP_TIMER || !aarch64_timer_hands_back())
+		aarch64_handle_irqs(intid);
 	core_exit_work();
 }
 

@@ -43,7 +43,12 @@ void arch_console_putc(char c)
 		fake.uart[fake.uart_len++] = c;
 }
 
-void arch_spin_lock(struct spinlock *l) { l->word = 1; }
+void arch_spin_lock(struct spinlock *l)
+{
+	if (fake.lock_hook)
+		fake.lock_hook();
+	l->word = 1;
+}
 void arch_spin_unlock(struct spinlock *l) { l->word = 0; }
 
 bool arch_spin_trylock(struct spinlock *l)

@@ -51,6 +51,7 @@ void gic_deactivate_spi(unsigned intid);
 /* Handle `first` (already acknowledged, or >= 1020 for none), then every other pending
  * physical interrupt (at EL2, with interrupts masked). */
 void aarch64_handle_irqs(unsigned first);
+bool aarch64_timer_hands_back(void);
 /* An interrupt from a guest that vectors.S's fast path did not finish, already taken. */
 void aarch64_guest_irq(unsigned intid);
 
