@@ -15,18 +15,7 @@ struct unit_test {
 void unit_register(struct unit_test *t);
 extern int unit_failures; /* failures in the running test */
 
-#define TEST(name)                                                                  \
-	static void test_##name(void);                                              \
-	static struct unit_test unit_##name = { #name, test_##name, 0, 0 };         \
-	__attribute__((constructor)) static void reg_##name(void)                   \
-	{                                                                           \
-		unit_register(&unit_##name);                                        \
-	}                                                                           \
-	static void test_##name(void)
-
-/* A test that shows a known flaw, documented where `why` says: it must fail until the flaw is
- * fixed, and then be made a TEST (strict, as pytest's xfail). */
-#define KNOWN_FLAW(name, why)                                                       \
+#define UNIT_TEST_(name, why)                                                       \
 	static void test_##name(void);                                              \
 	static struct unit_test unit_##name = { #name, test_##name, 0, why };      \
 	__attribute__((constructor)) static void reg_##name(void)                   \
@@ -34,6 +23,12 @@ extern int unit_failures; /* failures in the running test */
 		unit_register(&unit_##name);                                        \
 	}                                                                           \
 	static void test_##name(void)
+
+#define TEST(name) UNIT_TEST_(name, 0)
+
+/* A test that shows a known flaw, documented where `why` says: it must fail until the flaw is
+ * fixed, and then be made a TEST (strict, as pytest's xfail). */
+#define KNOWN_FLAW(name, why) UNIT_TEST_(name, why)
 
 #define EXPECT(cond)                                                                \
 	do {                                                                        \
