@@ -504,25 +504,21 @@ void vcpu_serve_requests(struct vcpu *v)
 		exit_work_set(EXIT_RESCHED);
 }
 
-/* The running vCPU's requests are served in its time, and those of the best-effort vCPU the
- * core holds; the others wait for their own time or the core's spare time (sched.c), marked so
- * the core's flag can go down. Out of line, so the look at the flag costs its callers no frame. */
-static __attribute__((noinline)) void take_requests(struct percpu *c)
+void core_process_requests(void)
 {
+	struct percpu *c = this_cpu();
+
+	/* A plain look first: mostly nothing is posted. The running vCPU's requests are served in
+	 * its time, and those of the best-effort vCPU the core holds; the others wait for their
+	 * own time or the core's spare time (sched.c), marked so the core's flag can go down. */
+	if (!c->requests)
+		return;
 	__atomic_store_n(&c->requests, 0u, __ATOMIC_SEQ_CST);
 	c->sched.requests_waiting = true;
 	if (c->vcpu && c->vcpu->request)
 		vcpu_serve_requests(c->vcpu);
 	if (c->sched.be && c->sched.be->request)
 		vcpu_serve_requests(c->sched.be);
-}
-
-void core_process_requests(void)
-{
-	struct percpu *c = this_cpu();
-
-	if (c->requests) /* a plain look first: mostly nothing is posted */
-		take_requests(c);
 }
 
 /* Under the lock. Suspend and resume are state flags (the scheduler skips a suspended vCPU,

@@ -77,13 +77,13 @@ uint64_t sched_exec_ticks(const struct vcpu *v)
 
 /* --- Policies ------------------------------------------------------------------------- */
 
-HOT_INLINE struct decision pick_dedicated(struct sched_core *s)
+static struct decision pick_dedicated(struct sched_core *s)
 {
 	struct vcpu *v = s->count ? s->vcpus[0] : NULL;
 	return (struct decision){ v && vcpu_wants_core(v) ? v : NULL, TIME_NEVER };
 }
 
-HOT_INLINE struct decision pick_fixed_priority(struct sched_core *s)
+static struct decision pick_fixed_priority(struct sched_core *s)
 {
 	struct vcpu *best = NULL;
 
@@ -143,7 +143,7 @@ static void enter_slot(struct percpu *c, const struct plan_position *pos, int sl
 		virq_inject(slots[slot].vcpu, BH_VIRQ_SLOT_START, false);
 }
 
-HOT_INLINE struct decision pick_cyclic(struct percpu *c, uint64_t now)
+static struct decision pick_cyclic(struct percpu *c, uint64_t now)
 {
 	struct plan_position pos;
 	unsigned n;
@@ -193,7 +193,7 @@ static void edf_budget_exhausted(struct vcpu *v)
 	hm_raise_in_decision(v, &ev); /* its line waits for v's own time: this is the next's */
 }
 
-HOT_INLINE struct decision pick_edf(struct sched_core *s, uint64_t now)
+static struct decision pick_edf(struct sched_core *s, uint64_t now)
 {
 	struct vcpu *best = NULL;
 	uint64_t until = TIME_NEVER;
@@ -213,8 +213,7 @@ HOT_INLINE struct decision pick_edf(struct sched_core *s, uint64_t now)
 	return (struct decision){ best, until };
 }
 
-/* Inline into the decision (its hot caller); changed_meanwhile calls it out of line. */
-HOT_INLINE struct decision pick(struct percpu *c, uint64_t now)
+static struct decision pick(struct percpu *c, uint64_t now)
 {
 	switch (c->sched.policy) {
 	case BH_POLICY_CYCLIC:
@@ -546,8 +545,7 @@ static bool serve_in_spare_time(struct percpu *c)
  * not kick (it saw the vCPU switched out, or no spare time yet). Decide again only if that
  * changes the pick, so that no stream of changes (a suspend and resume in a loop) keeps the
  * core deciding. */
-static __attribute__((noinline)) bool changed_meanwhile(struct percpu *c, struct decision d,
-							     uint64_t at)
+static bool changed_meanwhile(struct percpu *c, struct decision d, uint64_t at)
 {
 	if (!__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
 		return false;
