@@ -861,6 +861,63 @@ static bool be_hand_back(struct percpu *c)
 	return true;
 }
 
+/* The core's policy has nothing to run (d): the room best-effort vCPUs get, its spare time.
+ * Serves the requests waiting for it first (true: decide again, one it started may run now),
+ * else sets *be to the best-effort vCPU to run, if any. */
+HOT_INLINE bool be_room(struct percpu *c, struct decision d, uint64_t at, struct vcpu **be)
+{
+	struct sched_core *s = &c->sched;
+	uint64_t home_wake = service_timers(c, at);
+
+	s->be_policy_at = timer_for(s, d, TIME_NEVER);
+	if (!s->be) { /* the vCPU loaded now is loaded back at the hand-back (be_count_home) */
+		s->be_home_wake = home_wake;
+		s->be_home_live = s->live_wake;
+	}
+	set_spare_time(s, own_instant(s, d, home_wake), at);
+	if (serve_in_spare_time(c))
+		return true;
+	if (s->be_until)
+		*be = be_next(c, at);
+	return false;
+}
+
+/* Switch to next (NULL: idle), be being the best-effort vCPU the core holds from now on (next,
+ * or NULL): the one it held goes back to the queue once its state is all in memory. */
+HOT_INLINE void switch_holding(struct percpu *c, struct vcpu *next, struct vcpu *be, uint64_t at)
+{
+	struct sched_core *s = &c->sched;
+	struct vcpu *out = s->be != next ? s->be : NULL;
+
+	if (out)
+		be_leave(c, out, next);
+	if (be) {
+		if (!s->be)
+			s->be_home = c->loaded; /* a vCPU of the core's own, or none */
+		be_count_home(c);
+	}
+	s->be = be;
+	switch_to(c, next, at);
+	if (out)
+		be_put(out); /* any core may take it now */
+}
+
+/* The decision runs next: what waited for its vCPU's time, or for time the core has spare. */
+HOT_INLINE void before_running(struct percpu *c, struct vcpu *next)
+{
+	struct sched_core *s = &c->sched;
+
+	s->console_helper = s->console_asleep = false; /* it has a vCPU to run */
+	if (next->hm_held) /* its time now: it is charged from run_start */
+		hm_print_held(next);
+	if (next == s->be) /* the core's spare time, as an idle core's: output moves */
+		console_drain();
+	else if (s->console_retry) { /* dedicated, with no helper: its vCPU's time */
+		s->console_retry = false;
+		leave_console_output(c, console_drain_idle());
+	}
+}
+
 /* The full decision. Out of line, so the one-comparison way, inline on the way out of the
  * hypervisor, saves only the registers it uses itself. */
 static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
@@ -885,32 +942,10 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		}
 		struct vcpu *be = NULL;
 		__atomic_store_n(&s->be_until, 0, __ATOMIC_RELAXED);
-		if (!d.vcpu && s->be_allowed) { /* the room best-effort vCPUs get */
-			uint64_t home_wake = service_timers(c, at);
-			s->be_policy_at = timer_for(s, d, TIME_NEVER);
-			if (!s->be) { /* the vCPU loaded now is loaded back at the hand-back (be_count_home) */
-				s->be_home_wake = home_wake;
-				s->be_home_live = s->live_wake;
-			}
-			set_spare_time(s, own_instant(s, d, home_wake), at);
-			if (serve_in_spare_time(c))
-				continue; /* one it started may run now */
-			if (s->be_until)
-				be = be_next(c, at);
-		}
+		if (!d.vcpu && s->be_allowed && be_room(c, d, at, &be))
+			continue; /* it served requests: one it started may run now */
 		struct vcpu *next = d.vcpu ? d.vcpu : be;
-		struct vcpu *out = s->be != next ? s->be : NULL;
-		if (out)
-			be_leave(c, out, next);
-		if (be) {
-			if (!s->be)
-				s->be_home = c->loaded; /* a vCPU of the core's own, or none */
-			be_count_home(c);
-		}
-		s->be = be;
-		switch_to(c, next, at);
-		if (out)
-			be_put(out); /* its state all in memory now: any core may take it */
+		switch_holding(c, next, be, at);
 		/* Wake-ups depend on which vCPU is loaded now: count them after the switch. */
 		uint64_t wake = s->next_wake = service_timers(c, at);
 		uint64_t policy_at = timer_for(s, d, wake);
@@ -928,15 +963,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		program_timer(c, min_u64(policy_at, be_timer(c, next)));
 		flush_trace(s, wait_until(at));
 		if (next) {
-			s->console_helper = s->console_asleep = false; /* it has a vCPU to run */
-			if (next->hm_held) /* its time now: it is charged from run_start */
-				hm_print_held(next);
-			if (next == s->be) /* the core's spare time, as an idle core's: output moves */
-				console_drain();
-			else if (s->console_retry) { /* dedicated, with no helper: its vCPU's time */
-				s->console_retry = false;
-				leave_console_output(c, console_drain_idle());
-			}
+			before_running(c, next);
 			return;
 		}
 sleep:

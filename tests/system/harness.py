@@ -257,3 +257,19 @@ def partition_view(raw: str, name: str) -> str:
             lines.append(body)
         joining = i + 1 < len(segments) and segments[i + 1].startswith("\r")
     return "\n".join(lines)
+
+
+def bhstats(run) -> dict[str, int]:
+    """The integer `BHSTAT <name> <value>` lines partitions printed, by name."""
+    found = {}
+    for line in run.lines:
+        m = re.search(r"\] BHSTAT (\w+) (-?\d+)$", line)
+        if m:
+            found[m[1]] = int(m[2])
+    return found
+
+
+def passed(run, part: str, name: str) -> None:
+    """Partition `part` reported its test `name` as passed (its log's tail if not)."""
+    verdict = run.verdicts().get((part, name))
+    assert verdict and verdict[0] == "PASS", f"{part} {name}: {verdict}\n{run.log[-3000:]}"

@@ -3,23 +3,7 @@ releases that leave nothing behind (timers, interrupts, waits)."""
 
 from __future__ import annotations
 
-import re
-
-from harness import run_system
-
-
-def stats(run) -> dict[str, int]:
-    found = {}
-    for line in run.lines:
-        m = re.search(r"\] BHSTAT (\w+) (-?\d+)$", line)
-        if m:
-            found[m[1]] = int(m[2])
-    return found
-
-
-def passed(run, part: str, name: str) -> None:
-    verdict = run.verdicts().get((part, name))
-    assert verdict and verdict[0] == "PASS", f"{part} {name}: {verdict}\n{run.log[-3000:]}"
+from harness import bhstats as stats, passed, run_system
 
 
 def test_a_big_reload_costs_only_the_restarting_partitions_slots():
