@@ -165,6 +165,14 @@ void be_notify(struct vcpu *v)
 	arch_spin_unlock(&queue.lock);
 }
 
+bool be_is_queued(const struct vcpu *v)
+{
+	arch_spin_lock(&queue.lock);
+	bool queued = v->be_queued;
+	arch_spin_unlock(&queue.lock);
+	return queued;
+}
+
 bool be_waiting(unsigned core, uint64_t now)
 {
 	bool found = false;

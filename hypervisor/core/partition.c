@@ -192,21 +192,40 @@ static void set_partition_state(struct partition *p, enum partition_state s)
 }
 
 static void vcpu_stopped(struct vcpu *v);
+static void count_for_restart(struct vcpu *v);
+
+/* After a stop was posted to v: whether v did not run then, and so runs nothing more before
+ * its core serves the stop. Its stop is served in its own time, which a vCPU below one that
+ * never blocks, or without a slot in the current plan (or a best-effort vCPU while no core has
+ * time to spare), may never get; a restart waits for that only if v runs now. A core makes a
+ * pinned vCPU its running one with a store, a barrier and then a look at its requests (sched.c:
+ * decide's second look, preempt), so one of the two cores sees the other's write; a core that
+ * takes a queued best-effort vCPU serves its requests before it runs it (be_adopt). What such
+ * a vCPU still holds cannot reach the next incarnation (architecture.md, Life cycle). */
+static bool runs_nothing_before_its_stop(const struct vcpu *v)
+{
+	if (vcpu_is_best_effort(v))
+		return be_is_queued(v);
+	return __atomic_load_n(&percpu[v->core].vcpu, __ATOMIC_SEQ_CST) != v;
+}
 
 /* Under the lock: every vCPU of p is to be released and halted by its core. */
 static void stop_all(struct partition *p)
 {
+	bool restarting = p->state == PARTITION_RESTARTING;
+
 	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
 		struct vcpu *v = &p->vcpus[j];
 		/* Halted, nothing posted and no core serving it (its request read first: a start
-		 * served meanwhile has made it ready by then): it holds nothing, so a restart counts
-		 * it now instead of waiting for its core to give it time, which a vCPU below one that
-		 * never blocks, or without a slot in the current plan, never gets. */
-		if (p->state == PARTITION_RESTARTING && !__atomic_load_n(&v->request, __ATOMIC_SEQ_CST) &&
-		    __atomic_load_n(&v->state, __ATOMIC_SEQ_CST) == VCPU_HALTED)
+		 * served meanwhile has made it ready by then): it holds nothing. */
+		if (restarting && !__atomic_load_n(&v->request, __ATOMIC_SEQ_CST) &&
+		    __atomic_load_n(&v->state, __ATOMIC_SEQ_CST) == VCPU_HALTED) {
 			vcpu_stopped(v);
-		else
-			post_request(v, VCPU_REQ_STOP);
+			continue;
+		}
+		post_request(v, VCPU_REQ_STOP);
+		if (restarting && runs_nothing_before_its_stop(v))
+			count_for_restart(v);
 	}
 }
 
@@ -322,18 +341,13 @@ bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 	return true;
 }
 
-/* Under the lock: v has been released. The last vCPU of a restarting partition hands the
- * reload to vCPU 0's core. A vCPU counts once per restart: a stop posted before the restart
- * (a halt) and still being served when it came is followed by the restart's own, which then
- * finds it counted (halted, or vCPU 0 loading already) and changes nothing. */
-static void vcpu_stopped(struct vcpu *v)
+/* Under the lock: v counts for p's restart in progress, once. The last one hands the reload to
+ * vCPU 0's core. */
+static void count_for_restart(struct vcpu *v)
 {
 	struct partition *p = v->partition;
 
-	if (p->state == PARTITION_RESTARTING && v->counted)
-		return;
-	__atomic_store_n(&v->state, VCPU_HALTED, __ATOMIC_SEQ_CST);
-	if (p->state != PARTITION_RESTARTING || !p->stopping)
+	if (p->state != PARTITION_RESTARTING || !p->stopping || v->counted)
 		return;
 	v->counted = true;
 	if (--p->stopping)
@@ -342,22 +356,34 @@ static void vcpu_stopped(struct vcpu *v)
 	sched_vcpu_changed(&p->vcpus[0]);
 }
 
+/* Under the lock: v has been released. A stop served after the restart counted it (posted
+ * before, for a halt, or counted while v did not run: stop_all) halts it all the same, unless
+ * it is vCPU 0 loading the next incarnation already. */
+static void vcpu_stopped(struct vcpu *v)
+{
+	if (v->partition->state != PARTITION_RESTARTING || v->state != VCPU_LOADING)
+		__atomic_store_n(&v->state, VCPU_HALTED, __ATOMIC_SEQ_CST);
+	count_for_restart(v);
+}
+
 /* Everything v holds goes, on its own core: console line, port wait, timers, virtual and
- * forwarded interrupts, list registers, FP registers. */
-static void vcpu_release(struct vcpu *v)
+ * forwarded interrupts, list registers, FP registers. With a start posted after the stop
+ * (started), what was sent to it since that post stays pending: the started vCPU's. */
+static void vcpu_release(struct vcpu *v, bool started)
 {
 	console_guest_flush(v);
 	ports_vcpu_reset(v);
 	hm_vcpu_release(v); /* after its last trap: nothing propagated outlives it */
 	v->timer_deadline = TIME_NEVER;
 	arch_vcpu_release(v);
-	virq_release(v);
+	if (!started)
+		virq_release(v);
 	partition_lock(v->partition);
 	vcpu_stopped(v);
 	partition_unlock(v->partition);
 }
 
-static void vcpu_reset_here(struct vcpu *v);
+static void vcpu_reset_here(struct vcpu *v, bool started);
 
 /* Under the lock, on vCPU 0's core: the reload is complete. */
 static void restart_done(struct partition *p)
@@ -370,7 +396,7 @@ static void restart_done(struct partition *p)
 	}
 	p->state = p->stay_suspended ? PARTITION_SUSPENDED : PARTITION_RUNNING;
 	p->stay_suspended = false;
-	vcpu_reset_here(&p->vcpus[0]);
+	vcpu_reset_here(&p->vcpus[0], false);
 	ports_partition_restarted(p); /* after the reset dropped vCPU 0's pending interrupts */
 }
 
@@ -431,11 +457,24 @@ bool vcpu_transition(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
 	return true;
 }
 
-/* Under the lock. */
+/* The partition's forwarded interrupts made inactive once more, as a device may have fired while
+ * its vCPU 0 was halted. */
+static void release_device_interrupts(const struct partition *p)
+{
+	for (uint32_t i = 0; i < p->cfg->irq_count; i++)
+		arch_irq_release(p->cfg->irqs[i]);
+}
+
+/* Under the lock. What the halted vCPU was sent goes now, when the start is posted, not when its
+ * core serves it: an interrupt sent after the start returned is the started vCPU's (a port
+ * message, an SGI), and waits for its first run. */
 static void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg)
 {
 	v->entry = entry ? entry : v->partition->cfg->entry;
 	v->boot_arg = boot_arg;
+	virq_drop_pending(v);
+	if (v->id == 0)
+		release_device_interrupts(v->partition);
 	post_request(v, VCPU_REQ_RESET);
 }
 
@@ -462,15 +501,22 @@ int vcpu_power_on(struct vcpu *t, uint64_t entry, uint64_t arg)
 }
 
 /* Reset v to v->entry on its own core: fresh registers and EL1 state, ready to run. It holds
- * nothing any more (released when it stopped, or never started); the partition's forwarded
- * interrupts are made inactive once more, as a device may have fired while it was halted. */
-static void vcpu_reset_here(struct vcpu *v)
+ * nothing any more (released when it stopped, or never started). Served for a start (started),
+ * what was sent to it since the start was posted stays pending (vcpu_start dropped the rest);
+ * at the end of a reload nothing does. */
+static void vcpu_reset_here(struct vcpu *v, bool started)
 {
 	struct partition *p = v->partition;
 
 	v->line_len = 0;
 	ports_vcpu_reset(v);
-	virq_release(v);
+	if (started) {
+		virq_enable_all(v);
+	} else {
+		virq_release(v);
+		if (v->id == 0)
+			release_device_interrupts(p);
+	}
 	v->timer_deadline = TIME_NEVER;
 	v->exec_ticks = 0;
 	v->kicks = 0;
@@ -483,9 +529,6 @@ static void vcpu_reset_here(struct vcpu *v)
 		arch_vcpu_reset(v, v->entry, v->id, p->boot_kind, p->restarts, p->restart_cause);
 	if (this_cpu()->loaded == v)
 		arch_vcpu_load(v);
-	if (v->id == 0)
-		for (uint32_t i = 0; i < p->cfg->irq_count; i++)
-			arch_irq_release(p->cfg->irqs[i]);
 	__atomic_store_n(&v->state, VCPU_READY, __ATOMIC_SEQ_CST);
 	exit_work_set(EXIT_RESCHED);
 }
@@ -496,9 +539,9 @@ void vcpu_serve_requests(struct vcpu *v)
 	uint32_t req = __atomic_exchange_n(&v->request, VCPU_REQ_SERVING, __ATOMIC_SEQ_CST);
 
 	if (req & VCPU_REQ_STOP)
-		vcpu_release(v);
+		vcpu_release(v, req & VCPU_REQ_RESET);
 	if (req & VCPU_REQ_RESET)
-		vcpu_reset_here(v);
+		vcpu_reset_here(v, true);
 	__atomic_fetch_and(&v->request, ~VCPU_REQ_SERVING, __ATOMIC_SEQ_CST);
 	if (req)
 		exit_work_set(EXIT_RESCHED);

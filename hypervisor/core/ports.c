@@ -627,7 +627,8 @@ int64_t ports_wait_finish(struct vcpu *v)
 	return result;
 }
 
-/* Its ports are closed (the restart counted) and its vCPUs released: no post can be made or
+/* Its ports are closed (the restart counted), vCPU 0 released and the others released or
+ * stopped before they run again (partition.c stop_all): no post can be made or
  * filled any more; one a vCPU of the ended incarnation made after vCPU 0's release goes now,
  * and a copy into one still under way is waited out before the image is touched. */
 void ports_partition_reloading(const struct partition *p)

@@ -428,6 +428,10 @@ HOT_INLINE bool preempt(struct percpu *c)
 		return false;
 	account(c, now);
 	run(c, w, now);
+	/* A stop posted meanwhile by a core that saw w switched out: a restart may have counted it
+	 * (partition.c stop_all), so it must not run before the stop is served (decide). */
+	if (__atomic_load_n(&w->request, __ATOMIC_RELAXED))
+		return false;
 	/* Nothing deferred (no decision is open): the event goes straight in. */
 	trace_record(c->trace, w->trace_source | BH_TRACE_VCPU_SWITCH, 0, now);
 	return true;
@@ -565,6 +569,22 @@ static bool outranks(const struct sched_core *s, const struct vcpu *v, const str
 	return false;
 }
 
+/* EDF: changes to v preempt the running vCPU at most once per deadline of v. A resume and a
+ * suspend in a loop from another core would otherwise kick it again and again at no cost to
+ * v's budget (1000 pairs, 999 kicks). A later one waits for the core's next decision (the
+ * running vCPU's budget, a release or a wake-up it has armed its timer for). A benign race:
+ * two posters at once may both kick. */
+static bool first_kick_for_deadline(const struct sched_core *s, struct vcpu *v)
+{
+	if (s->policy != BH_POLICY_EDF)
+		return true;
+	uint64_t deadline = __atomic_load_n(&v->abs_deadline, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&v->kick_deadline, __ATOMIC_RELAXED) == deadline)
+		return false;
+	__atomic_store_n(&v->kick_deadline, deadline, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* Another core changed v (a request, a suspend or resume, its partition's state): v's core looks
  * again at its next decision (its requests flag; one that has just switched vCPUs looks again
  * at once, decide), and is kicked for it only if this is v's time there (v runs, or outranks
@@ -585,7 +605,8 @@ void sched_vcpu_changed(struct vcpu *v)
 		return;
 	}
 	const struct vcpu *cur = __atomic_load_n(&k->vcpu, __ATOMIC_SEQ_CST);
-	if (cur == v || (cur && cur != k->sched.be && vcpu_wants_core(v) && outranks(&k->sched, v, cur)) ||
+	if (cur == v || (cur && cur != k->sched.be && vcpu_wants_core(v) && outranks(&k->sched, v, cur) &&
+			 first_kick_for_deadline(&k->sched, v)) ||
 	    arch_counter_read() < __atomic_load_n(&k->sched.be_until, __ATOMIC_SEQ_CST))
 		arch_kick_core(v->core);
 }

@@ -212,15 +212,14 @@ bool virq_withdraw_held(struct vcpu *v, unsigned intid)
 }
 
 /* Other cores may inject meanwhile (a doorbell, a port): only what is taken here is counted
- * down, so an interrupt injected during the release stays pending and counted. */
-void virq_release(struct vcpu *v)
+ * down, so an interrupt injected during the drop stays pending and counted. */
+void virq_drop_pending(struct vcpu *v)
 {
 	struct virq_state *q = &v->virq;
 
 	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
 		uint32_t was = __atomic_exchange_n(&q->pending[w], 0u, __ATOMIC_SEQ_CST);
 		uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~was, __ATOMIC_RELAXED) & was;
-		q->disabled[w] = 0;
 		uint32_t n = 0;
 		for (uint32_t b = was; b; b &= b - 1) /* no libgcc: no __builtin_popcount */
 			n++;
@@ -231,4 +230,16 @@ void virq_release(struct vcpu *v)
 			held &= held - 1;
 		}
 	}
+}
+
+void virq_enable_all(struct vcpu *v)
+{
+	for (unsigned w = 0; w < VIRQ_WORDS; w++)
+		v->virq.disabled[w] = 0;
+}
+
+void virq_release(struct vcpu *v)
+{
+	virq_drop_pending(v);
+	virq_enable_all(v);
 }

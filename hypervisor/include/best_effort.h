@@ -33,6 +33,10 @@ void be_put(struct vcpu *v);
  * told, or, if it is queued, the cores asleep that may run it. */
 void be_notify(struct vcpu *v);
 
+/* Whether v is in the queue now: a core that takes it later serves what was posted to it
+ * before it runs it (sched.c be_adopt). */
+bool be_is_queued(const struct vcpu *v);
+
 /* `core` goes to sleep with time for best-effort work before its own next instant: it is kicked
  * when a vCPU it may run gets work. False (and not marked) if such work is queued already. */
 bool be_core_sleep(unsigned core, uint64_t now);

@@ -73,6 +73,7 @@ struct vcpu {
 	/* Kicks (another core's interrupt to reconsider) that reached its core while it was the
 	 * core's vCPU, since its last reset: what other cores' work cost it (BH_HC_VCPU_STATUS). */
 	uint64_t kicks;
+	uint64_t kick_deadline;       /* EDF: the deadline its last outranking change kicked for */
 };
 
 /* A vCPU with no core of its own (best_effort.h); `core` is the core that holds it, or last did. */

@@ -29,6 +29,10 @@ int virq_set_enabled(struct vcpu *v, unsigned intid, bool enabled);
 /* v stops or restarts: nothing is pending or disabled any more, and the forwarded physical
  * interrupts it had not taken yet are ended so their devices can raise them again (its core). */
 void virq_release(struct vcpu *v);
+/* Its two halves. Nothing pending (from any core: a start drops what a halted vCPU was sent
+ * before it, when it is posted), and nothing disabled (its core). */
+void virq_drop_pending(struct vcpu *v);
+void virq_enable_all(struct vcpu *v);
 /* Take back forwarded intid not yet delivered (its core, at a switch); true if it was there. */
 bool virq_withdraw(struct vcpu *v, unsigned intid);
 /* The same from any core (an emulated distributor's ICPENDR, a route moved): true only if intid

@@ -406,6 +406,31 @@ TEST(a_partition_with_best_effort_vcpus_restarts)
 	EXPECT_EQ(be(2)->arch.released, 1);
 }
 
+/* A restart counts queued best-effort vCPUs at once (partition.c stop_all): no core may have
+ * time for them for long, and a core that takes one serves its stop before it runs it. */
+TEST(a_restart_does_not_wait_for_queued_best_effort_vcpus_to_be_taken)
+{
+	boot();
+	for (unsigned j = 0; j < 3; j++) { /* started, ran, and given back */
+		be(j)->request = 0;
+		be(j)->state = VCPU_READY;
+		EXPECT(be(j)->be_queued);
+	}
+	fake.core = 1;
+	EXPECT(partition_restart(&partitions[1], false, BH_RESTART_SYSTEM_PARTITION));
+	EXPECT_EQ(partitions[1].stopping, 0);
+	EXPECT_EQ(be(0)->state, VCPU_LOADING);
+	EXPECT(be(1)->request & VCPU_REQ_STOP);
+	EXPECT(on(2, T0) == be(0)); /* its stop served, then the reload in its time */
+	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING);
+	EXPECT_EQ(be(0)->arch.released, 1);
+	EXPECT(on(0, T0 + US(200)) == NULL); /* be.1 taken, stopped, given back */
+	EXPECT_EQ(be(1)->state, VCPU_HALTED);
+	EXPECT_EQ(be(1)->arch.released, 1);
+	EXPECT_EQ(be(1)->request, 0);
+	EXPECT(be(2)->be_queued && (be(2)->request & VCPU_REQ_STOP)); /* core 2 only: not yet */
+}
+
 /* An asynchronous wake-up of the core's own vCPU (another core's interrupt or message) takes
  * the core from the best-effort vCPU at once. */
 TEST(a_wake_up_of_its_own_vcpu_takes_the_core_from_best_effort_work)

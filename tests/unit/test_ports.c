@@ -419,6 +419,35 @@ TEST(a_restart_closes_a_waiting_port_at_once)
 	EXPECT(beta()->wait.port == NULL);
 }
 
+/* A restart counts a vCPU that does not run at once (partition.c stop_all): beta's vCPU 1
+ * waits on q_in, switched out on its core, which does not serve its stop before the reload.
+ * The next incarnation opens q_in anew (which forgets the old waiter) and waits there, and the
+ * old wait, ended when the stop is served at last, takes nothing from it. */
+TEST(a_wait_left_by_a_vcpu_counted_for_a_restart_does_not_hold_the_port)
+{
+	open_both();
+	struct vcpu *second = &partitions[1].vcpus[1];
+	EXPECT_EQ(wait_call(second, BETA_BUF + 0x10, 8), BH_NOT_AVAILABLE);
+	percpu[second->core].vcpu = NULL; /* its core switched it out */
+	fake.core = 0;
+	EXPECT(partition_restart(&partitions[1], false, BH_RESTART_SYSTEM_PARTITION));
+	EXPECT(second->counted);
+	EXPECT(second->request & VCPU_REQ_STOP);
+	fixture_serve(beta()->core); /* vCPU 0's release: the last count */
+	fake.core = beta()->core;
+	percpu[beta()->core].sched.timer_at = TIME_NEVER;
+	FAKE_RUN(core_exit_work()); /* the reload, in vCPU 0's time */
+	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING);
+	EXPECT(second->wait.port != NULL); /* its stop not served yet */
+	open_q(beta(), "q_in", BH_DESTINATION_PORT);
+	EXPECT_EQ(wait_call(beta(), BETA_BUF, 8), BH_NOT_AVAILABLE);
+	fixture_serve(second->core);
+	EXPECT(second->wait.port == NULL);
+	EXPECT_EQ(second->state, VCPU_HALTED);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 4, 0, 0), BH_OK);
+	EXPECT_EQ(ports_wait_finish(beta()), 4); /* the new incarnation's wait got it */
+}
+
 /* Outside review: a doorbell rung at the old incarnation, never taken, survives the restart in
  * doorbells[] while its BH_VIRQ_DOORBELL is dropped with the old vCPU 0: every later ring
  * finds the bit set and raises nothing, so a new incarnation that waits for the interrupt

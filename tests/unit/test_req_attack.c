@@ -4,9 +4,11 @@
  * changed_meanwhile), a restart waiting for a vCPU that was halted anyway (counted at once,
  * partition.c stop_all), a start lost on an idle core whose loaded vCPU's timer had passed
  * (service_idle), a suspend of a vCPU that cannot run kicking the running one, a message handed
- * to a halted waiter. KNOWN_FLAW, documented in architecture.md (Life cycle): a restart waiting
- * for a started vCPU that gets no time on its core, an interrupt sent after a start that the
- * start's reset drops, and an EDF resume kicking the running vCPU before the suspend after it.
+ * to a halted waiter. Since, a restart waiting for a started vCPU that gets no time on its core
+ * (counted at once, partition.c stop_all) and an interrupt sent after a start that the start's
+ * reset dropped (dropped when the start is posted instead). KNOWN_FLAW, documented in
+ * architecture.md (Life cycle): an EDF resume kicking the running vCPU before the suspend after
+ * it.
  *
  * The system: core 0 fixed priority (or EDF, or cyclic) with
  *   victim  "v"  (prio 5)       - another partition, the one that must not be disturbed
@@ -218,14 +220,14 @@ TEST(reqatk_a_suspend_of_a_vcpu_that_cannot_run_does_not_kick_edf)
 	EXPECT(at_core(0, 2100) == victim());
 }
 
-/* Residual (not new in 5e675f8, which kicked for every change before): a resume of the idle h
- * makes it ready and outranking, so the kick is by the rule; its sibling suspends it again
- * before core 0 runs it, so h is never charged. 1000 resume+suspend pairs from core 1 cost the
- * running victim 1000 kicks (each an exit and a decision, charged to the victim's budget) and
- * h nothing. Expected: h's interference bounded by h's budget (625 ticks: at most a handful of
- * such decisions, were each charged to h), not by the rate of its sibling's calls. */
-KNOWN_FLAW(reqatk_resume_suspend_pairs_do_not_kick_an_edf_victim_at_no_cost,
-	   "architecture.md, Life cycle: a resume kicks before the suspend that follows")
+/* Not new in 5e675f8, which kicked for every change before: a resume of the idle h makes it
+ * ready and outranking, so the kick is by the rule; its sibling suspends it again before core
+ * 0 runs it, so h is never charged. 1000 resume+suspend pairs from core 1 cost the running
+ * victim 999 kicks (each an exit and a decision, charged to the victim's budget) and h
+ * nothing. Expected: h's interference bounded per period of h, not by the rate of its
+ * sibling's calls. Now a change kicks at most once per deadline of h (sched.c
+ * first_kick_for_deadline). */
+TEST(reqatk_resume_suspend_pairs_do_not_kick_an_edf_victim_at_no_cost)
 {
 	boot(BH_POLICY_EDF);
 	start_all();
@@ -282,12 +284,69 @@ static void restart_with_vcpu1(bool started)
 	       partitions[2].state, plain0()->state, plain1()->request, plain1()->state);
 	EXPECT(plain0()->state == VCPU_LOADING || plain0()->state == VCPU_READY);
 	EXPECT_EQ(partitions[2].state, PARTITION_RUNNING);
+	EXPECT_EQ(vcpu_public_state(plain1()), VCPU_HALTED);
 }
 
-KNOWN_FLAW(reqatk_a_restart_completes_while_one_vcpu_is_starved,
-	   "architecture.md, Life cycle: a restart waits for a started vCPU's release")
+/* Counted while it did not run (stop_all), vCPU 1 keeps its stop posted: the victim idles, and
+ * core 0 serves it (its time, or the core's spare time) instead of running the ended
+ * incarnation's vCPU 1 from its old registers. */
+TEST(reqatk_a_restart_completes_while_one_vcpu_is_starved)
 {
 	restart_with_vcpu1(true);
+	EXPECT(plain1()->request & VCPU_REQ_STOP);
+	victim()->state = VCPU_IDLE;
+	hostile()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 3000 + US(1000) * 101) == NULL);
+	EXPECT_EQ(plain1()->request, 0);
+	EXPECT_EQ(plain1()->state, VCPU_HALTED);
+	/* and the next incarnation's start of it runs it from its entry */
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	EXPECT(at_core(0, 3000 + US(1000) * 102) == plain1());
+	EXPECT_EQ(plain1()->state, VCPU_READY);
+}
+
+/* A restart posted from another core while core 0 preempts for a vCPU it counts: p's vCPU 1
+ * (raised to priority 4 here) wakes on core 0 above h's vCPU 0, which runs; p's vCPU 0 restarts
+ * p from core 2 just after the one-comparison preemption (sched.c preempt) looked for
+ * requests. The restart sees vCPU 1 switched out and counts it; core 0 must not run it before
+ * it serves the stop. */
+static bool restart_posted;
+
+static void restart_p_hook(void)
+{
+	if (restart_posted || fake.core != 0)
+		return;
+	restart_posted = true;
+	fake.core = 2;
+	EXPECT(partition_restart(&partitions[2], false, BH_RESTART_SELF));
+	fake.core = 0;
+}
+
+TEST(reqatk_a_vcpu_counted_for_a_restart_does_not_run_after_a_preemption)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	pv[1].priority = 4;
+	start_all();
+	victim()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == hostile());
+	EXPECT(at_core(2, 2000) == plain0());
+	plain1()->state = VCPU_READY; /* started, and woken by its timer on core 0 */
+	fake.core = 0;
+	fake.counter = 2100;
+	percpu[0].sched.woken = plain1();
+	exit_work_set(EXIT_PREEMPT);
+	restart_posted = false;
+	fake.counter_hook = restart_p_hook;
+	FAKE_RUN(core_exit_work());
+	fake.counter_hook = NULL;
+	EXPECT(restart_posted);
+	printf("    core 0 runs %s; p's vCPU 1 request %u state %u\n",
+	       percpu[0].vcpu == plain1() ? "p's vCPU 1" : "another", plain1()->request,
+	       plain1()->state);
+	EXPECT(percpu[0].vcpu != plain1() || !(plain1()->request & VCPU_REQ_STOP));
+	EXPECT(plain1()->state != VCPU_READY);
 }
 
 /* The same with vCPU 1 never started (halted since boot, as a partition's secondaries are): it
@@ -323,23 +382,23 @@ TEST(reqatk_a_restart_completes_while_the_plan_gives_one_vcpu_no_slot)
 	EXPECT_EQ(partitions[2].state, PARTITION_RUNNING);
 }
 
-/* --- 4. an interrupt sent after a start returned is lost --------------------------------- */
+/* --- 4. an interrupt sent after a start returned was lost --------------------------------- */
 
-/* Cyclic core 0: p's vCPU 1 (slot 600-1000 us) is halted (a secondary never started); p's vCPU 0 (core 2) starts it
- * (BH_VCPU_START: BH_OK, its state READY at once, vcpu_public_state) at 100 us, in the
- * victim's slot, then sends it a port notification at 110 us. The start is served only at
- * vCPU 1's slot (600 us), and the reset clears its pending interrupts (virq_release): the
- * notification, sent after the start was reported done, is gone. Before 5e675f8 core 0 was
- * kicked and reset vCPU 1 at once, so the window was the kick latency (microseconds); now it is
- * up to a major frame (cyclic), or unbounded (fixed priority). */
-KNOWN_FLAW(reqatk_an_interrupt_sent_after_a_start_survives_the_start,
-	   "architecture.md, Life cycle: interrupts before a start is served are dropped")
+/* Cyclic core 0: p's vCPU 1 (slot 600-1000 us) is halted (a secondary never started); p's vCPU 0
+ * (core 2) starts it (BH_VCPU_START: BH_OK, its state READY at once, vcpu_public_state) at 100
+ * us, in the victim's slot, then sends it a port notification at 110 us. The start is served
+ * only at vCPU 1's slot (600 us). Its reset cleared the pending interrupts (virq_release), so
+ * the notification, sent after the start was reported done, was gone (before 5e675f8 core 0
+ * was kicked and reset vCPU 1 at once, so the window was the kick latency). Now the start
+ * drops what was sent before it when it is posted (a doorbell here), and keeps the rest. */
+TEST(reqatk_an_interrupt_sent_after_a_start_survives_the_start)
 {
 	boot(BH_POLICY_CYCLIC);
 	start_all();
 	EXPECT_EQ(plain1()->state, VCPU_HALTED); /* a secondary: halted since boot */
 	EXPECT(at_core(0, 1000 + US(1000)) == victim()); /* next frame, the victim's slot */
 	fake.core = 2;
+	virq_inject(plain1(), BH_VIRQ_DOORBELL, false); /* sent while it is halted: dropped */
 	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
 	EXPECT_EQ(vcpu_public_state(plain1()), VCPU_READY); /* as PSCI AFFINITY_INFO: ON */
 	fake.core = 0;
@@ -355,6 +414,8 @@ KNOWN_FLAW(reqatk_an_interrupt_sent_after_a_start_survives_the_start,
 	printf("    port notification sent after START returned BH_OK: %s at vCPU 1's first run\n",
 	       pending ? "pending" : "LOST");
 	EXPECT(pending);
+	EXPECT(!virq_is_pending(plain1(), BH_VIRQ_DOORBELL));
+	EXPECT_EQ(plain1()->virq.count, 1);
 }
 
 /* --- 5. a core idling with a stale live wake-up has no spare time, and is never kicked ----- */
