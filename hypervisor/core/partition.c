@@ -316,9 +316,12 @@ bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 	}
 	/* What vCPU 0 is told is what happens: cold if any joined request reloads the image. */
 	p->boot_kind = p->reload ? BH_BOOT_COLD_RESTART : BH_BOOT_WARM_RESTART;
-	uint32_t n = p->restarts;
+	/* Its line is printed by the reload, in vCPU 0's time: formatted here, in the trap of a
+	 * partition restarting itself, it was part of a path the partition can repeat at will,
+	 * aimed at a neighbour's instant (tests/system/test_stopline.py). */
+	p->announce = p->restarts;
+	p->announce_cold = cold;
 	partition_unlock(p);
-	bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
 	return true;
 }
 
@@ -401,11 +404,28 @@ static bool load_one_step(struct partition *p, struct vcpu *v0)
 	return more;
 }
 
+/* The restart's line, once, in vCPU 0's time (partition_restart); false if none is due. */
+static bool announce(struct partition *p)
+{
+	partition_lock(p);
+	uint32_t n = p->announce;
+	bool cold = p->announce_cold;
+	p->announce = 0;
+	partition_unlock(p);
+	if (n)
+		bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
+	return n != 0;
+}
+
+/* The lines of the restart (the health event that caused it, then its own) come first, one per
+ * look ahead: each costs about as much as a load step. */
 void partition_load_steps(struct vcpu *v0)
 {
 	struct percpu *c = this_cpu();
+	struct partition *p = v0->partition;
 
-	while (!core_busy(c) && load_one_step(v0->partition, v0))
+	while (!core_busy(c) && (hm_print_reload_line(p) || (p->announce && announce(p)) ||
+				 load_one_step(p, v0)))
 		;
 }
 
