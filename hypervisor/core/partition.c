@@ -495,8 +495,14 @@ static void vcpu_reset_here(struct vcpu *v)
 	v->exec_ticks = 0;
 	v->kicks = 0;
 	v->ready_since = 0; /* stolen time counts from its first run */
-	v->next_release = arch_counter_read();
-	v->budget_left = 0;
+	/* An EDF server keeps its periods, and what is left of its budget, across resets: a start
+	 * that released it at once with a full budget and a deadline a period away let a partition
+	 * halting and starting its own vCPU keep it on the core at will, 81% of the time on a
+	 * budget of 50% (tests/system/test_edfreset.py). Its first start begins its periods. */
+	if (!v->next_release) {
+		v->next_release = arch_counter_read();
+		v->budget_left = 0;
+	}
 	if (p->cfg->vmachine)
 		arch_vcpu_reset(v, v->entry, v->boot_arg, 0, 0, 0); /* x0 = device tree: Linux, board */
 	else
