@@ -177,6 +177,49 @@ TEST(hm_cold_restart_releases_then_reloads_in_vcpu0s_time)
 	EXPECT_EQ(partitions[1].vcpus[1].state, VCPU_HALTED); /* vCPU 0 starts the others */
 }
 
+/* A partition that restarts itself by its health events can aim them at a neighbour's instant
+ * at will: the event's line and the restart's, formatted in the trap (about 2200 instructions
+ * each), made it the longest path before it (tests/system/test_stopline.py). They wait for the
+ * reload, in vCPU 0's time, and name the vCPU the event came from. */
+TEST(hm_restart_lines_wait_for_the_reload_in_vcpu0s_time)
+{
+	fixture_boot();
+	partitions[1].vcpus[1].state = VCPU_READY; /* started by vCPU 0 */
+	EXPECT(!raise_on(2, &partitions[1].vcpus[1], BH_HM_MEMORY_VIOLATION));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "HM:") == NULL);
+	EXPECT(strstr(fake.uart, "restart #") == NULL);
+	fixture_serve(1);
+	fixture_serve(2);
+	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_LOADING);
+	core1_exits();
+	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_READY);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	const char *hm = strstr(fake.uart, "[bulkhead] HM: partition beta (id 1) vcpu 1: "
+				"memory_violation at 0x42400000 (write, pc 0x40000120) -> cold_restart\r\n");
+	const char *restart = strstr(fake.uart, "[bulkhead] partition beta cold restart #1\r\n");
+	EXPECT(hm != NULL && restart != NULL && hm < restart);
+	/* The same inside a scheduling decision (an EDF overrun whose action restarts): the
+	 * decision's time is the next vCPU's. */
+	fake.uart_len = 0;
+	struct hm_event ev = { .kind = BH_HM_MEMORY_VIOLATION, .address = 0x42400000,
+			       .pc = 0x40000120, .detail = "write" };
+	fixture_run(1, &partitions[1].vcpus[0]);
+	FAKE_RUN(hm_raise_in_decision(&partitions[1].vcpus[0], &ev));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "HM:") == NULL);
+	fixture_serve(1);
+	fixture_serve(2);
+	core1_exits();
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "vcpu 0: memory_violation") != NULL);
+	EXPECT(strstr(fake.uart, "partition beta cold restart #2") != NULL);
+}
+
 /* A big image: 1 MiB of .bss in beta, to reload in steps. */
 static const uint8_t big_text[] = SEG_TEXT;
 static const struct bh_segment_cfg big_segments[] = {
