@@ -272,6 +272,11 @@ static uint64_t service_set_timer(struct percpu *c, struct vcpu *v, uint64_t now
 		return TIME_NEVER;
 	if (v->timer_clock == BH_CLOCK_EXEC)
 		return c->vcpu == v ? now + (v->timer_deadline - t) : TIME_NEVER;
+	/* A ready vCPU the core does not run: the expiry changes nothing here (the decision that
+	 * switches it in serves it first), so it is no instant of the core's. Armed, a neighbour's
+	 * 10 us periodic timer interrupted the victim's slot every 10 us (test_timerstorm.py). */
+	if (v->state == VCPU_READY && c->vcpu != v)
+		return TIME_NEVER;
 	return v->timer_deadline;
 }
 
