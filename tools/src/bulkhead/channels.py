@@ -272,6 +272,34 @@ def _check_endpoints(system: System, channels: list[Channel], diags: Diagnostics
                 owners[(end.partition, end.port)] = chan
 
 
+# A sampling write is one hypervisor call: the copy of the message, then an interrupt for each
+# destination partition (a wake-up and a kick of another core: about 8 counter ticks each, as
+# long as copying some 160 bytes from an odd address; tests/system/test_fanout.py). The call
+# must stay within the longest path the lateness bound assumes (docs/performance.md), which
+# the largest message to one partition nearly takes: each destination partition beyond the
+# first counts as this many bytes of the message.
+DESTINATION_COST = 256
+
+
+def max_destination_partitions(size: int) -> int:
+    """How many partitions a sampling channel of size-byte messages may notify."""
+    return 1 + (MAX_MESSAGE_SIZE - size) // DESTINATION_COST
+
+
+def _check_fan_out(chan: Channel, diags: Diagnostics) -> None:
+    size = chan.max_message_size
+    parts = {d.partition for d in chan.destinations if d.partition}
+    if chan.kind != "sampling" or size is None or len(parts) <= max_destination_partitions(size):
+        return
+    smaller = MAX_MESSAGE_SIZE - DESTINATION_COST * (len(parts) - 1)
+    most = max_destination_partitions(size)
+    fix = (f"make max_message_size at most {smaller} bytes, or " if smaller >= 1 else "") + \
+        f"give it at most {most} destination partition{'s' if most > 1 else ''} (split the channel)"
+    diags.error(chan.at("destinations"), f"{chan.title}: a write of up to {size} bytes to {len(parts)} "
+                f"partitions is one hypervisor call too long for the time other partitions may wait for it; "
+                f"{fix}")
+
+
 def _check_sizes(channels: list[Channel], diags: Diagnostics) -> None:
     total = 0
     for chan in channels:
@@ -280,6 +308,7 @@ def _check_sizes(channels: list[Channel], diags: Diagnostics) -> None:
             diags.error(chan.at("max_message_size"), f"{chan.title}: max_message_size {size} is out of range; use "
                         f"1 to {MAX_MESSAGE_SIZE} bytes (the hypervisor copies each message in one call)")
             continue
+        _check_fan_out(chan, diags)
         if chan.max_messages == 0:
             diags.error(chan.at("max_messages"), f"{chan.title}: max_messages is 0; a queue holds at least 1 message")
             continue
