@@ -91,6 +91,9 @@ static void check_areas(const struct bh_partition_cfg *cfg, const struct bh_syst
 			 a->phys + a->size <= sys->hyp_base);
 		BH_CHECK((a->flags & BH_AREA_DEVICE) || (a->phys >= sys->ram_base &&
 			 a->phys + a->size <= sys->ram_base + sys->ram_size));
+		/* In guest address order, none overlapping: guest_mem.c searches them so. */
+		BH_CHECK(a->size && a->ipa + a->size > a->ipa);
+		BH_CHECK(i == 0 || a->ipa >= cfg->areas[i - 1].ipa + cfg->areas[i - 1].size);
 	}
 }
 
