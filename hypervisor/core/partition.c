@@ -32,8 +32,8 @@ static struct vcpu vcpu_pool[BH_MAX_VCPUS];
 /* A step starts only this long before the core's next timer event. */
 #define LOAD_STEP_TICKS 256u
 /* The shortest slot the tool accepts holds the slot lead and a step (QEMU's 62.5 MHz counter). */
-_Static_assert((uint64_t)BH_MIN_SLOT_NS * 625 / 10000 > SLOT_LEAD_TICKS + LOAD_STEP_TICKS,
-	       "BH_MIN_SLOT_NS must exceed the slot lead and a reload step");
+_Static_assert((uint64_t)BH_MIN_SLOT_NS * 625 / 10000 > SLOT_LEAD_MAX_TICKS + LOAD_STEP_TICKS,
+	       "BH_MIN_SLOT_NS must exceed the longest slot lead and a reload step");
 
 /* Under the partition's lock. A stop cancels a start posted before it. A pinned vCPU's core
  * serves it in the vCPU's own time or its spare time (sched_vcpu_changed); a best-effort vCPU's
