@@ -51,9 +51,14 @@ struct hm_held_lines {
 	bool event;                          /* ev, action: the event's own line */
 	struct hm_event ev;
 	enum bh_hm_action action;
+	uint32_t vcpu;                       /* the vCPU the event came from */
+	char detail[48];                     /* ev.detail's text: a trap's is on its stack */
 	uint32_t summary[BH_HM_EVENT_COUNT]; /* unprinted events of a window that closed */
 };
 static struct hm_held_lines hm_held[BH_MAX_PARTITIONS][BH_MAX_CORES];
+/* The lines of events whose action restarts the partition, held for its reload (vCPU 0's own
+ * time, a line per look-ahead: hm_print_reload_line), under hm_lock. */
+static struct hm_held_lines hm_reload_held[BH_MAX_PARTITIONS];
 static struct bh_hm_log_entry hm_log[HM_LOG_SIZE];
 static uint32_t log_head, log_count; /* oldest entry, entries held */
 static uint64_t log_lost;            /* overwritten since the last read */
@@ -260,8 +265,8 @@ static bool apply(struct partition *p, enum bh_hm_action a)
 	return false;
 }
 
-static void print_event(struct vcpu *v, const struct hm_event *ev, enum bh_hm_action a,
-			bool escalated)
+static void print_event(struct vcpu *v, uint32_t vcpu, const struct hm_event *ev,
+			enum bh_hm_action a, bool escalated)
 {
 	const struct partition *p = v->partition;
 
@@ -272,17 +277,16 @@ static void print_event(struct vcpu *v, const struct hm_event *ev, enum bh_hm_ac
 	if ((a != BH_HM_IGNORE && a != BH_HM_PROPAGATE) || escalated)
 		console_guest_flush(v);
 	bh_log("HM: partition %s (id %u) vcpu %u: %s at 0x%lx (%s, pc 0x%lx) -> %s%s",
-	       p->cfg->name, p->cfg->id, v->id, hm_event_name(ev->kind), ev->address, ev->detail,
+	       p->cfg->name, p->cfg->id, vcpu, hm_event_name(ev->kind), ev->address, ev->detail,
 	       ev->pc, escalated ? "propagate not handled: " : "", hm_action_name(a));
 }
 
 /* Under hm_lock: keep the lines an event would print for v's own time. A second event line
  * before v ran again is summed up instead, like one over the rate limit. */
-static void hold_lines(struct vcpu *v, const struct hm_event *ev, enum bh_hm_action a,
-		       bool print, const uint32_t *summary)
+static bool keep_lines(struct hm_held_lines *l, struct hm_partition *h, const struct vcpu *v,
+		       const struct hm_event *ev, enum bh_hm_action a, bool print,
+		       const uint32_t *summary)
 {
-	struct hm_partition *h = &hm_parts[v->partition->cfg->id];
-	struct hm_held_lines *l = &hm_held[v->partition->cfg->id][v->id];
 	bool any = false;
 
 	for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
@@ -296,22 +300,96 @@ static void hold_lines(struct vcpu *v, const struct hm_event *ev, enum bh_hm_act
 		l->event = true;
 		l->ev = *ev;
 		l->action = a;
+		l->vcpu = v->id;
+		unsigned n = 0;
+		for (; ev->detail && ev->detail[n] && n + 1 < sizeof(l->detail); n++)
+			l->detail[n] = ev->detail[n];
+		l->detail[n] = '\0';
 	}
-	v->hm_held = any || l->event; /* mostly nothing: a storm's events are only counted */
+	return any || l->event;
 }
 
+static void hold_lines(struct vcpu *v, const struct hm_event *ev, enum bh_hm_action a,
+		       bool print, const uint32_t *summary)
+{
+	unsigned id = v->partition->cfg->id;
+
+	/* mostly nothing: a storm's events are only counted */
+	v->hm_held = keep_lines(&hm_held[id][v->id], &hm_parts[id], v, ev, a, print, summary);
+}
+
+/* An event that restarts the partition: no vCPU of it goes on to print its lines, and printed
+ * in the trap (or in the scheduling decision that found an EDF overrun) they made that path
+ * the longest a neighbour could be in, over and over (tests/system/test_stopline.py). They
+ * wait for the reload, which runs in vCPU 0's own time and looks ahead before each step. */
+static void hold_for_reload(struct partition *p, const struct vcpu *v, const struct hm_event *ev,
+			    enum bh_hm_action a, bool print, const uint32_t *summary)
+{
+	unsigned id = p->cfg->id;
+	bool held = keep_lines(&hm_reload_held[id], &hm_parts[id], v, ev, a, print, summary);
+
+	__atomic_store_n(&p->hm_reload_lines, held, __ATOMIC_RELAXED);
+}
+
+bool hm_print_reload_line(struct partition *p)
+{
+	struct hm_held_lines *l = &hm_reload_held[p->cfg->id];
+	uint32_t summary[BH_HM_EVENT_COUNT] = { 0 };
+	struct hm_held_lines one = { 0 };
+	bool summed = false;
+
+	if (!__atomic_load_n(&p->hm_reload_lines, __ATOMIC_RELAXED))
+		return false;
+	arch_spin_lock(&hm_lock);
+	if (held_total(l->summary)) { /* the summary first: it is of earlier events */
+		for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
+			summary[k] = l->summary[k];
+			l->summary[k] = 0;
+		}
+		summed = true;
+	} else if (l->event) {
+		one = *l;
+		l->event = false;
+	}
+	__atomic_store_n(&p->hm_reload_lines, l->event, __ATOMIC_RELAXED);
+	arch_spin_unlock(&hm_lock);
+	if (summed)
+		print_summary(p, summary);
+	else if (one.event) {
+		one.ev.detail = one.detail;
+		print_event(&p->vcpus[0], one.vcpu, &one.ev, one.action, false);
+	}
+	return summed || one.event;
+}
+
+/* One line a turn, the summary first (it is of earlier events): both at one switch-in were
+ * about 4400 instructions of lines, more than the longest path a neighbour may be in. */
 void hm_print_held(struct vcpu *v)
 {
-	struct hm_held_lines l;
+	struct hm_held_lines *held = &hm_held[v->partition->cfg->id][v->id];
+	uint32_t summary[BH_HM_EVENT_COUNT] = { 0 };
+	struct hm_held_lines one = { 0 };
+	bool summed = false;
 
 	arch_spin_lock(&hm_lock);
-	l = hm_held[v->partition->cfg->id][v->id];
-	hm_held[v->partition->cfg->id][v->id] = (struct hm_held_lines){ 0 };
-	v->hm_held = false;
+	if (held_total(held->summary)) {
+		for (unsigned k = 0; k < BH_HM_EVENT_COUNT; k++) {
+			summary[k] = held->summary[k];
+			held->summary[k] = 0;
+		}
+		summed = true;
+	} else if (held->event) {
+		one = *held;
+		held->event = false;
+	}
+	v->hm_held = held->event;
 	arch_spin_unlock(&hm_lock);
-	print_summary(v->partition, l.summary);
-	if (l.event)
-		print_event(v, &l.ev, l.action, false);
+	if (summed)
+		print_summary(v->partition, summary);
+	else if (one.event) {
+		one.ev.detail = one.detail;
+		print_event(v, one.vcpu, &one.ev, one.action, false);
+	}
 }
 
 /* A core whose other vCPUs wait for whatever v's trap costs (a dedicated core has no other). */
@@ -348,17 +426,20 @@ static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 	/* Only a vCPU that goes on runs again to print; any other action is printed now. */
 	bool goes_on = (a == BH_HM_IGNORE || a == BH_HM_PROPAGATE) && !escalated;
 	bool hold = in_decision && goes_on;
+	bool restarts = a == BH_HM_COLD_RESTART || a == BH_HM_WARM_RESTART;
 	/* One line per trap: on a shared core a window's summary waits for the vCPU's next turn,
 	 * so a trap with its line stays the longest path a neighbour can be in. */
 	bool hold_summary = !hold && print && goes_on && shares_core(v) && held_total(held);
-	if (hold || hold_summary)
+	if (restarts)
+		hold_for_reload(p, v, ev, a, print, held);
+	else if (hold || hold_summary)
 		hold_lines(v, ev, a, print && hold, held);
 	arch_spin_unlock(&hm_lock);
-	if (!hold) {
+	if (!hold && !restarts) {
 		if (!hold_summary)
 			print_summary(p, held);
 		if (print)
-			print_event(v, ev, a, escalated);
+			print_event(v, v->id, ev, a, escalated);
 	}
 	return apply(p, a);
 }

@@ -32,8 +32,8 @@ static struct vcpu vcpu_pool[BH_MAX_VCPUS];
 /* A step starts only this long before the core's next timer event. */
 #define LOAD_STEP_TICKS 256u
 /* The shortest slot the tool accepts holds the slot lead and a step (QEMU's 62.5 MHz counter). */
-_Static_assert((uint64_t)BH_MIN_SLOT_NS * 625 / 10000 > SLOT_LEAD_TICKS + LOAD_STEP_TICKS,
-	       "BH_MIN_SLOT_NS must exceed the slot lead and a reload step");
+_Static_assert((uint64_t)BH_MIN_SLOT_NS * 625 / 10000 > SLOT_LEAD_MAX_TICKS + LOAD_STEP_TICKS,
+	       "BH_MIN_SLOT_NS must exceed the longest slot lead and a reload step");
 
 /* Under the partition's lock. A stop cancels a start posted before it. A pinned vCPU's core
  * serves it in the vCPU's own time or its spare time (sched_vcpu_changed); a best-effort vCPU's
@@ -91,6 +91,9 @@ static void check_areas(const struct bh_partition_cfg *cfg, const struct bh_syst
 			 a->phys + a->size <= sys->hyp_base);
 		BH_CHECK((a->flags & BH_AREA_DEVICE) || (a->phys >= sys->ram_base &&
 			 a->phys + a->size <= sys->ram_base + sys->ram_size));
+		/* In guest address order, none overlapping: guest_mem.c searches them so. */
+		BH_CHECK(a->size && a->ipa + a->size > a->ipa);
+		BH_CHECK(i == 0 || a->ipa >= cfg->areas[i - 1].ipa + cfg->areas[i - 1].size);
 	}
 }
 
@@ -335,9 +338,12 @@ bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 	}
 	/* What vCPU 0 is told is what happens: cold if any joined request reloads the image. */
 	p->boot_kind = p->reload ? BH_BOOT_COLD_RESTART : BH_BOOT_WARM_RESTART;
-	uint32_t n = p->restarts;
+	/* Its line is printed by the reload, in vCPU 0's time: formatted here, in the trap of a
+	 * partition restarting itself, it was part of a path the partition can repeat at will,
+	 * aimed at a neighbour's instant (tests/system/test_stopline.py). */
+	p->announce = p->restarts;
+	p->announce_cold = cold;
 	partition_unlock(p);
-	bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
 	return true;
 }
 
@@ -427,11 +433,28 @@ static bool load_one_step(struct partition *p, struct vcpu *v0)
 	return more;
 }
 
+/* The restart's line, once, in vCPU 0's time (partition_restart); false if none is due. */
+static bool announce(struct partition *p)
+{
+	partition_lock(p);
+	uint32_t n = p->announce;
+	bool cold = p->announce_cold;
+	p->announce = 0;
+	partition_unlock(p);
+	if (n)
+		bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
+	return n != 0;
+}
+
+/* The lines of the restart (the health event that caused it, then its own) come first, one per
+ * look ahead: each costs about as much as a load step. */
 void partition_load_steps(struct vcpu *v0)
 {
 	struct percpu *c = this_cpu();
+	struct partition *p = v0->partition;
 
-	while (!core_busy(c) && load_one_step(v0->partition, v0))
+	while (!core_busy(c) && (hm_print_reload_line(p) || (p->announce && announce(p)) ||
+				 load_one_step(p, v0)))
 		;
 }
 
@@ -521,8 +544,14 @@ static void vcpu_reset_here(struct vcpu *v, bool started)
 	v->exec_ticks = 0;
 	v->kicks = 0;
 	v->ready_since = 0; /* stolen time counts from its first run */
-	v->next_release = arch_counter_read();
-	v->budget_left = 0;
+	/* An EDF server keeps its periods, and what is left of its budget, across resets: a start
+	 * that released it at once with a full budget and a deadline a period away let a partition
+	 * halting and starting its own vCPU keep it on the core at will, 81% of the time on a
+	 * budget of 50% (tests/system/test_edfreset.py). Its first start begins its periods. */
+	if (!v->next_release) {
+		v->next_release = arch_counter_read();
+		v->budget_left = 0;
+	}
 	if (p->cfg->vmachine)
 		arch_vcpu_reset(v, v->entry, v->boot_arg, 0, 0, 0); /* x0 = device tree: Linux, board */
 	else

@@ -70,6 +70,12 @@ void plan_init(const struct bh_system_cfg *sys, uint64_t t0)
 		for (unsigned c = 0; c < BH_MAX_CORES; c++)
 			resolve_core(&sys->plans[i].cores[c], &plans_rt[i], c, &used);
 	}
+	for (unsigned c = 0; c < BH_MAX_CORES; c++) { /* the slots a decision may look at */
+		unsigned most = 0;
+		for (unsigned i = 0; i < plans; i++)
+			most = plans_rt[i].count[c] > most ? plans_rt[i].count[c] : most;
+		sched_set_lead(c, most);
+	}
 	state.current = state.next = plans ? sys->initial_plan : 0;
 	state.base = t0;
 	state.switch_at = TIME_NEVER;

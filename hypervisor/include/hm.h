@@ -37,6 +37,10 @@ bool hm_raise_in_decision(struct vcpu *v, const struct hm_event *ev);
 /* Print the lines held for v (v->hm_held), in v's own time: the scheduler calls it once it
  * has given v its core. */
 void hm_print_held(struct vcpu *v);
+/* An event whose action restarts p has its lines (a rate-limit window's summary, the event's)
+ * held for p's reload instead (p->hm_reload_lines): the reload prints them, one line a call,
+ * in vCPU 0's own time, before its first step. True if it printed one. */
+bool hm_print_reload_line(struct partition *p);
 
 /* BH_HC_HM_READ: take up to max of the log's oldest entries; *lost = entries overwritten since
  * the previous read (then reset). */

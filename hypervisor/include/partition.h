@@ -92,6 +92,11 @@ struct partition {
 	uint32_t stopping;
 	bool reload;                 /* cold: the image is copied again */
 	bool stay_suspended;         /* asked for by itself while suspended: it ends suspended */
+	/* Lines the reload prints first, in vCPU 0's time: a health event's (hm.c) and the
+	 * restart's own (announce: its number, 0 none; announce_cold: cold or warm). */
+	volatile bool hm_reload_lines;
+	bool announce_cold;
+	uint32_t announce;
 	uint32_t load_segment;       /* the reload's position: segment, then byte in it */
 	uint64_t load_offset;
 	uint64_t hm_events;

@@ -18,6 +18,19 @@
  * it is kept just above the longest decision measured (about 700 instructions, 44 ticks of
  * QEMU's 62.5 MHz counter; docs/performance.md): 50 ticks = 800 ns. */
 #define SLOT_LEAD_TICKS 50u
+/* Every decision looks at each vCPU of the core (its timers, once or twice: about 90
+ * instructions an idle vCPU) and a cyclic one at the slots of its plan before the current one
+ * (about 5 each): SLOT_LEAD_TICKS covers SLOT_LEAD_VCPUS and SLOT_LEAD_SLOTS, and a core with
+ * more has a longer lead (sched_core.lead, set at boot by sched_set_lead). With 31 waiting
+ * vCPUs beside the victim the decision took about 2300 instructions, and every slot start of
+ * a quiet core was 97 to 107 ticks late (tests/system/test_crowd.py). */
+#define SLOT_LEAD_VCPUS 2u
+#define SLOT_LEAD_SLOTS 16u
+#define SLOT_LEAD_PER_VCPU_TICKS 6u
+#define SLOT_LEAD_PER_2_SLOTS_TICKS 1u
+#define SLOT_LEAD_MAX_TICKS (SLOT_LEAD_TICKS + \
+			     SLOT_LEAD_PER_VCPU_TICKS * (BH_MAX_VCPUS - SLOT_LEAD_VCPUS) + \
+			     SLOT_LEAD_PER_2_SLOTS_TICKS * (BH_MAX_SLOTS - SLOT_LEAD_SLOTS + 1) / 2)
 
 /* A core that runs a best-effort vCPU hands it back this long before the core's own next
  * instant (a slot start's lead, a release, a wake-up), then waits for that instant exactly as
@@ -79,10 +92,14 @@ struct sched_core {
 	 * by the next drain that leaves some. */
 	volatile bool console_helper, console_asleep;
 	bool console_retry;                /* dedicated, no helper: its timer is armed to drain */
+	uint32_t lead;                     /* cyclic: SLOT_LEAD_TICKS, more with many vCPUs or slots */
 };
 
 /* Boot: bind vCPUs to their cores' schedulers (before any core runs). */
 void sched_add_vcpu(unsigned core, struct vcpu *v);
+/* Boot, once the vCPUs are bound: the core's slot lead for its vCPUs and `slots`, the most
+ * slots it has in any plan. */
+void sched_set_lead(unsigned core, unsigned slots);
 
 /* Choose what this core runs now and switch to it; idles the core if nothing is ready.
  * Returns only when a vCPU is loaded and about to be entered. */

@@ -56,7 +56,7 @@ def test_board_partition_tables_and_device_tree(workdir, capsys):
     lines = dump[dump.index("virt entry="):].splitlines()
     assert lines[0] == "virt entry=0x40200000 boot_arg=0x40000000 gicd=0x8000000 gicr=0x80a0000 uart=0x9000000 " \
                        "intid=33 irqs=34,"
-    assert lines[1] == "  area 0x48000000 0x40000000 0x1000000 0x7"   # not identity mapped
+    assert "  area 0x48000000 0x40000000 0x1000000 0x7" in lines   # not identity mapped
     assert lines[-1] == f"  segment 0x40000000 {len(dtb):#x} {len(dtb):#x} {checksum(dtb)}"  # after the ELF's
     assert lines[-2].startswith("  segment 0x40200000 ")
     assert dump.splitlines()[0].startswith("app entry=0x40000000 boot_arg=0 irqs=")  # paravirtual: none

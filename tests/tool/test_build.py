@@ -114,16 +114,16 @@ int main(void)
 EXPECTED_DUMP = """\
 magic=0x44484b42 version=7 name=demo hyp=0x40000000+0x2000000 ram=0x40000000+0x40000000 cores=4 partitions=2
 partition 0 app flags=0 entry=0x40000000 hm=1,1,1,0,3,0,0 irqs=none
-  area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
   area phys=0xa000000 ipa=0xa000000 size=0x1000 flags=0xb
+  area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
   segment ipa=0x40000000 file=0x4 mem=0x4 data=00000014
   segment ipa=0x40001000 file=0x8 mem=0x8 data=8877665544332211
   segment ipa=0x40002000 file=0 mem=0x2000 data=none
   vcpu core=2 priority=0 period=0 budget=0 deadline=0
   vcpu core=3 priority=0 period=0 budget=0 deadline=0
 partition 1 control flags=1 entry=0x40000000 hm=2,1,1,1,3,0,0 irqs=none
-  area phys=0x42000000 ipa=0x40000000 size=0x200000 flags=0x7
   area phys=0x9010000 ipa=0x9010000 size=0x1000 flags=0xb
+  area phys=0x42000000 ipa=0x40000000 size=0x200000 flags=0x7
   segment ipa=0x40000000 file=0x4 mem=0x4 data=00000014
   segment ipa=0x40001000 file=0x8 mem=0x8 data=8877665544332211
   segment ipa=0x40002000 file=0 mem=0x2000 data=none

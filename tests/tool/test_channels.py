@@ -67,8 +67,8 @@ partition ctl areas=3 ports=att_out:0:0,att_echo:0:1,cmd_in:1:1
   area phys=0x44000000 ipa=0x50400000 size=0x1000 flags=0x1
 partition mon areas=3 ports=att_in:0:1,cmd_out:1:0
   area phys=0x42200000 ipa=0x40000000 size=0x200000 flags=0x7
-  area phys=0x7fc00000 ipa=0x60000000 size=0x400000 flags=0x1
   area phys=0x7fbfe000 ipa=0x50000000 size=0x2000 flags=0x3
+  area phys=0x7fc00000 ipa=0x60000000 size=0x400000 flags=0x1
 """
 
 

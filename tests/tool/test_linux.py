@@ -352,9 +352,9 @@ def test_tables_and_build_outputs(workdir, capsys):
     assert dump[dump.index("linux entry="):] == (
         f"linux entry={RAM:#x} boot_arg={DTB_IPA:#x} gicd=0x8000000 gicr=0x80a0000 uart=0x9000000 intid=33 "
         f"irqs=79,78,34,\n"
-        f"  area {RAM:#x} {RAM:#x} {64 * M:#x} 0x7\n"
+        f"  area 0x9010000 0x9010000 0x1000 0xb\n"      # in guest address order
         f"  area 0xa003000 0xa003000 0x1000 0xb\n"      # one page for slots 31 and 30
-        f"  area 0x9010000 0x9010000 0x1000 0xb\n"
+        f"  area {RAM:#x} {RAM:#x} {64 * M:#x} 0x7\n"
         f"  segment {RAM:#x} {len(fake_image()):#x} {FAKE_IMAGE_SIZE:#x} {checksum(fake_image())}\n"
         f"  segment {DTB_IPA:#x} {len(dtb):#x} {len(dtb):#x} {checksum(dtb)}\n"
         f"  segment {INITRD_IPA:#x} {len(archive):#x} {len(archive):#x} {checksum(archive)}\n")

@@ -8,11 +8,11 @@
 
 static const uint8_t seg_data[] = SEG_TEXT;
 
-static const struct bh_area_cfg alpha_areas[] = {
-	{ .phys = ALPHA_RAM_PHYS, .ipa = ALPHA_RAM_IPA, .size = ALPHA_RAM_SIZE,
-	  .flags = BH_AREA_READ | BH_AREA_WRITE | BH_AREA_EXEC },
+static const struct bh_area_cfg alpha_areas[] = { /* in guest address order, as the tool emits */
 	{ .phys = 0x0a000000, .ipa = ALPHA_DEV_IPA, .size = 0x1000,
 	  .flags = BH_AREA_READ | BH_AREA_WRITE | BH_AREA_DEVICE },
+	{ .phys = ALPHA_RAM_PHYS, .ipa = ALPHA_RAM_IPA, .size = ALPHA_RAM_SIZE,
+	  .flags = BH_AREA_READ | BH_AREA_WRITE | BH_AREA_EXEC },
 };
 static const struct bh_area_cfg beta_areas[] = {
 	{ .phys = BETA_RAM_PHYS, .ipa = ALPHA_RAM_IPA, .size = 0x200000,

@@ -620,7 +620,8 @@ TEST(a_kick_during_the_hand_back_is_not_slept_through)
 
 /* The hand-back counts the core's timers as the pass after its switch would, with the core's
  * own vCPU loaded again, also when the last decision gave the core to another best-effort vCPU
- * (the first idled): rt.0, out of its slot, has a timer due before the slot's lead. */
+ * (the first idled): rt.0, out of its slot, waits for a timer due before the slot's lead (a ready
+ * vCPU's timer is no instant of the core's: it cannot run before its slot). */
 TEST(after_another_best_effort_vcpus_turn_the_hand_back_counts_the_cores_own_timers)
 {
 	uint64_t due = T0 + US(400);
@@ -629,6 +630,8 @@ TEST(after_another_best_effort_vcpus_turn_the_hand_back_counts_the_cores_own_tim
 	start_all();
 	EXPECT(on(0, T0) == rt(0));
 	rt(0)->timer_deadline = due;
+	fake.core = 0;
+	sched_vcpu_idle(rt(0)); /* waits for its timer: a ready vCPU's is no instant of the core's */
 	EXPECT(on(0, T0 + US(200)) == be(0));
 	EXPECT_EQ(percpu[0].sched.be_until, due - BE_LEAD_TICKS);
 	fake.core = 0;
@@ -651,6 +654,8 @@ TEST(a_change_to_the_cores_own_vcpu_under_best_effort_work_is_in_the_hand_backs_
 	boot();
 	EXPECT(on(0, T0) == rt(0));
 	rt(0)->timer_deadline = due;
+	fake.core = 0;
+	sched_vcpu_idle(rt(0)); /* waits for its timer: a ready vCPU's is no instant of the core's */
 	EXPECT(on(0, T0 + US(200)) == be(0));
 	EXPECT_EQ(percpu[0].sched.be_until, due - BE_LEAD_TICKS);
 	fake.core = 1;

@@ -61,3 +61,39 @@ TEST(guest_copy_of_a_wrapping_length_copies_nothing)
 	EXPECT(!guest_copy_to(&partitions[0].vcpus[0], ALPHA_RAM_IPA + 0xfff, out, ~0ul - 0xffe));
 	EXPECT(strcmp(out, "unset") == 0);
 }
+
+/* Many areas, in guest address order with gaps (as the tool emits them): each is found by its
+ * search, a gap or a range running into the next area is not, nor a device or a read-only area
+ * for writing. A partition's buffers were found by a scan of all its areas. */
+TEST(a_buffer_is_found_among_many_areas_by_search)
+{
+	static struct bh_area_cfg many[9];
+	uint64_t pa;
+	fixture_boot();
+	const struct bh_area_cfg *saved = partitions[0].cfg->areas;
+	uint32_t saved_count = partitions[0].cfg->area_count;
+	for (unsigned i = 0; i < 9; i++)
+		many[i] = (struct bh_area_cfg){ .phys = 0x42000000 + i * 0x2000ul,
+						.ipa = 0x50000000 + i * 0x4000ul, .size = 0x2000,
+						.flags = BH_AREA_READ | BH_AREA_WRITE };
+	many[3].flags = BH_AREA_READ;
+	many[5].flags |= BH_AREA_DEVICE;
+	fixture_partitions[0].areas = many;
+	fixture_partitions[0].area_count = 9;
+	for (unsigned i = 0; i < 9; i++) {
+		bool usable = i != 5;
+		EXPECT_EQ(guest_ipa_to_phys(&partitions[0], many[i].ipa, 8, BH_AREA_READ, &pa), usable);
+		EXPECT(!usable || pa == many[i].phys);
+		EXPECT_EQ(guest_ipa_to_phys(&partitions[0], many[i].ipa + 0x1ff8, 8, BH_AREA_READ, &pa),
+			  usable);
+		EXPECT(!usable || pa == many[i].phys + 0x1ff8);
+		EXPECT(!guest_ipa_to_phys(&partitions[0], many[i].ipa + 0x1ff8, 16, BH_AREA_READ, &pa));
+		EXPECT(!guest_ipa_to_phys(&partitions[0], many[i].ipa + 0x2000, 8, BH_AREA_READ, &pa));
+	}
+	EXPECT(!guest_ipa_to_phys(&partitions[0], many[3].ipa, 8, BH_AREA_WRITE, &pa));
+	EXPECT(guest_ipa_to_phys(&partitions[0], many[4].ipa, 8, BH_AREA_WRITE, &pa));
+	EXPECT(!guest_ipa_to_phys(&partitions[0], 0x50000000 - 8, 8, BH_AREA_READ, &pa));
+	EXPECT(!guest_ipa_to_phys(&partitions[0], 0x10000000, 8, BH_AREA_READ, &pa));
+	fixture_partitions[0].areas = saved;
+	fixture_partitions[0].area_count = saved_count;
+}

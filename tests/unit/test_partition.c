@@ -73,6 +73,40 @@ TEST(hm_trap_on_a_shared_core_prints_one_line_and_the_summary_in_the_next_turn)
 	percpu[0].sched.policy = BH_POLICY_DEDICATED;
 }
 
+/* An event found in a decision (an EDF overrun, action ignore) when a rate-limit window has
+ * closed holds two lines, the window's summary and the event's, for the vCPU's next turn. Both
+ * at its switch-in made that path about 4400 instructions of lines (2200 each) besides the
+ * switch, more than the longest path a neighbour may be in (4800): one line a turn. */
+TEST(hm_lines_held_from_a_decision_come_one_per_turn)
+{
+	fixture_boot();
+	struct vcpu *a = &partitions[0].vcpus[0];
+	struct hm_event ev = { .kind = BH_HM_PARTITION_ERROR, .address = 0x42400000,
+			       .pc = 0x40000120, .detail = "write" };
+	fake.counter = 1000;
+	for (unsigned i = 0; i < 6; i++) /* 5 lines in the window, the 6th only counted */
+		raise_on(0, a, BH_HM_PARTITION_ERROR);
+	fake.counter += ns_to_ticks(1000000000ull); /* the next window */
+	console_flush_all();
+	fake.uart_len = 0;
+	fixture_run(0, a);
+	FAKE_RUN(hm_raise_in_decision(a, &ev));
+	EXPECT(a->hm_held);
+	hm_print_held(a); /* its next turn */
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "1 more events not printed") != NULL);
+	EXPECT(strstr(fake.uart, "-> ignore") == NULL);
+	EXPECT(a->hm_held);
+	fake.uart_len = 0;
+	hm_print_held(a); /* the turn after */
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "vcpu 0: partition_error at 0x42400000 (write, pc 0x40000120) "
+				 "-> ignore") != NULL);
+	EXPECT(!a->hm_held);
+}
+
 TEST(hm_event_line_leaves_the_unfinished_line_of_a_vcpu_that_goes_on)
 {
 	fixture_boot();
@@ -181,6 +215,49 @@ TEST(hm_cold_restart_releases_then_reloads_in_vcpu0s_time)
 	EXPECT_EQ(fake.reset_args[2], 1);
 	EXPECT(percpu[1].vcpu == &partitions[1].vcpus[0]);
 	EXPECT_EQ(partitions[1].vcpus[1].state, VCPU_HALTED); /* vCPU 0 starts the others */
+}
+
+/* A partition that restarts itself by its health events can aim them at a neighbour's instant
+ * at will: the event's line and the restart's, formatted in the trap (about 2200 instructions
+ * each), made it the longest path before it (tests/system/test_stopline.py). They wait for the
+ * reload, in vCPU 0's time, and name the vCPU the event came from. */
+TEST(hm_restart_lines_wait_for_the_reload_in_vcpu0s_time)
+{
+	fixture_boot();
+	partitions[1].vcpus[1].state = VCPU_READY; /* started by vCPU 0 */
+	EXPECT(!raise_on(2, &partitions[1].vcpus[1], BH_HM_MEMORY_VIOLATION));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "HM:") == NULL);
+	EXPECT(strstr(fake.uart, "restart #") == NULL);
+	fixture_serve(1);
+	fixture_serve(2);
+	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_LOADING);
+	core1_exits();
+	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_READY);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	const char *hm = strstr(fake.uart, "[bulkhead] HM: partition beta (id 1) vcpu 1: "
+				"memory_violation at 0x42400000 (write, pc 0x40000120) -> cold_restart\r\n");
+	const char *restart = strstr(fake.uart, "[bulkhead] partition beta cold restart #1\r\n");
+	EXPECT(hm != NULL && restart != NULL && hm < restart);
+	/* The same inside a scheduling decision (an EDF overrun whose action restarts): the
+	 * decision's time is the next vCPU's. */
+	fake.uart_len = 0;
+	struct hm_event ev = { .kind = BH_HM_MEMORY_VIOLATION, .address = 0x42400000,
+			       .pc = 0x40000120, .detail = "write" };
+	fixture_run(1, &partitions[1].vcpus[0]);
+	FAKE_RUN(hm_raise_in_decision(&partitions[1].vcpus[0], &ev));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "HM:") == NULL);
+	fixture_serve(1);
+	fixture_serve(2);
+	core1_exits();
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "vcpu 0: memory_violation") != NULL);
+	EXPECT(strstr(fake.uart, "partition beta cold restart #2") != NULL);
 }
 
 /* A big image: 1 MiB of .bss in beta, to reload in steps. */

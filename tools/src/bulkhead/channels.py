@@ -272,6 +272,38 @@ def _check_endpoints(system: System, channels: list[Channel], diags: Diagnostics
                 owners[(end.partition, end.port)] = chan
 
 
+# A sampling write is one hypervisor call: the copy of the message, a look at each destination
+# port (about 0.9 counter ticks each) and an interrupt for each destination partition (a wake-up
+# and a kick of another core: about 8 ticks, as long as copying some 160 bytes from an odd
+# address; tests/system/test_fanout.py). The call must stay within the longest path the
+# lateness bound assumes (docs/performance.md), which the largest message to one port nearly
+# takes: each destination partition beyond the first counts as DESTINATION_COST bytes of the
+# message, and each further port of a partition as PORT_COST.
+DESTINATION_COST = 256
+PORT_COST = 32
+
+
+def fan_out_cost(size: int, partitions: int, ports: int) -> int:
+    """A sampling write's length, as bytes of message, within MAX_MESSAGE_SIZE if allowed."""
+    return size + DESTINATION_COST * (partitions - 1) + PORT_COST * (ports - partitions)
+
+
+def _check_fan_out(chan: Channel, diags: Diagnostics) -> None:
+    size = chan.max_message_size
+    ports = [d for d in chan.destinations if d.partition]
+    parts = len({d.partition for d in ports})
+    if chan.kind != "sampling" or size is None or not ports or \
+            fan_out_cost(size, parts, len(ports)) <= MAX_MESSAGE_SIZE:
+        return
+    smaller = MAX_MESSAGE_SIZE - fan_out_cost(0, parts, len(ports))
+    fix = f"make max_message_size at most {smaller} bytes, or " if smaller >= 1 else ""
+    diags.error(chan.at("destinations"), f"{chan.title}: a write of up to {size} bytes to {len(ports)} "
+                f"port{'s' if len(ports) > 1 else ''} in {parts} partition{'s' if parts > 1 else ''} is one "
+                f"hypervisor call too long for the time other partitions may wait for it; {fix}give it fewer "
+                f"destinations (split the channel): each partition beyond the first counts as "
+                f"{DESTINATION_COST} bytes of the message, each further port of a partition as {PORT_COST}")
+
+
 def _check_sizes(channels: list[Channel], diags: Diagnostics) -> None:
     total = 0
     for chan in channels:
@@ -280,6 +312,7 @@ def _check_sizes(channels: list[Channel], diags: Diagnostics) -> None:
             diags.error(chan.at("max_message_size"), f"{chan.title}: max_message_size {size} is out of range; use "
                         f"1 to {MAX_MESSAGE_SIZE} bytes (the hypervisor copies each message in one call)")
             continue
+        _check_fan_out(chan, diags)
         if chan.max_messages == 0:
             diags.error(chan.at("max_messages"), f"{chan.title}: max_messages is 0; a queue holds at least 1 message")
             continue

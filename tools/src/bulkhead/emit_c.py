@@ -68,9 +68,11 @@ def _externs(parts: list[Partition]) -> str:
 
 
 def _areas(part: Partition) -> str:
+    # In guest address order (they never overlap there): the hypervisor finds a guest buffer's
+    # area by binary search (core/guest_mem.c), and checks the order at boot.
     rows = [f"\t{{ .phys = {u64(a.phys)}, .ipa = {u64(a.guest)}, .size = {u64(a.size)}, "
             f".flags = {area_flags(a)} }}, /* {c_comment(a.label or f'memory[{a.index}]')} */"
-            for a in part.stage2_areas]
+            for a in sorted(part.stage2_areas, key=lambda a: a.guest)]
     return _array("struct bh_area_cfg", f"bh_areas_{part.id}", rows)
 
 
