@@ -460,8 +460,10 @@ void partition_load_steps(struct vcpu *v0)
 
 enum vcpu_state vcpu_public_state(const struct vcpu *v)
 {
-	uint32_t req = v->request;
+	uint32_t req = __atomic_load_n(&v->request, __ATOMIC_SEQ_CST);
 
+	if (!(req & (VCPU_REQ_STOP | VCPU_REQ_RESET))) /* none posted since: those being served */
+		req >>= VCPU_REQ_SERVED_SHIFT;
 	if (req & VCPU_REQ_RESET)
 		return VCPU_READY; /* a start posted to its core cannot fail */
 	if (req & VCPU_REQ_STOP)
@@ -564,14 +566,22 @@ static void vcpu_reset_here(struct vcpu *v, bool started)
 
 void vcpu_serve_requests(struct vcpu *v)
 {
-	/* Marked as being served until done: a restart does not count it as halted meanwhile. */
-	uint32_t req = __atomic_exchange_n(&v->request, VCPU_REQ_SERVING, __ATOMIC_SEQ_CST);
+	/* Marked as being served until done: a restart does not count it as halted meanwhile, and
+	 * the guest sees what is being served (a stop: halted), not the state it ends. A restart
+	 * may count a vCPU before its core serves its stop (stop_all), so the next incarnation may
+	 * start it during the serve. Under the lock, as every post: taken whole. */
+	if (!__atomic_load_n(&v->request, __ATOMIC_SEQ_CST))
+		return;
+	partition_lock(v->partition);
+	uint32_t req = v->request & (VCPU_REQ_STOP | VCPU_REQ_RESET);
+	__atomic_store_n(&v->request, VCPU_REQ_SERVING | req << VCPU_REQ_SERVED_SHIFT, __ATOMIC_SEQ_CST);
+	partition_unlock(v->partition);
 
 	if (req & VCPU_REQ_STOP)
 		vcpu_release(v, req & VCPU_REQ_RESET);
 	if (req & VCPU_REQ_RESET)
 		vcpu_reset_here(v, true);
-	__atomic_fetch_and(&v->request, ~VCPU_REQ_SERVING, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&v->request, ~(VCPU_REQ_SERVING | VCPU_REQ_SERVED_MASK), __ATOMIC_SEQ_CST);
 	if (req)
 		exit_work_set(EXIT_RESCHED);
 }

@@ -37,6 +37,10 @@ enum vcpu_state {
 #define VCPU_REQ_STOP  (1u << 0) /* release everything it holds and halt it */
 #define VCPU_REQ_RESET (1u << 1) /* reset it to vcpu.entry and make it ready */
 #define VCPU_REQ_SERVING (1u << 2) /* its core is serving what was posted (not a request) */
+/* While it serves them, the requests it took (STOP, RESET) shifted here: until the serve ends
+ * they are what the guest sees (vcpu_public_state), as they were while posted. */
+#define VCPU_REQ_SERVED_SHIFT 4
+#define VCPU_REQ_SERVED_MASK ((VCPU_REQ_STOP | VCPU_REQ_RESET) << VCPU_REQ_SERVED_SHIFT)
 
 struct vcpu {
 	struct arch_regs regs;        /* guest registers while in the hypervisor or switched out */

@@ -307,6 +307,35 @@ TEST(reqatk_a_restart_completes_while_one_vcpu_is_starved)
 	EXPECT_EQ(plain1()->state, VCPU_READY);
 }
 
+/* The next incarnation's vCPU 0 starts vCPU 1 (PSCI CPU_ON at its boot) just as core 0, in its
+ * spare time, serves the stop that the restart counted at once: the start must be taken (the
+ * guest sees the stop being served, halted), not refused because the old incarnation's state
+ * (ready) still shows until the release ends. lifeport saw it once in 300 boots. */
+static int start_during_release = 1;
+
+static void start_plain1_from_core_2(struct vcpu *v)
+{
+	if (v != plain1() || start_during_release != 1)
+		return;
+	fake.core = 2;
+	start_during_release = vcpu_control(plain0(), BH_VCPU_START, 1, 0);
+	fake.core = 0;
+}
+
+TEST(reqatk_a_start_during_the_release_of_a_counted_vcpu_is_taken)
+{
+	restart_with_vcpu1(true);
+	victim()->state = VCPU_IDLE;
+	hostile()->state = VCPU_IDLE;
+	start_during_release = 1;
+	fake.release_hook = start_plain1_from_core_2;
+	EXPECT(at_core(0, 3000 + US(1000) * 101) == plain1()); /* stopped, then started */
+	fake.release_hook = NULL;
+	EXPECT_EQ(start_during_release, BH_OK);
+	EXPECT_EQ(plain1()->state, VCPU_READY);
+	EXPECT_EQ(plain1()->request, 0);
+}
+
 /* A restart posted from another core while core 0 preempts for a vCPU it counts: p's vCPU 1
  * (raised to priority 4 here) wakes on core 0 above h's vCPU 0, which runs; p's vCPU 0 restarts
  * p from core 2 just after the one-comparison preemption (sched.c preempt) looked for
