@@ -514,7 +514,7 @@ void core_process_requests(void)
 	if (!c->requests)
 		return;
 	__atomic_store_n(&c->requests, 0u, __ATOMIC_SEQ_CST);
-	c->sched.requests_waiting = true;
+	c->sched.requests_waiting = c->sched.changes_taken = true;
 	if (c->vcpu && c->vcpu->request)
 		vcpu_serve_requests(c->vcpu);
 	if (c->sched.be && c->sched.be->request)

@@ -549,7 +549,7 @@ static bool changed_meanwhile(struct percpu *c, struct decision d, uint64_t at)
 {
 	if (!__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
 		return false;
-	c->sched.requests_waiting = true;
+	c->sched.requests_waiting = c->sched.changes_taken = true;
 	struct decision again = pick(c, at);
 	return again.vcpu != d.vcpu || (again.vcpu && again.vcpu->request);
 }
@@ -930,6 +930,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
 		goto sleep;
 	for (;;) {
 		core_process_requests();
+		s->changes_taken = false; /* those taken so far: the pass after the switch sees them */
 		__atomic_fetch_and(&c->exit_work, ~(EXIT_RESCHED | EXIT_PREEMPT), __ATOMIC_RELAXED);
 		uint64_t at = decision_time(s, arch_counter_read());
 		account(c, at);
@@ -973,16 +974,62 @@ sleep:
 	}
 }
 
+/* Fixed priority, when the only change since the last decision is that the running vCPU cur
+ * blocked (sched_vcpu_block): the full decision's pick, the highest-priority vCPU that wants
+ * the core, made on the same states, and of the rest of that decision only what the block can
+ * change. It takes the full decision (false) whenever that would do more than switch to the
+ * pick: a request posted (the core's flag up, or the pick's own: served in its own time
+ * first), nothing to pick (spare time, best-effort room), a best-effort vCPU held, the pick
+ * being cur again (woken meanwhile by another core), a timer or wake-up due (next_wake), or
+ * a change of some vCPU's state since the last full pass over the core's timers that it may
+ * not have counted (changes_taken: a resume or a partition start brings deadlines that pass
+ * never saw). Otherwise the core's next wake-up is the last full pass's next_wake, which
+ * every change since has only made early (a wake-up, a suspend, a preemption that unloaded a
+ * vCPU: the timer then fires early and finds nothing due), and what the switch adds: cur now
+ * waits unloaded, so its virtual timer and its own deadlines count as the full pass counts
+ * them (service_vcpu, which also wakes it if its interrupt came meanwhile). A deadline of
+ * the pick's execution clock starts with the switch: the full decision. The pick is loaded, so
+ * no loaded vCPU waits with a live timer (live_wake). What the pass after the switch raises
+ * (cur woken), and what came meanwhile, is seen after the switch's barrier as the full
+ * decision sees it: it then decides in full. Returns false, nothing done, for the full
+ * decision. */
+static bool block_switch(struct percpu *c, struct vcpu *cur)
+{
+	struct sched_core *s = &c->sched;
+
+	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
+	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || s->changes_taken || s->be)
+		return false;
+	uint64_t now = arch_counter_read();
+	struct vcpu *next = pick_fixed_priority(s).vcpu;
+	if (now >= s->next_wake || !next || next == cur || next->request ||
+	    (next->timer_clock == BH_CLOCK_EXEC && next->timer_deadline != TIME_NEVER))
+		return false;
+	account(c, now);
+	run(c, next, now);
+	trace_record(c->trace, next->trace_source | BH_TRACE_VCPU_SWITCH, 0, now);
+	s->live_wake = TIME_NEVER;
+	uint64_t wake = s->next_wake = min_u64(s->next_wake, service_vcpu(c, cur, now));
+	if ((c->exit_work & EXIT_RESCHED) || c->requests)
+		decide(c, false);
+	else {
+		program_timer(c, wake);
+		before_running(c, next);
+	}
+	return true;
+}
+
 /* Inline into core_exit_work, its one caller: a hand-over to a waiting receiver takes it. */
 HOT_INLINE_GLOBAL void sched_reschedule(void)
 {
 	struct percpu *c = this_cpu();
+	struct vcpu *w = c->sched.woken;
 
 	bool one_change = (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) == EXIT_PREEMPT;
 
-	if (one_change && c->sched.woken && preempt(c))
+	if (one_change && w && (w == c->vcpu ? block_switch(c, w) : preempt(c)))
 		return;
-	decide(c, one_change && !c->sched.woken);
+	decide(c, one_change && !w);
 }
 
 static bool vcpu_has_work(const struct vcpu *v)
@@ -1018,8 +1065,12 @@ void sched_vcpu_block(struct vcpu *v)
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	else if (c->sched.policy == BH_POLICY_DEDICATED && v != c->sched.be)
 		idle_in_place(c, v);
-	else
+	else if (v == c->vcpu && !(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT))) {
+		c->sched.woken = v; /* the one change since the last decision: it blocked */
+		exit_work_set(EXIT_PREEMPT);
+	} else {
 		exit_work_set(EXIT_RESCHED);
+	}
 }
 
 void sched_vcpu_idle(struct vcpu *v)

@@ -51,12 +51,18 @@ struct sched_core {
 	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */
 	uint64_t boundary;                 /* cyclic: the slot boundary the timer leads, or NEVER */
 	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
-	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready;
-					    * NULL: the timer at be_until (a hand-back) */
+	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready; the running
+					    * vCPU itself: it blocked; NULL: the timer at be_until
+					    * (a hand-back) */
 	uint64_t live_wake;                /* the virtual timer of the loaded idle vCPU, which wakes
 					    * it in hardware (the core's timer does not watch it) */
 	bool requests_waiting;             /* requests posted to vCPUs that do not run wait for
 					    * their own time or the core's spare time */
+	bool changes_taken;                /* the core took its requests flag down (a vCPU's state
+					    * or its partition's may have changed: a resume, a
+					    * start) since the last full decision's pass over its
+					    * timers: next_wake may miss a deadline (sched.c
+					    * block_switch) */
 	/* Best-effort vCPUs (best_effort.h). */
 	bool be_allowed;                   /* some best-effort vCPU may run on this core */
 	struct vcpu *be;                   /* the one this core holds (runs), or NULL */
