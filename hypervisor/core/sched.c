@@ -918,29 +918,83 @@ HOT_INLINE void before_running(struct percpu *c, struct vcpu *next)
 	}
 }
 
-/* The full decision. Out of line, so the one-comparison way, inline on the way out of the
- * hypervisor, saves only the registers it uses itself. */
-static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
+/* Fixed priority, when the only change since the last decision is that the running vCPU cur
+ * blocked (sched_vcpu_block), the pick (next) made on the same states as the full decision's,
+ * with no timer or wake-up due and no request posted since the last full pass over the core's
+ * timers (decide looked): a switch to next with only what the block changes, instead of the
+ * rest of the full decision. That rest is needed when next is NULL (spare time, best-effort
+ * room), when the core holds a best-effort vCPU (it goes back to the queue), when next is cur
+ * again (woken meanwhile by another core), and when next has a deadline of its execution clock,
+ * which starts with the switch: false then, nothing done. Otherwise the core's next wake-up is
+ * the last full pass's next_wake, which every change since has only made early (a wake-up, a
+ * suspend, a preemption that unloaded a vCPU: the timer then fires early and finds nothing
+ * due), and what the switch adds: cur now waits unloaded, so its virtual timer and its own
+ * deadlines count as the full pass counts them (service_vcpu, which also wakes it if its
+ * interrupt came meanwhile). next is loaded, so no loaded vCPU waits with a live timer
+ * (live_wake). Its requests flag and a wake-up raised meanwhile (by the pass, by another core)
+ * are looked at after the switch's barrier, as the full decision looks: true with *again set
+ * for the full decision then. */
+HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *next, uint64_t at,
+			     bool *again)
 {
 	struct sched_core *s = &c->sched;
 
+	if (!next || next == cur || s->policy != BH_POLICY_FIXED_PRIORITY || s->be ||
+	    (next->timer_clock == BH_CLOCK_EXEC && next->timer_deadline != TIME_NEVER))
+		return false;
+	run(c, next, at);
+	/* Nothing deferred (no slot, no switch_to): the event goes straight in. */
+	trace_record(c->trace, next->trace_source | BH_TRACE_VCPU_SWITCH, 0, at);
+	s->live_wake = TIME_NEVER;
+	uint64_t wake = s->next_wake = min_u64(s->next_wake, service_vcpu(c, cur, at));
+	*again = (c->exit_work & EXIT_RESCHED) || c->requests;
+	if (!*again) {
+		program_timer(c, wake);
+		before_running(c, next);
+	}
+	return true;
+}
+
+/* The full decision. Out of line, so the one-comparison way, inline on the way out of the
+ * hypervisor, saves only the registers it uses itself. one_change: sched.woken says what
+ * changed since the last decision (NULL: the timer at be_until; the running vCPU: it blocked). */
+static __attribute__((noinline)) void decide(struct percpu *c, bool one_change)
+{
+	struct sched_core *s = &c->sched;
+	struct vcpu *blocked = NULL; /* the running vCPU, if it blocked: block_switch may do */
+
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
-	if (hand_back && be_hand_back(c))
+	if (one_change && !s->woken && be_hand_back(c))
 		goto sleep;
+	if (one_change && s->woken == c->vcpu)
+		blocked = c->vcpu;
 	for (;;) {
 		core_process_requests();
-		s->changes_taken = false; /* those taken so far: the pass after the switch sees them */
 		__atomic_fetch_and(&c->exit_work, ~(EXIT_RESCHED | EXIT_PREEMPT), __ATOMIC_RELAXED);
 		uint64_t at = decision_time(s, arch_counter_read());
 		account(c, at);
-		if (at >= s->next_wake)
+		if (at >= s->next_wake) {
 			service_timers(c, at);
+			blocked = NULL;
+		}
 		struct decision d = pick(c, at);
 		if (d.vcpu && d.vcpu->request) { /* its own time begins: its stop or start first */
 			vcpu_serve_requests(d.vcpu);
+			blocked = NULL;
 			continue;
 		}
+		/* Not with a request taken since the last full pass over the timers (a resume or a
+		 * start may bring deadlines it did not count). */
+		bool again;
+		if (blocked && !s->changes_taken && block_switch(c, blocked, d.vcpu, at, &again)) {
+			if (!again)
+				return;
+			blocked = NULL;
+			continue;
+		}
+		blocked = NULL;
+		s->changes_taken = false; /* those taken so far: the pass after the switch sees them */
 		struct vcpu *be = NULL;
 		__atomic_store_n(&s->be_until, 0, __ATOMIC_RELAXED);
 		if (!d.vcpu && s->be_allowed && be_room(c, d, at, &be))
@@ -974,51 +1028,6 @@ sleep:
 	}
 }
 
-/* Fixed priority, when the only change since the last decision is that the running vCPU cur
- * blocked (sched_vcpu_block): the full decision's pick, the highest-priority vCPU that wants
- * the core, made on the same states, and of the rest of that decision only what the block can
- * change. It takes the full decision (false) whenever that would do more than switch to the
- * pick: a request posted (the core's flag up, or the pick's own: served in its own time
- * first), nothing to pick (spare time, best-effort room), a best-effort vCPU held, the pick
- * being cur again (woken meanwhile by another core), a timer or wake-up due (next_wake), or
- * a change of some vCPU's state since the last full pass over the core's timers that it may
- * not have counted (changes_taken: a resume or a partition start brings deadlines that pass
- * never saw). Otherwise the core's next wake-up is the last full pass's next_wake, which
- * every change since has only made early (a wake-up, a suspend, a preemption that unloaded a
- * vCPU: the timer then fires early and finds nothing due), and what the switch adds: cur now
- * waits unloaded, so its virtual timer and its own deadlines count as the full pass counts
- * them (service_vcpu, which also wakes it if its interrupt came meanwhile). A deadline of
- * the pick's execution clock starts with the switch: the full decision. The pick is loaded, so
- * no loaded vCPU waits with a live timer (live_wake). What the pass after the switch raises
- * (cur woken), and what came meanwhile, is seen after the switch's barrier as the full
- * decision sees it: it then decides in full. Returns false, nothing done, for the full
- * decision. */
-static bool block_switch(struct percpu *c, struct vcpu *cur)
-{
-	struct sched_core *s = &c->sched;
-
-	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
-	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || s->changes_taken || s->be)
-		return false;
-	uint64_t now = arch_counter_read();
-	struct vcpu *next = pick_fixed_priority(s).vcpu;
-	if (now >= s->next_wake || !next || next == cur || next->request ||
-	    (next->timer_clock == BH_CLOCK_EXEC && next->timer_deadline != TIME_NEVER))
-		return false;
-	account(c, now);
-	run(c, next, now);
-	trace_record(c->trace, next->trace_source | BH_TRACE_VCPU_SWITCH, 0, now);
-	s->live_wake = TIME_NEVER;
-	uint64_t wake = s->next_wake = min_u64(s->next_wake, service_vcpu(c, cur, now));
-	if ((c->exit_work & EXIT_RESCHED) || c->requests)
-		decide(c, false);
-	else {
-		program_timer(c, wake);
-		before_running(c, next);
-	}
-	return true;
-}
-
 /* Inline into core_exit_work, its one caller: a hand-over to a waiting receiver takes it. */
 HOT_INLINE_GLOBAL void sched_reschedule(void)
 {
@@ -1027,9 +1036,9 @@ HOT_INLINE_GLOBAL void sched_reschedule(void)
 
 	bool one_change = (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) == EXIT_PREEMPT;
 
-	if (one_change && w && (w == c->vcpu ? block_switch(c, w) : preempt(c)))
+	if (one_change && w && w != c->vcpu && preempt(c))
 		return;
-	decide(c, one_change && !w);
+	decide(c, one_change);
 }
 
 static bool vcpu_has_work(const struct vcpu *v)
@@ -1065,8 +1074,8 @@ void sched_vcpu_block(struct vcpu *v)
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	else if (c->sched.policy == BH_POLICY_DEDICATED && v != c->sched.be)
 		idle_in_place(c, v);
-	else if (v == c->vcpu && !(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT))) {
-		c->sched.woken = v; /* the one change since the last decision: it blocked */
+	else if (!(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT))) {
+		c->sched.woken = v; /* the one change since the last decision: it (running) blocked */
 		exit_work_set(EXIT_PREEMPT);
 	} else {
 		exit_work_set(EXIT_RESCHED);

@@ -455,6 +455,21 @@ TEST(a_block_with_a_wake_up_due_takes_the_full_decision)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* A deadline of a ready vCPU that does not run is due: the full decision serves it (its timer
+ * interrupt, pending until it runs) and counts the core's next wake-up afresh, without it: the
+ * core's timer is not left at the instant gone by. */
+TEST(a_block_with_a_deadline_due_counts_the_wake_ups_afresh)
+{
+	fixed_priority_b_runs();
+	vcpu_of(0)->timer_deadline = 18;
+	EXPECT(at(15) == vcpu_of(1));
+	EXPECT_EQ(fake.timer, 18);
+	EXPECT(block_at(20) == vcpu_of(2));
+	EXPECT(vcpu_of(0)->virq.pending[0] & (1u << BH_VIRQ_TIMER));
+	EXPECT_EQ(fake.timer, UINT64_MAX);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 /* Nothing else is ready: the full decision, which idles the core with its spare time published
  * (for the requests of vCPUs that do not run). */
 TEST(a_block_leaving_nothing_to_run_takes_the_full_decision)
@@ -513,6 +528,21 @@ TEST(a_request_posted_during_the_switch_of_a_block_is_served_at_once)
 	EXPECT_EQ(vcpu_of(2)->state, VCPU_HALTED);
 	EXPECT_EQ(vcpu_of(2)->arch.released, 1);
 	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* On a cyclic core the slot owner that blocks within the lead before the next slot: the
+ * decision stands for the boundary, where the next slot's owner runs, with the core's timer
+ * armed for that slot's end (the lead before it), as the full decision arms it. */
+TEST(a_slot_owner_that_blocks_in_the_lead_hands_over_at_the_boundary)
+{
+	boot(BH_POLICY_CYCLIC);
+	EXPECT(at(T0) == vcpu_of(0));
+	start_every_vcpu();
+	EXPECT(at(T0 + US(600)) == vcpu_of(2));
+	EXPECT_EQ(fake.timer, T0 + US(1000) - LEAD);
+	fake.counter_step = 1; /* the core waits for the boundary by reading the counter */
+	EXPECT(block_at(T0 + US(1000) - LEAD + 1) == vcpu_of(0)); /* the next frame's slot 0 */
+	EXPECT_EQ(fake.timer, T0 + US(1200) - LEAD);
 }
 
 /* On a cyclic core the slot owner that blocks leaves its slot empty: no other vCPU runs
