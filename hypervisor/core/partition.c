@@ -376,7 +376,7 @@ static void restart_done(struct partition *p)
 
 static bool core_busy(struct percpu *c)
 {
-	return (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) || c->requests ||
+	return (c->exit_work & EXIT_DECIDE) || c->requests ||
 	       arch_irq_pending() || arch_counter_read() + LOAD_STEP_TICKS >= c->sched.timer_at;
 }
 

@@ -441,7 +441,7 @@ void sched_vcpu_woken(struct vcpu *v)
 		be_notify(v);
 	} else if (v->core != c->core) {
 		arch_kick_core(v->core);
-	} else if (!(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT))) {
+	} else if (!(c->exit_work & EXIT_DECIDE)) {
 		c->sched.woken = v;
 		exit_work_set(EXIT_PREEMPT);
 	} else {
@@ -956,22 +956,22 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 }
 
 /* The full decision. Out of line, so the one-comparison way, inline on the way out of the
- * hypervisor, saves only the registers it uses itself. one_change: sched.woken says what
- * changed since the last decision (NULL: the timer at be_until; the running vCPU: it blocked). */
-static __attribute__((noinline)) void decide(struct percpu *c, bool one_change)
+ * hypervisor, saves only the registers it uses itself. change: what made it due (EXIT_DECIDE's
+ * bits): EXIT_PREEMPT alone with no sched.woken, the timer at be_until alone; EXIT_BLOCKED
+ * alone, the running vCPU blocked. */
+static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 {
 	struct sched_core *s = &c->sched;
-	struct vcpu *blocked = NULL; /* the running vCPU, if it blocked: block_switch may do */
+	/* The running vCPU, if it blocked and nothing else came: block_switch may do. */
+	struct vcpu *blocked = change == EXIT_BLOCKED ? c->vcpu : NULL;
 
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
-	if (one_change && !s->woken && be_hand_back(c))
+	if (change == EXIT_PREEMPT && !s->woken && be_hand_back(c))
 		goto sleep;
-	if (one_change && s->woken == c->vcpu)
-		blocked = c->vcpu;
 	for (;;) {
 		core_process_requests();
-		__atomic_fetch_and(&c->exit_work, ~(EXIT_RESCHED | EXIT_PREEMPT), __ATOMIC_RELAXED);
+		__atomic_fetch_and(&c->exit_work, ~EXIT_DECIDE, __ATOMIC_RELAXED);
 		uint64_t at = decision_time(s, arch_counter_read());
 		account(c, at);
 		if (at >= s->next_wake) {
@@ -1032,13 +1032,11 @@ sleep:
 HOT_INLINE_GLOBAL void sched_reschedule(void)
 {
 	struct percpu *c = this_cpu();
-	struct vcpu *w = c->sched.woken;
+	uint32_t change = c->exit_work & EXIT_DECIDE; /* one change alone: EXIT_PREEMPT, EXIT_BLOCKED */
 
-	bool one_change = (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) == EXIT_PREEMPT;
-
-	if (one_change && w && w != c->vcpu && preempt(c))
+	if (change == EXIT_PREEMPT && c->sched.woken && preempt(c))
 		return;
-	decide(c, one_change);
+	decide(c, change);
 }
 
 static bool vcpu_has_work(const struct vcpu *v)
@@ -1074,12 +1072,8 @@ void sched_vcpu_block(struct vcpu *v)
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	else if (c->sched.policy == BH_POLICY_DEDICATED && v != c->sched.be)
 		idle_in_place(c, v);
-	else if (!(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT))) {
-		c->sched.woken = v; /* the one change since the last decision: it (running) blocked */
-		exit_work_set(EXIT_PREEMPT);
-	} else {
-		exit_work_set(EXIT_RESCHED);
-	}
+	else /* the one change since the last decision, if nothing else came: it blocked */
+		exit_work_set(c->exit_work & EXIT_DECIDE ? EXIT_RESCHED : EXIT_BLOCKED);
 }
 
 void sched_vcpu_idle(struct vcpu *v)
@@ -1100,7 +1094,7 @@ void sched_timer_event(void)
 	struct sched_core *s = &c->sched;
 	/* The timer at be_until, the one change since the last decision: the hand-back alone. */
 	bool be_due = s->be && s->be_until && s->timer_at == s->be_until &&
-		      !(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT));
+		      !(c->exit_work & EXIT_DECIDE);
 
 	s->timer_at = 0; /* it fired and is off: program it again */
 	if (be_due) {
@@ -1118,7 +1112,7 @@ HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 
 	/* sched_timer_event's test, and the best-effort vCPU running (be_hand_back asks it too). */
 	if (!s->be || c->vcpu != s->be || !s->be_until || s->timer_at != s->be_until ||
-	    (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)))
+	    (c->exit_work & EXIT_DECIDE))
 		return false;
 	s->timer_at = 0;
 	s->woken = NULL;

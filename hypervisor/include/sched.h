@@ -51,9 +51,8 @@ struct sched_core {
 	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */
 	uint64_t boundary;                 /* cyclic: the slot boundary the timer leads, or NEVER */
 	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
-	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready; the running
-					    * vCPU itself: it blocked; NULL: the timer at be_until
-					    * (a hand-back) */
+	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready;
+					    * NULL: the timer at be_until (a hand-back) */
 	uint64_t live_wake;                /* the virtual timer of the loaded idle vCPU, which wakes
 					    * it in hardware (the core's timer does not watch it) */
 	bool requests_waiting;             /* requests posted to vCPUs that do not run wait for

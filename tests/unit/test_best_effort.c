@@ -436,7 +436,7 @@ TEST(a_best_effort_vcpu_that_blocks_under_a_woken_vcpu_of_the_core_is_given_back
 	fake.core = 1;
 	fake.counter = T0 + 20;
 	sched_vcpu_idle(be(0));
-	EXPECT_EQ(percpu[1].exit_work, EXIT_PREEMPT); /* the one change seen: it blocked */
+	EXPECT_EQ(percpu[1].exit_work, EXIT_BLOCKED); /* the one change seen: it blocked */
 	FAKE_RUN(core_exit_work());
 	EXPECT(percpu[1].vcpu == rt(1));
 	EXPECT(percpu[1].sched.be == NULL);
@@ -494,7 +494,7 @@ TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
 	EXPECT_EQ(percpu[0].sched.be_until, 0);
 	EXPECT_EQ(fake.timer, slot - LEAD);
 	EXPECT_EQ(fake.loads, loads + 1);
-	EXPECT(!(percpu[0].exit_work & (EXIT_RESCHED | EXIT_PREEMPT)));
+	EXPECT(!(percpu[0].exit_work & EXIT_DECIDE));
 	EXPECT(be(0)->ready_since != 0); /* given back ready: its wait is stolen time */
 	EXPECT(timer_on(0, slot - LEAD) == rt(0));
 	EXPECT(fake.counter >= slot);

@@ -369,7 +369,7 @@ static struct vcpu *block_at(uint64_t now)
 	fake.counter = now;
 	v->state = VCPU_IDLE;
 	sched_vcpu_block(v);
-	EXPECT_EQ(c->exit_work, EXIT_PREEMPT); /* the one change: it blocked */
+	EXPECT_EQ(c->exit_work, EXIT_BLOCKED); /* the one change: it blocked */
 	counter_reads = 0;
 	fake.counter_hook = count_counter_read;
 	FAKE_RUN(core_exit_work());
