@@ -946,7 +946,13 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 	/* Nothing deferred (no slot, no switch_to): the event goes straight in. */
 	trace_record(c->trace, next->trace_source | BH_TRACE_VCPU_SWITCH, 0, at);
 	s->live_wake = TIME_NEVER;
-	uint64_t wake = s->next_wake = min_u64(s->next_wake, service_vcpu(c, cur, at));
+	/* cur's part of the pass, service_vcpu's: mostly idle with no deadline of its own and
+	 * nothing pending, its virtual timer alone, not due yet; else the pass's own code. */
+	uint64_t own;
+	if (cur->timer_deadline != TIME_NEVER || cur->state != VCPU_IDLE || cur->virq.count ||
+	    cur->partition->state != PARTITION_RUNNING || (own = arch_vtimer_deadline(cur)) <= at)
+		own = service_vcpu(c, cur, at);
+	uint64_t wake = s->next_wake = min_u64(s->next_wake, own);
 	*again = (c->exit_work & EXIT_RESCHED) || c->requests;
 	if (!*again) {
 		program_timer(c, wake);
