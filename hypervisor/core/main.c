@@ -80,7 +80,7 @@ void core_exit_work(void)
 
 	for (;;) {
 		core_process_requests();
-		if ((c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) || !c->vcpu)
+		if ((c->exit_work & EXIT_DECIDE) || !c->vcpu)
 			sched_reschedule();
 		if (c->vcpu->state == VCPU_LOADING) { /* never entered: it has no guest yet */
 			reload_in_its_time(c);

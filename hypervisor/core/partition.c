@@ -408,7 +408,7 @@ static void restart_done(struct partition *p)
 
 static bool core_busy(struct percpu *c)
 {
-	return (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) || c->requests ||
+	return (c->exit_work & EXIT_DECIDE) || c->requests ||
 	       arch_irq_pending() || arch_counter_read() + LOAD_STEP_TICKS >= c->sched.timer_at;
 }
 
@@ -596,7 +596,7 @@ void core_process_requests(void)
 	if (!c->requests)
 		return;
 	__atomic_store_n(&c->requests, 0u, __ATOMIC_SEQ_CST);
-	c->sched.requests_waiting = true;
+	c->sched.requests_waiting = c->sched.changes_taken = true;
 	if (c->vcpu && c->vcpu->request)
 		vcpu_serve_requests(c->vcpu);
 	if (c->sched.be && c->sched.be->request)

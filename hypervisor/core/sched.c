@@ -474,7 +474,7 @@ void sched_vcpu_woken(struct vcpu *v)
 		be_notify(v);
 	} else if (v->core != c->core) {
 		arch_kick_core(v->core);
-	} else if (!(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT))) {
+	} else if (!(c->exit_work & EXIT_DECIDE)) {
 		c->sched.woken = v;
 		exit_work_set(EXIT_PREEMPT);
 	} else {
@@ -582,7 +582,7 @@ static bool changed_meanwhile(struct percpu *c, struct decision d, uint64_t at)
 {
 	if (!__atomic_exchange_n(&c->requests, 0u, __ATOMIC_SEQ_CST))
 		return false;
-	c->sched.requests_waiting = true;
+	c->sched.requests_waiting = c->sched.changes_taken = true;
 	struct decision again = pick(c, at);
 	return again.vcpu != d.vcpu || (again.vcpu && again.vcpu->request);
 }
@@ -969,28 +969,89 @@ HOT_INLINE void before_running(struct percpu *c, struct vcpu *next)
 	}
 }
 
-/* The full decision. Out of line, so the one-comparison way, inline on the way out of the
- * hypervisor, saves only the registers it uses itself. */
-static __attribute__((noinline)) void decide(struct percpu *c, bool hand_back)
+/* Fixed priority, when the only change since the last decision is that the running vCPU cur
+ * blocked (sched_vcpu_block), the pick (next) made on the same states as the full decision's,
+ * with no timer or wake-up due and no request posted since the last full pass over the core's
+ * timers (decide looked): a switch to next with only what the block changes, instead of the
+ * rest of the full decision. That rest is needed when next is NULL (spare time, best-effort
+ * room), when the core holds a best-effort vCPU (it goes back to the queue), when next is cur
+ * again (woken meanwhile by another core), and when next has a deadline of its execution clock,
+ * which starts with the switch: false then, nothing done. Otherwise the core's next wake-up is
+ * the last full pass's next_wake, which every change since has only made early (a wake-up, a
+ * suspend, a preemption that unloaded a vCPU: the timer then fires early and finds nothing
+ * due), and what the switch adds: cur now waits unloaded, so its virtual timer and its own
+ * deadlines count as the full pass counts them (service_vcpu, which also wakes it if its
+ * interrupt came meanwhile). next is loaded, so no loaded vCPU waits with a live timer
+ * (live_wake). Its requests flag and a wake-up raised meanwhile (by the pass, by another core)
+ * are looked at after the switch's barrier, as the full decision looks: true with *again set
+ * for the full decision then. */
+HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *next, uint64_t at,
+			     bool *again)
 {
 	struct sched_core *s = &c->sched;
 
+	if (!next || next == cur || s->policy != BH_POLICY_FIXED_PRIORITY || s->be ||
+	    (next->timer_clock == BH_CLOCK_EXEC && next->timer_deadline != TIME_NEVER))
+		return false;
+	run(c, next, at);
+	/* Nothing deferred (no slot, no switch_to): the event goes straight in. */
+	trace_record(c->trace, next->trace_source | BH_TRACE_VCPU_SWITCH, 0, at);
+	s->live_wake = TIME_NEVER;
+	/* cur's part of the pass, service_vcpu's: mostly idle with no deadline of its own and
+	 * nothing pending, its virtual timer alone, not due yet; else the pass's own code. */
+	uint64_t own;
+	if (cur->timer_deadline != TIME_NEVER || cur->state != VCPU_IDLE || cur->virq.count ||
+	    cur->partition->state != PARTITION_RUNNING || (own = arch_vtimer_deadline(cur)) <= at)
+		own = service_vcpu(c, cur, at);
+	uint64_t wake = s->next_wake = min_u64(s->next_wake, own);
+	*again = (c->exit_work & EXIT_RESCHED) || c->requests;
+	if (!*again) {
+		program_timer(c, wake);
+		before_running(c, next);
+	}
+	return true;
+}
+
+/* The full decision. Out of line, so the one-comparison way, inline on the way out of the
+ * hypervisor, saves only the registers it uses itself. change: what made it due (EXIT_DECIDE's
+ * bits): EXIT_PREEMPT alone with no sched.woken, the timer at be_until alone; EXIT_BLOCKED
+ * alone, the running vCPU blocked. */
+static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
+{
+	struct sched_core *s = &c->sched;
+	/* The running vCPU, if it blocked and nothing else came: block_switch may do. */
+	struct vcpu *blocked = change == EXIT_BLOCKED ? c->vcpu : NULL;
+
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
-	if (hand_back && be_hand_back(c))
+	if (change == EXIT_PREEMPT && !s->woken && be_hand_back(c))
 		goto sleep;
 	for (;;) {
 		core_process_requests();
-		__atomic_fetch_and(&c->exit_work, ~(EXIT_RESCHED | EXIT_PREEMPT), __ATOMIC_RELAXED);
+		__atomic_fetch_and(&c->exit_work, ~EXIT_DECIDE, __ATOMIC_RELAXED);
 		uint64_t at = decision_time(s, arch_counter_read());
 		account(c, at);
-		if (at >= s->next_wake)
+		if (at >= s->next_wake) {
 			service_timers(c, at);
+			blocked = NULL;
+		}
 		struct decision d = pick(c, at);
 		if (d.vcpu && d.vcpu->request) { /* its own time begins: its stop or start first */
 			vcpu_serve_requests(d.vcpu);
+			blocked = NULL;
 			continue;
 		}
+		/* Not with a request taken since the last full pass over the timers (a resume or a
+		 * start may bring deadlines it did not count). */
+		bool again;
+		if (blocked && !s->changes_taken && block_switch(c, blocked, d.vcpu, at, &again)) {
+			if (!again)
+				return;
+			blocked = NULL;
+			continue;
+		}
+		blocked = NULL;
+		s->changes_taken = false; /* those taken so far: the pass after the switch sees them */
 		struct vcpu *be = NULL;
 		__atomic_store_n(&s->be_until, 0, __ATOMIC_RELAXED);
 		if (!d.vcpu && s->be_allowed && be_room(c, d, at, &be))
@@ -1028,12 +1089,11 @@ sleep:
 HOT_INLINE_GLOBAL void sched_reschedule(void)
 {
 	struct percpu *c = this_cpu();
+	uint32_t change = c->exit_work & EXIT_DECIDE; /* one change alone: EXIT_PREEMPT, EXIT_BLOCKED */
 
-	bool one_change = (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)) == EXIT_PREEMPT;
-
-	if (one_change && c->sched.woken && preempt(c))
+	if (change == EXIT_PREEMPT && c->sched.woken && preempt(c))
 		return;
-	decide(c, one_change && !c->sched.woken);
+	decide(c, change);
 }
 
 static bool vcpu_has_work(const struct vcpu *v)
@@ -1069,8 +1129,8 @@ void sched_vcpu_block(struct vcpu *v)
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	else if (c->sched.policy == BH_POLICY_DEDICATED && v != c->sched.be)
 		idle_in_place(c, v);
-	else
-		exit_work_set(EXIT_RESCHED);
+	else /* the one change since the last decision, if nothing else came: it blocked */
+		exit_work_set(c->exit_work & EXIT_DECIDE ? EXIT_RESCHED : EXIT_BLOCKED);
 }
 
 void sched_vcpu_idle(struct vcpu *v)
@@ -1091,7 +1151,7 @@ void sched_timer_event(void)
 	struct sched_core *s = &c->sched;
 	/* The timer at be_until, the one change since the last decision: the hand-back alone. */
 	bool be_due = s->be && s->be_until && s->timer_at == s->be_until &&
-		      !(c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT));
+		      !(c->exit_work & EXIT_DECIDE);
 
 	s->timer_at = 0; /* it fired and is off: program it again */
 	if (be_due) {
@@ -1109,7 +1169,7 @@ HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 
 	/* sched_timer_event's test, and the best-effort vCPU running (be_hand_back asks it too). */
 	if (!s->be || c->vcpu != s->be || !s->be_until || s->timer_at != s->be_until ||
-	    (c->exit_work & (EXIT_RESCHED | EXIT_PREEMPT)))
+	    (c->exit_work & EXIT_DECIDE))
 		return false;
 	s->timer_at = 0;
 	s->woken = NULL;

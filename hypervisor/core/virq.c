@@ -94,8 +94,10 @@ int virq_take(struct vcpu *v, bool *forwarded)
 		unsigned intid = w * 32 + (unsigned)__builtin_ctz(ready);
 		__atomic_fetch_and(&q->pending[w], ~bit(intid), __ATOMIC_SEQ_CST);
 		__atomic_fetch_sub(&q->count, 1u, __ATOMIC_SEQ_CST);
+		/* Mostly not (only physical interrupts are forwarded): then nothing to clear. */
 		*forwarded = q->forwarded[w] & bit(intid);
-		__atomic_fetch_and(&q->forwarded[w], ~bit(intid), __ATOMIC_RELAXED);
+		if (*forwarded)
+			__atomic_fetch_and(&q->forwarded[w], ~bit(intid), __ATOMIC_RELAXED);
 		return (int)intid;
 	}
 	return -1;

@@ -72,6 +72,11 @@ struct sched_core {
 					    * it in hardware (the core's timer does not watch it) */
 	bool requests_waiting;             /* requests posted to vCPUs that do not run wait for
 					    * their own time or the core's spare time */
+	bool changes_taken;                /* the core took its requests flag down (a vCPU's state
+					    * or its partition's may have changed: a resume, a
+					    * start) since the last full decision's pass over its
+					    * timers: next_wake may miss a deadline (sched.c
+					    * block_switch) */
 	/* Best-effort vCPUs (best_effort.h). */
 	bool be_allowed;                   /* some best-effort vCPU may run on this core */
 	struct vcpu *be;                   /* the one this core holds (runs), or NULL */

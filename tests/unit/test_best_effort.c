@@ -448,6 +448,27 @@ TEST(a_wake_up_of_its_own_vcpu_takes_the_core_from_best_effort_work)
 	EXPECT_EQ(be(0)->arch.detached, 1);
 }
 
+/* The best-effort vCPU blocks before the kick for its core's own vCPU, woken by another core,
+ * is taken: the full decision, which gives the best-effort vCPU back to the queue. */
+TEST(a_best_effort_vcpu_that_blocks_under_a_woken_vcpu_of_the_core_is_given_back)
+{
+	boot();
+	EXPECT(on(1, T0) == rt(1));
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, T0 + 10) == be(0));
+	fake.core = 2;
+	virq_inject(rt(1), BH_VIRQ_PORT, false); /* ready; core 1's kick not taken yet */
+	fake.core = 1;
+	fake.counter = T0 + 20;
+	sched_vcpu_idle(be(0));
+	EXPECT_EQ(percpu[1].exit_work, EXIT_BLOCKED); /* the one change seen: it blocked */
+	FAKE_RUN(core_exit_work());
+	EXPECT(percpu[1].vcpu == rt(1));
+	EXPECT(percpu[1].sched.be == NULL);
+	EXPECT(be(0)->be_queued);
+	EXPECT_EQ(be(0)->arch.detached, 1);
+}
+
 /* A core asleep past its be_until waits for an instant of its own: no kick for best-effort
  * work reaches it then, whatever it marked when it went to sleep. */
 TEST(a_core_in_its_lead_before_an_instant_is_not_kicked_for_best_effort_work)
@@ -498,7 +519,7 @@ TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
 	EXPECT_EQ(percpu[0].sched.be_until, 0);
 	EXPECT_EQ(fake.timer, slot - LEAD);
 	EXPECT_EQ(fake.loads, loads + 1);
-	EXPECT(!(percpu[0].exit_work & (EXIT_RESCHED | EXIT_PREEMPT)));
+	EXPECT(!(percpu[0].exit_work & EXIT_DECIDE));
 	EXPECT(be(0)->ready_since != 0); /* given back ready: its wait is stolen time */
 	EXPECT(timer_on(0, slot - LEAD) == rt(0));
 	EXPECT(fake.counter >= slot);

@@ -260,7 +260,7 @@ TEST(a_waiting_receiver_gets_the_message_straight_from_the_sender)
 	open_both();
 	EXPECT_EQ(wait_call(beta(), BETA_BUF, 8), BH_NOT_AVAILABLE);
 	EXPECT_EQ(beta()->state, VCPU_IDLE);
-	EXPECT(percpu[beta()->core].exit_work & EXIT_RESCHED); /* its core goes to others */
+	EXPECT(percpu[beta()->core].exit_work & EXIT_DECIDE); /* its core goes to others */
 	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF + 2, 5, 0, 0), BH_OK);
 	EXPECT_EQ(beta()->state, VCPU_READY);
 	EXPECT(memcmp(beta_buf(), "cdefg", 5) == 0);

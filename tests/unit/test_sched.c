@@ -354,6 +354,210 @@ TEST(a_single_wake_up_leaves_a_running_vcpu_suspended_meanwhile)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* --- A running vCPU that blocks (sched.c block_switch) ------------------------------------ */
+
+static unsigned counter_reads;
+static void count_counter_read(void) { counter_reads++; }
+
+/* The running vCPU blocks at `now` (a receive wait, BH_HC_IDLE): returns what the core runs
+ * then, or NULL if it idles; counter_reads tells the decision taken: the pick alone reads the
+ * counter once, the full decision more (its decision time, its wait for it). */
+static struct vcpu *block_at(uint64_t now)
+{
+	struct percpu *c = &percpu[0];
+	struct vcpu *v = c->vcpu;
+
+	fake.counter = now;
+	v->state = VCPU_IDLE;
+	sched_vcpu_block(v);
+	EXPECT_EQ(c->exit_work, EXIT_BLOCKED); /* the one change: it blocked */
+	counter_reads = 0;
+	fake.counter_hook = count_counter_read;
+	FAKE_RUN(core_exit_work());
+	fake.counter_hook = NULL;
+	return fake.exit == FAKE_IDLED ? NULL : c->vcpu;
+}
+
+/* b (5) runs, a (1) and c (3) are ready, all started, decided in full at 10. */
+static void fixed_priority_b_runs(void)
+{
+	boot_fixed_priority_1_5_3();
+	fake.vtimer_deadline = UINT64_MAX;
+	EXPECT(at(5) == vcpu_of(1));
+	start_every_vcpu();
+	EXPECT(at(10) == vcpu_of(1));
+}
+
+/* The only change since the last decision is the block: the highest ready vCPU runs, decided by
+ * the pick alone; the blocked vCPU's virtual timer, now unloaded, is the core's next wake-up. */
+TEST(fixed_priority_decides_a_block_by_the_pick_alone)
+{
+	fixed_priority_b_runs();
+	vcpu_of(1)->arch.vtimer_set = 1;
+	vcpu_of(1)->arch.vtimer_at = 500;
+	EXPECT(block_at(20) == vcpu_of(2));
+	EXPECT_EQ(counter_reads, 1);
+	EXPECT_EQ(fake.timer, 500);
+	EXPECT_EQ(percpu[0].exit_work, 0);
+	EXPECT(block_at(30) == vcpu_of(0)); /* 1: the only one ready */
+	EXPECT_EQ(counter_reads, 1);
+	EXPECT_EQ(fake.timer, 500);
+	EXPECT(at(500) == vcpu_of(1)); /* its timer: woken, it preempts */
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* The pick has a request posted (a stop from another core, left for its own time by a full
+ * decision since): its own time begins, the full decision serves it first. */
+TEST(a_block_whose_pick_has_a_request_takes_the_full_decision)
+{
+	fixed_priority_b_runs();
+	fake.core = 1;
+	partition_halt(&partitions[2]); /* c (3), below b: no kick */
+	fake.core = 0;
+	EXPECT(at(15) == vcpu_of(1)); /* a full decision: c's stop waits for c's time */
+	EXPECT(vcpu_of(2)->request);
+	EXPECT(block_at(20) == vcpu_of(0));
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_HALTED);
+	EXPECT_EQ(vcpu_of(2)->arch.released, 1);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* Another core resumed c, whose deadline passed while it was suspended (the last full pass over
+ * the core's timers did not count it), and the core took its requests flag down since: the
+ * full decision, whose pass after the switch serves c's deadline. */
+TEST(a_block_after_a_change_the_timers_were_not_counted_for_takes_the_full_decision)
+{
+	fixed_priority_b_runs();
+	vcpu_of(2)->state = VCPU_SUSPENDED;
+	vcpu_of(2)->timer_deadline = 15;
+	EXPECT(at(12) == vcpu_of(1)); /* c's deadline not counted: suspended */
+	fake.core = 1;
+	EXPECT(vcpu_transition(vcpu_of(2), VCPU_SUSPENDED, VCPU_READY)); /* no kick: below b */
+	fake.core = 0;
+	EXPECT_EQ(fake.kicks[0], 0);
+	core_process_requests(); /* b's next exit takes the flag down */
+	EXPECT(block_at(20) == vcpu_of(2));
+	EXPECT(vcpu_of(2)->virq.pending[0] & (1u << BH_VIRQ_TIMER));
+	EXPECT_EQ(vcpu_of(2)->timer_deadline, TIME_NEVER);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* A wake-up is due (c's virtual timer, c idle): the full decision wakes c, which outranks a. */
+TEST(a_block_with_a_wake_up_due_takes_the_full_decision)
+{
+	fixed_priority_b_runs();
+	vcpu_of(2)->state = VCPU_IDLE;
+	vcpu_of(2)->arch.vtimer_set = 1;
+	vcpu_of(2)->arch.vtimer_at = 18;
+	EXPECT(at(15) == vcpu_of(1));
+	EXPECT_EQ(fake.timer, 18);
+	EXPECT(block_at(20) == vcpu_of(2)); /* the timer's event is not taken yet */
+	EXPECT(counter_reads > 1);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* A deadline of a ready vCPU that does not run is due: the full decision serves it (its timer
+ * interrupt, pending until it runs) and counts the core's next wake-up afresh, without it: the
+ * core's timer is not left at the instant gone by. */
+TEST(a_block_with_a_deadline_due_counts_the_wake_ups_afresh)
+{
+	fixed_priority_b_runs();
+	vcpu_of(0)->timer_deadline = 18;
+	EXPECT(at(15) == vcpu_of(1));
+	EXPECT_EQ(fake.timer, 18);
+	EXPECT(block_at(20) == vcpu_of(2));
+	EXPECT(vcpu_of(0)->virq.pending[0] & (1u << BH_VIRQ_TIMER));
+	EXPECT_EQ(fake.timer, UINT64_MAX);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* Nothing else is ready: the full decision, which idles the core with its spare time published
+ * (for the requests of vCPUs that do not run). */
+TEST(a_block_leaving_nothing_to_run_takes_the_full_decision)
+{
+	fixed_priority_b_runs();
+	vcpu_of(0)->state = vcpu_of(2)->state = VCPU_IDLE;
+	EXPECT(at(15) == vcpu_of(1));
+	EXPECT(block_at(20) == NULL);
+	EXPECT(percpu[0].vcpu == NULL);
+	EXPECT(percpu[0].sched.be_until != 0);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* A deadline of the pick's execution clock starts with the switch: the full decision, which
+ * arms the core's timer for it. */
+TEST(a_block_whose_pick_has_an_execution_clock_deadline_takes_the_full_decision)
+{
+	fixed_priority_b_runs();
+	vcpu_of(2)->timer_clock = BH_CLOCK_EXEC;
+	vcpu_of(2)->timer_deadline = vcpu_of(2)->exec_ticks + 100;
+	EXPECT(at(15) == vcpu_of(1));
+	EXPECT(block_at(20) == vcpu_of(2));
+	EXPECT_EQ(fake.timer, 20 + 100);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* The blocked vCPU's own virtual timer is due by the time it is unloaded: the pass after the
+ * switch wakes it, and the full decision gives it the core back. */
+TEST(a_blocked_vcpu_woken_by_the_switch_gets_the_core_back)
+{
+	fixed_priority_b_runs();
+	vcpu_of(1)->arch.vtimer_set = 1;
+	vcpu_of(1)->arch.vtimer_at = 20;
+	EXPECT(block_at(20) == vcpu_of(1));
+	EXPECT_EQ(vcpu_of(1)->state, VCPU_READY);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* Another core posts a stop to the pick during the switch, seeing the blocked vCPU still there
+ * (no kick: the pick is below it): after the switch's barrier the core sees the flag, and the
+ * full decision serves the stop in the pick's own time, which has begun. */
+static void halt_c_from_core_1(void)
+{
+	fake.switch_hook = NULL;
+	fake.core = 1;
+	partition_halt(&partitions[2]);
+	fake.core = 0;
+}
+
+TEST(a_request_posted_during_the_switch_of_a_block_is_served_at_once)
+{
+	fixed_priority_b_runs();
+	fake.switch_hook = halt_c_from_core_1;
+	EXPECT(block_at(20) == vcpu_of(0));
+	EXPECT_EQ(fake.kicks[0], 0);
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_HALTED);
+	EXPECT_EQ(vcpu_of(2)->arch.released, 1);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* On a cyclic core the slot owner that blocks within the lead before the next slot: the
+ * decision stands for the boundary, where the next slot's owner runs, with the core's timer
+ * armed for that slot's end (the lead before it), as the full decision arms it. */
+TEST(a_slot_owner_that_blocks_in_the_lead_hands_over_at_the_boundary)
+{
+	boot(BH_POLICY_CYCLIC);
+	EXPECT(at(T0) == vcpu_of(0));
+	start_every_vcpu();
+	EXPECT(at(T0 + US(600)) == vcpu_of(2));
+	EXPECT_EQ(fake.timer, T0 + US(1000) - LEAD);
+	fake.counter_step = 1; /* the core waits for the boundary by reading the counter */
+	EXPECT(block_at(T0 + US(1000) - LEAD + 1) == vcpu_of(0)); /* the next frame's slot 0 */
+	EXPECT_EQ(fake.timer, T0 + US(1200) - LEAD);
+}
+
+/* On a cyclic core the slot owner that blocks leaves its slot empty: no other vCPU runs
+ * outside its own slot, ready or not. */
+TEST(a_slot_owner_that_blocks_leaves_its_slot_empty)
+{
+	boot(BH_POLICY_CYCLIC);
+	EXPECT(at(T0) == vcpu_of(0));
+	start_every_vcpu();
+	EXPECT(at(T0 + US(10)) == vcpu_of(0));
+	EXPECT(block_at(T0 + US(50)) == NULL);
+	EXPECT_EQ(fake.timer, T0 + US(200) - LEAD);
+}
+
 /* Output left queued when its writers have gone quiet goes out all the same: a core with
  * nothing loaded and no instant of its own (a console helper) drains again and again, its timer
  * armed for the console, until nothing is left; then its timer is off again. */

@@ -108,6 +108,8 @@ void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 	}
 	if (next)
 		arch_vcpu_load(next);
+	if (fake.switch_hook)
+		fake.switch_hook();
 }
 void arch_vcpu_detach(struct vcpu *v) { v->arch.detached++; fake.detaches++; }
 void arch_vcpu_release(struct vcpu *v)

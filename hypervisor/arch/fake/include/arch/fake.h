@@ -29,6 +29,7 @@ struct fake_state {
 	void (*release_hook)(struct vcpu *v); /* inside arch_vcpu_release */
 	void (*irq_release_hook)(unsigned intid); /* inside arch_irq_release */
 	void (*counter_hook)(void);  /* at every arch_counter_read */
+	void (*switch_hook)(void);   /* at every arch_vcpu_switch, after it */
 	void (*lock_hook)(void);     /* at every arch_spin_lock */
 	char uart[65536];
 	unsigned uart_len;
