@@ -456,12 +456,13 @@ TEST(a_block_with_a_wake_up_due_takes_the_full_decision)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
-/* A deadline of a ready vCPU that does not run is due: the full decision serves it (its timer
- * interrupt, pending until it runs) and counts the core's next wake-up afresh, without it: the
- * core's timer is not left at the instant gone by. */
+/* A deadline of a waiting vCPU is due (a ready one's is no instant of the core's): the full
+ * decision serves it (its timer interrupt, which wakes it) and counts the core's next wake-up
+ * afresh, without it: the core's timer is not left at the instant gone by. */
 TEST(a_block_with_a_deadline_due_counts_the_wake_ups_afresh)
 {
 	fixed_priority_b_runs();
+	vcpu_of(0)->state = VCPU_IDLE;
 	vcpu_of(0)->timer_deadline = 18;
 	EXPECT(at(15) == vcpu_of(1));
 	EXPECT_EQ(fake.timer, 18);
