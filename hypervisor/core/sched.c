@@ -975,8 +975,9 @@ HOT_INLINE void before_running(struct percpu *c, struct vcpu *next)
  * timers (decide looked): a switch to next with only what the block changes, instead of the
  * rest of the full decision. That rest is needed when next is NULL (spare time, best-effort
  * room), when the core holds a best-effort vCPU (it goes back to the queue), when next is cur
- * again (woken meanwhile by another core), and when next has a deadline of its execution clock,
- * which starts with the switch: false then, nothing done. Otherwise the core's next wake-up is
+ * again (woken meanwhile by another core), and when next has a deadline of its own (of its
+ * execution clock, which starts with the switch; of the wall clock, which the last pass left
+ * out while next was ready and did not run): false then, nothing done. Otherwise the core's next wake-up is
  * the last full pass's next_wake, which every change since has only made early (a wake-up, a
  * suspend, a preemption that unloaded a vCPU: the timer then fires early and finds nothing
  * due), and what the switch adds: cur now waits unloaded, so its virtual timer and its own
@@ -990,8 +991,12 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 {
 	struct sched_core *s = &c->sched;
 
+	/* A deadline of next's (either clock): not counted while next was ready and not running
+	 * (service_set_timer), an instant of the core's once it runs, so the full pass after the
+	 * switch counts it (a ready pick's wall-clock timer left out waited for the core's next
+	 * event, which a blocked vCPU waiting for ever never brings: test_sched.c). */
 	if (!next || next == cur || s->policy != BH_POLICY_FIXED_PRIORITY || s->be ||
-	    (next->timer_clock == BH_CLOCK_EXEC && next->timer_deadline != TIME_NEVER))
+	    next->timer_deadline != TIME_NEVER)
 		return false;
 	run(c, next, at);
 	/* Nothing deferred (no slot, no switch_to): the event goes straight in. */
