@@ -60,13 +60,18 @@ static bool vcpu_wants_core(const struct vcpu *v)
 }
 
 /* A vCPU in `state` whose timers and wake-ups the core serves: not suspended, in a running
- * partition. Anything else waits (a suspended one's deadlines fire once it is resumed), or
- * holds nothing (halted), so no partition's timer is ever charged to another while it cannot
- * run. */
+ * partition, with no stop posted. Anything else waits (a suspended one's deadlines fire once it
+ * is resumed), or holds nothing (halted), so no partition's timer is ever charged to another
+ * while it cannot run. A stop posted and not served yet ends what it holds: a restart may have
+ * counted it at once (partition.c stop_all) and the next incarnation be running and start it
+ * before its core serves the stop, which then keeps what was sent to it since the start (the
+ * ended incarnation's timer interrupt, served meanwhile, reached the started vCPU's first run:
+ * test_req_attack.c). */
 static bool vcpu_serviced(const struct vcpu *v, uint32_t state)
 {
 	return (state == VCPU_READY || state == VCPU_IDLE) &&
-	       v->partition->state == PARTITION_RUNNING;
+	       v->partition->state == PARTITION_RUNNING &&
+	       !(__atomic_load_n(&v->request, __ATOMIC_RELAXED) & VCPU_REQ_STOP);
 }
 
 void sched_core_changed(unsigned core)

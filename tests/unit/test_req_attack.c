@@ -378,6 +378,32 @@ TEST(reqatk_a_vcpu_counted_for_a_restart_does_not_run_after_a_preemption)
 	EXPECT(plain1()->state != VCPU_READY);
 }
 
+/* The ended incarnation's vCPU 1 had armed a BH_HC_SET_TIMER deadline. Counted at once and
+ * never run since, it keeps it until core 0 serves its stop; the next incarnation runs and
+ * starts vCPU 1 (PSCI CPU_ON at its boot), and the old deadline passes before core 0 serves
+ * the stop and the start. What the ended incarnation armed must not reach the next one: the
+ * started vCPU's first run finds no timer interrupt it never asked for. */
+TEST(reqatk_a_counted_vcpus_old_timer_does_not_reach_the_next_incarnation)
+{
+	restart_with_vcpu1(true);
+	uint64_t t = 3000 + US(1000) * 101;
+	plain1()->timer_deadline = t + US(50); /* armed by the ended incarnation, one-shot */
+	fake.core = 2;
+	fake.counter = t;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	EXPECT(at_core(0, t + US(60)) == victim()); /* a full decision past the old deadline */
+	victim()->state = VCPU_IDLE;
+	hostile()->state = VCPU_IDLE;
+	EXPECT(at_core(0, t + US(100)) == plain1()); /* stopped, then started */
+	EXPECT_EQ(plain1()->request, 0);
+	printf("    the ended incarnation's timer interrupt at the started vCPU 1's first run: %s\n",
+	       virq_is_pending(plain1(), BH_VIRQ_TIMER) ? "PENDING" : "none");
+	EXPECT(!virq_is_pending(plain1(), BH_VIRQ_TIMER));
+	EXPECT_EQ(plain1()->virq.count, 0);
+	EXPECT_EQ(plain1()->timer_deadline, TIME_NEVER);
+}
+
 /* The same with vCPU 1 never started (halted since boot, as a partition's secondaries are): it
  * holds nothing, yet its stop is still posted (stop_all) and counted only when served on core
  * 0, in its own time. */
