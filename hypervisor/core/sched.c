@@ -406,6 +406,10 @@ static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)
 {
 	if (next == c->vcpu)
 		return;
+	/* EDF: switched in, it is charged for the time it runs, so its next change may kick
+	 * again (first_kick_for_deadline; the only switch in on an EDF core). */
+	if (next)
+		__atomic_store_n(&next->kick_deadline, TIME_NEVER, __ATOMIC_RELAXED);
 	run(c, next, now);
 	defer_trace(&c->sched, BH_TRACE_VCPU_SWITCH, next, 0);
 }
@@ -603,11 +607,14 @@ static bool outranks(const struct sched_core *s, const struct vcpu *v, const str
 	return false;
 }
 
-/* EDF: changes to v preempt the running vCPU at most once per deadline of v. A resume and a
- * suspend in a loop from another core would otherwise kick it again and again at no cost to
- * v's budget (1000 pairs, 999 kicks). A later one waits for the core's next decision (the
- * running vCPU's budget, a release or a wake-up it has armed its timer for). A benign race:
- * two posters at once may both kick. */
+/* EDF: changes to v preempt the running vCPU at most once per deadline of v and switch-in of v.
+ * A resume and a suspend in a loop from another core would otherwise kick it again and again at
+ * no cost to v's budget (1000 pairs, 999 kicks). A later one, before v ran, waits for the core's
+ * next decision (the running vCPU's budget, a release or a wake-up it has armed its timer for).
+ * Once v has run (switch_to) it is charged for each kick's switch, so its next change kicks
+ * again: a resume after v ran and was suspended, within one deadline, waited for the running
+ * vCPU's budget or a release and missed that deadline (reqatk_an_edf_resume_after_the_vcpu_ran_
+ * kicks_again). A benign race: two posters at once may both kick. */
 static bool first_kick_for_deadline(const struct sched_core *s, struct vcpu *v)
 {
 	if (s->policy != BH_POLICY_EDF)

@@ -249,6 +249,43 @@ TEST(reqatk_resume_suspend_pairs_do_not_kick_an_edf_victim_at_no_cost)
 	EXPECT(fake.kicks[0] - k0 <= 10);
 }
 
+/* The limit above must not cost a legitimate change its preemption: h's sibling resumes h (a
+ * kick, h runs), suspends it while it runs (a kick: it runs there) and resumes it again within
+ * the same deadline of h, budget left. h outranks the victim and wants the core: without a
+ * kick it waits for the victim's next decision (its budget end, 500 us, or a release: h's
+ * own, at its deadline), and misses the deadline its budget was meant for. h ran since the
+ * first kick, so that one is paid for: the second resume kicks too. */
+TEST(reqatk_an_edf_resume_after_the_vcpu_ran_kicks_again)
+{
+	boot(BH_POLICY_EDF);
+	start_all();
+	hostile()->state = VCPU_IDLE;
+	plain1()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == victim());
+	uint64_t deadline = hostile()->abs_deadline;
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_SUSPEND, 0, 0), BH_OK);
+	unsigned k0 = fake.kicks[0];
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_RESUME, 0, 0), BH_OK);
+	EXPECT_EQ(fake.kicks[0], k0 + 1);
+	fake.core = 0;
+	EXPECT(at_core(0, 2100) == hostile()); /* the kick's decision: h runs */
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_SUSPEND, 0, 0), BH_OK);
+	fake.core = 0;
+	EXPECT(at_core(0, 2200) == victim());
+	EXPECT(hostile()->budget_left > 0);
+	EXPECT_EQ(hostile()->abs_deadline, deadline); /* the same deadline of h */
+	unsigned k1 = fake.kicks[0];
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_RESUME, 0, 0), BH_OK);
+	fake.core = 0;
+	printf("    EDF: h resumed again after it ran, same deadline: %u kick(s); core 0's timer "
+	       "at %llu (h's deadline %llu)\n", fake.kicks[0] - k1, (unsigned long long)fake.timer,
+	       (unsigned long long)deadline);
+	EXPECT_EQ(fake.kicks[0], k1 + 1);
+}
+
 /* --- 3. a restart never completes because one vCPU is starved on its core --------------- */
 
 /* Partition p: vCPU 0 alone on dedicated core 2, vCPU 1 at priority 1 on fixed-priority core 0,
