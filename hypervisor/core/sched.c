@@ -384,7 +384,9 @@ static void account_stolen(struct vcpu *prev, struct vcpu *next, uint64_t now)
 /* Make next (NULL: none) the running vCPU, loading it unless it is loaded already. */
 static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 {
-	account_stolen(c->vcpu, next, now);
+	struct vcpu *prev = c->vcpu;
+
+	account_stolen(prev, next, now);
 	if (next) {
 		if (c->loaded != next) {
 			arch_vcpu_switch(c->loaded, next);
@@ -400,6 +402,12 @@ static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 	 * kick a core whose running vCPU is not the target (virq.c notify), so one of the two must
 	 * see the other's store. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* A restart that saw prev running did not count it (partition.c stop_all): once it no
+	 * longer runs, with its stop posted, it is counted here (one of the two sees the other's
+	 * store), or the restart waited for prev's own time, which may never come. */
+	if (prev && prev != next && !vcpu_is_best_effort(prev) &&
+	    (__atomic_load_n(&prev->request, __ATOMIC_RELAXED) & VCPU_REQ_STOP))
+		vcpu_switched_out_stopped(prev);
 }
 
 static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)

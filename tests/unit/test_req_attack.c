@@ -441,6 +441,55 @@ TEST(reqatk_a_counted_vcpus_old_timer_does_not_reach_the_next_incarnation)
 	EXPECT_EQ(plain1()->timer_deadline, TIME_NEVER);
 }
 
+/* The restart is posted from core 2 while core 0 switches p's vCPU 1 (priority 1, running
+ * alone) out for the victim, woken: the restart reads core 0's running vCPU before the switch
+ * stores the victim, so it does not count vCPU 1 (it runs), and waits for its stop. Switched
+ * out, vCPU 1 runs nothing more before its stop is served, as for a vCPU the restart counts;
+ * but the victim computes without a pause and the core has no spare time, so the stop is never
+ * served: the restart never completes, and vCPU 0, alone on its core, is down for good. */
+static bool restart_in_switch_posted;
+
+static void restart_p_in_switch(void)
+{
+	if (restart_in_switch_posted || fake.core != 0)
+		return;
+	restart_in_switch_posted = true;
+	fake.core = 2;
+	EXPECT(partition_restart(&partitions[2], false, BH_RESTART_SELF));
+	fake.core = 0;
+}
+
+TEST(reqatk_a_restart_posted_during_the_switch_away_from_a_vcpu_completes)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	vcpu_serve_requests(plain1());
+	percpu[0].exit_work = 0;
+	victim()->state = VCPU_IDLE;
+	hostile()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == plain1());
+	EXPECT(at_core(2, 2000) == plain0());
+	victim()->state = VCPU_READY; /* woken: core 0 switches plain1 out for it */
+	restart_in_switch_posted = false;
+	fake.switch_hook = restart_p_in_switch;
+	EXPECT(at_core(0, 2100) == victim());
+	fake.switch_hook = NULL;
+	EXPECT(restart_in_switch_posted);
+	for (unsigned i = 0; i < 100; i++) {
+		EXPECT(at_core(0, 3000 + US(1000) * i) == victim());
+		at_core(2, 3000 + US(1000) * i + 10);
+	}
+	printf("    restart posted during the switch: after 100 ms p's state %u (0 = running), "
+	       "vCPU 0 state %u, vCPU 1 request %u\n", partitions[2].state, plain0()->state,
+	       plain1()->request);
+	EXPECT_EQ(partitions[2].state, PARTITION_RUNNING);
+	EXPECT(plain0()->state == VCPU_READY);
+	EXPECT_EQ(vcpu_public_state(plain1()), VCPU_HALTED);
+}
+
 /* The same with vCPU 1 never started (halted since boot, as a partition's secondaries are): it
  * holds nothing, yet its stop is still posted (stop_all) and counted only when served on core
  * 0, in its own time. */
