@@ -995,9 +995,10 @@ HOT_INLINE void before_running(struct percpu *c, struct vcpu *next)
  * timers (decide looked): a switch to next with only what the block changes, instead of the
  * rest of the full decision. That rest is needed when next is NULL (spare time, best-effort
  * room), when the core holds a best-effort vCPU (it goes back to the queue), when next is cur
- * again (woken meanwhile by another core), and when next has a deadline of its own (of its
- * execution clock, which starts with the switch; of the wall clock, which the last pass left
- * out while next was ready and did not run): false then, nothing done. Otherwise the core's next wake-up is
+ * again (woken meanwhile by another core), and when next has a deadline of its execution clock,
+ * which starts with the switch, or one of the wall clock already due: false then, nothing
+ * done. One of the wall clock ahead, which the last pass left out while next was ready and
+ * did not run, is counted with the rest. Otherwise the core's next wake-up is
  * the last full pass's next_wake, which every change since has only made early (a wake-up, a
  * suspend, a preemption that unloaded a vCPU: the timer then fires early and finds nothing
  * due), and what the switch adds: cur now waits unloaded, so its virtual timer and its own
@@ -1011,12 +1012,15 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 {
 	struct sched_core *s = &c->sched;
 
-	/* A deadline of next's (either clock): not counted while next was ready and not running
-	 * (service_set_timer), an instant of the core's once it runs, so the full pass after the
-	 * switch counts it (a ready pick's wall-clock timer left out waited for the core's next
-	 * event, which a blocked vCPU waiting for ever never brings: test_sched.c). */
+	/* A deadline of next's: not counted while next was ready and not running
+	 * (service_set_timer), an instant of the core's once it runs. One of the wall clock still
+	 * ahead is counted below, as the full pass after the switch counts it; one due, or of
+	 * the execution clock, takes the full decision (a ready pick's wall-clock timer left out
+	 * waited for the core's next event, which a blocked vCPU waiting for ever never brings:
+	 * test_sched.c). */
+	uint64_t next_own = next ? next->timer_deadline : TIME_NEVER;
 	if (!next || next == cur || s->policy != BH_POLICY_FIXED_PRIORITY || s->be ||
-	    next->timer_deadline != TIME_NEVER)
+	    (next_own != TIME_NEVER && (next->timer_clock == BH_CLOCK_EXEC || next_own <= at)))
 		return false;
 	run(c, next, at);
 	/* Nothing deferred (no slot, no switch_to): the event goes straight in. */
@@ -1028,7 +1032,7 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 	if (cur->timer_deadline != TIME_NEVER || cur->state != VCPU_IDLE || cur->virq.count ||
 	    cur->partition->state != PARTITION_RUNNING || (own = arch_vtimer_deadline(cur)) <= at)
 		own = service_vcpu(c, cur, at);
-	uint64_t wake = s->next_wake = min_u64(s->next_wake, own);
+	uint64_t wake = s->next_wake = min_u64(min_u64(s->next_wake, own), next_own);
 	*again = (c->exit_work & EXIT_RESCHED) || c->requests;
 	if (!*again) {
 		program_timer(c, wake);
