@@ -571,7 +571,20 @@ static void vcpu_reset_here(struct vcpu *v, bool started)
 		arch_vcpu_reset(v, v->entry, v->id, p->boot_kind, p->restarts, p->restart_cause);
 	if (this_cpu()->loaded == v)
 		arch_vcpu_load(v);
-	__atomic_store_n(&v->state, VCPU_READY, __ATOMIC_SEQ_CST);
+	if (started) {
+		/* A restart posted during the serve counts v at once (it does not run: stop_all)
+		 * and, v being vCPU 0 and the last, makes it loading: the start belonged to the
+		 * ended incarnation, and the stop the restart posted is served next, which keeps
+		 * it loading. Made ready here, that stop halted it, and nobody reloaded the
+		 * partition (unit reqatk_a_restart_during_the_serve_of_vcpu_0s_start_reloads_it).
+		 * Under the lock, as the count. */
+		partition_lock(p);
+		if (v->state != VCPU_LOADING)
+			__atomic_store_n(&v->state, VCPU_READY, __ATOMIC_SEQ_CST);
+		partition_unlock(p);
+	} else { /* the reload's end, under the lock already */
+		__atomic_store_n(&v->state, VCPU_READY, __ATOMIC_SEQ_CST);
+	}
 	exit_work_set(EXIT_RESCHED);
 }
 

@@ -490,6 +490,53 @@ TEST(reqatk_a_restart_posted_during_the_switch_away_from_a_vcpu_completes)
 	EXPECT_EQ(vcpu_public_state(plain1()), VCPU_HALTED);
 }
 
+/* h's vCPU 1 (core 1) halts and starts h's vCPU 0 (core 0, below the victim): core 0 serves
+ * the stop and the start together, outside vCPU 0's time. During that serve h restarts itself
+ * from vCPU 1, whose own stop core 1 serves at once: the restart counts vCPU 0 at once (being
+ * served, it does not run), vCPU 1 last, and makes vCPU 0 loading. The start's reset then ends
+ * the serve and must not make the loading vCPU 0 ready: the stop the restart posted would then
+ * halt it, and nobody would load h again (restarting for good). */
+static bool h_restarted;
+
+static void restart_h_from_core_1(struct vcpu *v)
+{
+	if (v != hostile() || h_restarted)
+		return;
+	h_restarted = true;
+	fake.core = 1;
+	EXPECT(partition_restart(&partitions[1], false, BH_RESTART_SELF));
+	vcpu_serve_requests(poster()); /* vCPU 1's exit from the trap: its stop */
+	fake.core = 0;
+}
+
+TEST(reqatk_a_restart_during_the_serve_of_vcpu_0s_start_reloads_it)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	EXPECT_EQ(vcpu_control(hostile(), BH_VCPU_START, 1, 0), BH_OK); /* h's secondary */
+	EXPECT(at_core(1, 2000) == poster());
+	EXPECT(at_core(0, 2000) == victim());
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_HALT, 0, 0), BH_OK);
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_START, 0, 0), BH_OK);
+	fake.core = 0;
+	EXPECT_EQ(hostile()->request, VCPU_REQ_STOP | VCPU_REQ_RESET);
+	h_restarted = false;
+	fake.release_hook = restart_h_from_core_1;
+	vcpu_serve_requests(hostile()); /* core 0's spare time (the victim's core: any time) */
+	fake.release_hook = NULL;
+	EXPECT(h_restarted);
+	printf("    after the serve: h's vCPU 0 state %u (4 = loading), request %u, h's state %u\n",
+	       hostile()->state, hostile()->request, partitions[1].state);
+	victim()->state = VCPU_IDLE;
+	for (unsigned i = 0; i < 10; i++)
+		at_core(0, 3000 + US(100) * i);
+	printf("    1 ms later: h's state %u (0 = running), its vCPU 0 state %u\n",
+	       partitions[1].state, hostile()->state);
+	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING);
+	EXPECT_EQ(hostile()->state, VCPU_READY);
+}
+
 /* The same with vCPU 1 never started (halted since boot, as a partition's secondaries are): it
  * holds nothing, yet its stop is still posted (stop_all) and counted only when served on core
  * 0, in its own time. */
