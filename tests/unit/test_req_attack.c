@@ -24,6 +24,7 @@
 #include "plan.h"
 #include "sched.h"
 #include "unit.h"
+#include "virq.h"
 
 #define US(n) ((uint64_t)(n) * 125 / 2)
 
@@ -535,6 +536,36 @@ TEST(reqatk_a_restart_during_the_serve_of_vcpu_0s_start_reloads_it)
 	       partitions[1].state, hostile()->state);
 	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING);
 	EXPECT_EQ(hostile()->state, VCPU_READY);
+}
+
+/* h's vCPU 0 waits on core 0, still loaded there (the last vCPU the core ran), when its sibling
+ * halts it: the stop waits for its own time. Its virtual timer then fires on core 0: the core
+ * takes the physical PPI, which stays active until the guest ends it, and injects it as a
+ * forwarded interrupt. The sibling starts vCPU 0 again, from core 1: the start drops what the
+ * halted vCPU was sent. A PPI is core 0's own: no other core can end it (arch_irq_release
+ * ends only SPIs), and core 0 ends it when it switches the vCPU out or releases it, by
+ * withdrawing the forwarded interrupt (aarch64 save_timer_and_gic, virq_withdraw). Dropped
+ * from core 1 with its forwarded mark, it stayed active: every vCPU core 0 ran next, of any
+ * partition, lost its virtual timer interrupts. */
+TEST(reqatk_a_start_from_another_core_leaves_a_taken_vtimer_ppi_to_its_core)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	EXPECT_EQ(vcpu_control(hostile(), BH_VCPU_START, 1, 0), BH_OK); /* h's secondary */
+	EXPECT(at_core(1, 2000) == poster());
+	hostile()->state = VCPU_IDLE; /* waits, loaded on core 0 */
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_HALT, 0, 0), BH_OK);
+	fake.core = 0;
+	virq_inject(hostile(), BH_VIRQ_VTIMER, true); /* its timer fired on core 0 */
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_START, 0, 0), BH_OK);
+	fake.core = 0;
+	EXPECT(!virq_is_pending(hostile(), BH_VIRQ_VTIMER)); /* not delivered to the started one */
+	bool core_ends_it = virq_withdraw(hostile(), BH_VIRQ_VTIMER);
+	printf("    core 0, switching h's vCPU 0 out, %s its taken virtual timer PPI\n",
+	       core_ends_it ? "ends" : "does NOT end (active for good)");
+	EXPECT(core_ends_it);
 }
 
 /* The same with vCPU 1 never started (halted since boot, as a partition's secondaries are): it
