@@ -6,9 +6,13 @@
  * (service_idle), a suspend of a vCPU that cannot run kicking the running one, a message handed
  * to a halted waiter. Since, a restart waiting for a started vCPU that gets no time on its core
  * (counted at once, partition.c stop_all) and an interrupt sent after a start that the start's
- * reset dropped (dropped when the start is posted instead). KNOWN_FLAW, documented in
- * architecture.md (Life cycle): an EDF resume kicking the running vCPU before the suspend after
- * it.
+ * reset dropped (dropped when the start is posted instead). A second review (atk2): the ended
+ * incarnation's timer reaching the next one's started vCPU, a restart posted during the switch
+ * away from a vCPU waiting for it for good, a restart during the serve of vCPU 0's start
+ * leaving the partition restarting for good, a taken virtual timer PPI dropped from another
+ * core left active, an EDF resume after the vCPU ran not kicked. No known flaw is left here (an
+ * EDF resume kicking the running vCPU before the suspend after it is bounded: once per
+ * deadline and switch-in of the resumed vCPU, architecture.md, Life cycle).
  *
  * The system: core 0 fixed priority (or EDF, or cyclic) with
  *   victim  "v"  (prio 5)       - another partition, the one that must not be disturbed
