@@ -405,8 +405,8 @@ static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 	/* A restart that saw prev running did not count it (partition.c stop_all): once it no
 	 * longer runs, with its stop posted, it is counted here (one of the two sees the other's
 	 * store), or the restart waited for prev's own time, which may never come. */
-	if (prev && __builtin_expect(__atomic_load_n(&prev->request, __ATOMIC_RELAXED) & VCPU_REQ_STOP, 0) &&
-	    prev != next && !vcpu_is_best_effort(prev))
+	if (prev && prev != next && !vcpu_is_best_effort(prev) &&
+	    (__atomic_load_n(&prev->request, __ATOMIC_RELAXED) & VCPU_REQ_STOP))
 		vcpu_switched_out_stopped(prev);
 }
 
