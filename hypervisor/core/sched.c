@@ -146,6 +146,7 @@ static void enter_slot(struct percpu *c, const struct plan_position *pos, int sl
 	s->slot = slot;
 	s->slot_plan = pos->plan;
 	s->slot_frame = pos->frame;
+	s->slot_vcpu = slot < 0 ? NULL : slots[slot].vcpu;
 	if (slot < 0)
 		return;
 	defer_trace(s, BH_TRACE_SLOT_START, slots[slot].vcpu,
@@ -291,6 +292,15 @@ static uint64_t service_set_timer(struct percpu *c, struct vcpu *v, uint64_t now
 	return v->timer_deadline;
 }
 
+/* Whether v's wake-ups are instants of its core now. A cyclic core runs a vCPU only in its
+ * slots: the wake-up of one whose slot this is not changes nothing before the boundary, whose
+ * decision serves it (a neighbour waiting for its 10 us periodic timer was woken in the
+ * victim's slot, for nothing, at the first expiry in each: test_timerstorm.py). */
+static bool watched(const struct sched_core *s, const struct vcpu *v)
+{
+	return s->policy != BH_POLICY_CYCLIC || v == s->slot_vcpu;
+}
+
 /* Wake idle vCPUs whose interrupt came; returns the next wake-up to watch for. */
 static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 {
@@ -304,7 +314,7 @@ static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 		uint64_t at = arch_vtimer_deadline(v);
 		/* best-effort work must give the core back before it; one already past is due at
 		 * once or will not fire (taken and not ended, or disabled): no instant ahead */
-		if (v != c->sched.be)
+		if (v != c->sched.be && watched(&c->sched, v))
 			c->sched.live_wake = at > now ? at : TIME_NEVER;
 		return TIME_NEVER;
 	}
@@ -334,8 +344,11 @@ static uint64_t service_timers(struct percpu *c, uint64_t now)
 	uint64_t next = TIME_NEVER;
 
 	s->live_wake = TIME_NEVER;
-	for (unsigned i = 0; i < s->count; i++)
-		next = min_u64(next, service_vcpu(c, s->vcpus[i], now));
+	for (unsigned i = 0; i < s->count; i++) {
+		uint64_t at = service_vcpu(c, s->vcpus[i], now);
+		if (watched(s, s->vcpus[i]))
+			next = min_u64(next, at);
+	}
 	if (s->be)
 		next = min_u64(next, service_vcpu(c, s->be, now));
 	return next;
@@ -798,7 +811,8 @@ static bool be_peek_home(struct percpu *c)
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];
 		uint32_t state = v->state;
-		if ((v->timer_deadline == TIME_NEVER && state != VCPU_IDLE) || !vcpu_serviced(v, state))
+		if ((v->timer_deadline == TIME_NEVER && state != VCPU_IDLE) || !vcpu_serviced(v, state) ||
+		    !watched(s, v))
 			continue;
 		if (v->timer_deadline != TIME_NEVER) {
 			if (v->timer_clock == BH_CLOCK_EXEC) { /* it does not run: no wake-up */

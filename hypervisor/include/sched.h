@@ -59,6 +59,8 @@ struct sched_core {
 	unsigned count;                    /* vCPUs assigned to this core */
 	struct vcpu *vcpus[BH_MAX_VCPUS];
 	int slot;                          /* cyclic: slot running now, or -1 */
+	const struct vcpu *slot_vcpu;      /* cyclic: that slot's vCPU (NULL: none), whose wake-ups
+					    * alone are the core's instants in it */
 	uint32_t slot_plan;                /* cyclic: the plan `slot` belongs to */
 	uint64_t slot_frame;               /* cyclic: the major frame `slot` belongs to */
 	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */

@@ -641,23 +641,22 @@ TEST(a_kick_during_the_hand_back_is_not_slept_through)
 
 /* The hand-back counts the core's timers as the pass after its switch would, with the core's
  * own vCPU loaded again, also when the last decision gave the core to another best-effort vCPU
- * (the first idled): rt.0, out of its slot, waits for a timer due before the slot's lead (a ready
- * vCPU's timer is no instant of the core's: it cannot run before its slot). */
+ * (the first idled): rt.0 waits in its slot for a timer due before the slot ends. */
 TEST(after_another_best_effort_vcpus_turn_the_hand_back_counts_the_cores_own_timers)
 {
-	uint64_t due = T0 + US(400);
+	uint64_t due = T0 + US(150);
 
 	boot();
 	start_all();
 	EXPECT(on(0, T0) == rt(0));
 	rt(0)->timer_deadline = due;
 	fake.core = 0;
-	sched_vcpu_idle(rt(0)); /* waits for its timer: a ready vCPU's is no instant of the core's */
-	EXPECT(on(0, T0 + US(200)) == be(0));
+	sched_vcpu_idle(rt(0)); /* waits for its timer in its slot */
+	EXPECT(on(0, T0 + US(20)) == be(0));
 	EXPECT_EQ(percpu[0].sched.be_until, due - BE_LEAD_TICKS);
 	fake.core = 0;
 	sched_vcpu_idle(be(0));
-	EXPECT(on(0, T0 + US(250)) == be(1)); /* another's turn: be.0 idles, queued */
+	EXPECT(on(0, T0 + US(40)) == be(1)); /* another's turn: be.0 idles, queued */
 	EXPECT(percpu[0].sched.be_home == rt(0) && percpu[0].sched.be_home_counted);
 	EXPECT(timer_on(0, due - BE_LEAD_TICKS) == NULL);
 	EXPECT(percpu[0].loaded == rt(0) && be(1)->be_queued);
@@ -665,10 +664,10 @@ TEST(after_another_best_effort_vcpus_turn_the_hand_back_counts_the_cores_own_tim
 	EXPECT_EQ(percpu[0].sched.next_wake, due);
 }
 
-/* A change to the core's own vCPU that leaves best-effort work on the core (rt.0 suspended out
- * of its slot, its timer no longer served) is in the hand-back's count: the core sleeps until
- * its slot's lead, not until the suspended vCPU's timer. */
-TEST(a_change_to_the_cores_own_vcpu_under_best_effort_work_is_in_the_hand_backs_count)
+/* Out of its slot, a waiting vCPU's timer is no instant of the cyclic core's: it cannot run
+ * before its slot, whose decision serves the timer. Best-effort work goes on until that slot's
+ * lead (before, until the timer: a neighbour's 10 us timer woke the core in the victim's slot). */
+TEST(a_waiting_vcpus_timer_out_of_its_slot_does_not_end_best_effort_work)
 {
 	uint64_t due = T0 + US(400), slot = T0 + US(600);
 
@@ -676,16 +675,36 @@ TEST(a_change_to_the_cores_own_vcpu_under_best_effort_work_is_in_the_hand_backs_
 	EXPECT(on(0, T0) == rt(0));
 	rt(0)->timer_deadline = due;
 	fake.core = 0;
-	sched_vcpu_idle(rt(0)); /* waits for its timer: a ready vCPU's is no instant of the core's */
+	sched_vcpu_idle(rt(0));
 	EXPECT(on(0, T0 + US(200)) == be(0));
+	EXPECT_EQ(percpu[0].sched.be_until, slot - LEAD - BE_LEAD_TICKS);
+	EXPECT(timer_on(0, slot - LEAD - BE_LEAD_TICKS) == NULL);
+	EXPECT_EQ(fake.timer, slot - LEAD);
+	EXPECT(on(0, slot) == rt(0)); /* its slot's decision served the timer */
+	EXPECT(virq_is_pending(rt(0), BH_VIRQ_TIMER));
+}
+
+/* A change to the core's own vCPU that leaves best-effort work on the core (rt.0 suspended in
+ * its slot, its timer no longer served) is in the hand-back's count: the core sleeps until the
+ * slot's end (its lead), not until the suspended vCPU's timer. */
+TEST(a_change_to_the_cores_own_vcpu_under_best_effort_work_is_in_the_hand_backs_count)
+{
+	uint64_t due = T0 + US(150), end = T0 + US(200);
+
+	boot();
+	EXPECT(on(0, T0) == rt(0));
+	rt(0)->timer_deadline = due;
+	fake.core = 0;
+	sched_vcpu_idle(rt(0)); /* waits for its timer in its slot */
+	EXPECT(on(0, T0 + US(20)) == be(0));
 	EXPECT_EQ(percpu[0].sched.be_until, due - BE_LEAD_TICKS);
 	fake.core = 1;
 	EXPECT_EQ(vcpu_control(rt(1), BH_VCPU_SUSPEND, 0, 0), BH_OK); /* kicks core 0 */
-	EXPECT(on(0, T0 + US(300)) == be(0));
-	EXPECT_EQ(percpu[0].sched.be_until, slot - LEAD - BE_LEAD_TICKS);
-	EXPECT(timer_on(0, slot - LEAD - BE_LEAD_TICKS) == NULL);
+	EXPECT(on(0, T0 + US(30)) == be(0));
+	EXPECT_EQ(percpu[0].sched.be_until, end - LEAD - BE_LEAD_TICKS);
+	EXPECT(timer_on(0, end - LEAD - BE_LEAD_TICKS) == NULL);
 	EXPECT(percpu[0].loaded == rt(0) && be(0)->be_queued);
-	EXPECT_EQ(fake.timer, slot - LEAD);
+	EXPECT_EQ(fake.timer, end - LEAD);
 	EXPECT_EQ(percpu[0].sched.next_wake, UINT64_MAX);
 }
 
@@ -703,7 +722,8 @@ TEST(the_cores_own_vcpu_woken_under_best_effort_work_is_counted_again_at_the_han
 	fake.core = 0;
 	sched_vcpu_idle(rt(0)); /* BH_HC_IDLE in its slot */
 	EXPECT(on(0, T0 + US(200)) == be(0));
-	EXPECT_EQ(percpu[0].sched.be_until, T0 + US(500) - BE_LEAD_TICKS);
+	/* out of its slot: its live timer is no instant of the core's (watched, sched.c) */
+	EXPECT_EQ(percpu[0].sched.be_until, slot - LEAD - BE_LEAD_TICKS);
 	fake.core = 0;
 	virq_inject(rt(0), BH_VIRQ_PORT, false); /* a message from be.0, say */
 	EXPECT_EQ(rt(0)->state, VCPU_READY);
