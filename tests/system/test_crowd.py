@@ -12,8 +12,8 @@ import re
 import pytest
 
 from harness import run_system
+from test_lateness import victim_windows
 
-LATE = re.compile(r"^\[victim\] BHLATE (\w+) (\w+) max (\d+) min (\d+) n (\d+) at (\d+)$")
 QUIET_CYCLIC_TICKS = 11  # test_lateness.py, lat_cyclic.yaml, window quiet
 
 
@@ -21,7 +21,7 @@ def test_a_crowd_of_vcpus_on_a_cyclic_core_does_not_delay_its_slot_starts():
     run = run_system("crowd_cyclic.yaml", icount=True, timeout=300,
                      until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0)
     assert run.index(r"\[victim\] BHLATE-DONE") >= 0, "the victim did not finish"
-    worst = max(int(m[3]) for m in map(LATE.match, run.lines) if m and int(m[5]))
+    worst = max(late_max for _, late_max, _, n, _ in victim_windows(run).values() if n)
     print(f"BHSTAT crowd_cyclic: slot starts at most {worst} ticks late")
     assert worst <= QUIET_CYCLIC_TICKS + 2, f"slot starts up to {worst} ticks late"
 
@@ -39,6 +39,6 @@ def test_a_crowd_of_vcpus_on_a_fixed_priority_core_does_not_delay_its_wake_ups()
     run = run_system("crowd_fp.yaml", icount=True, timeout=300,
                      until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0)
     assert run.index(r"\[victim\] BHLATE-DONE") >= 0, "the victim did not finish"
-    worst = max(int(m[3]) for m in map(LATE.match, run.lines) if m and int(m[5]))
+    worst = max(late_max for _, late_max, _, n, _ in victim_windows(run).values() if n)
     print(f"BHSTAT crowd_fp: wake-ups at most {worst} ticks late")
     assert worst <= QUIET_TIMER_TICKS + 8, f"wake-ups up to {worst} ticks late"

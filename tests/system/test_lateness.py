@@ -41,13 +41,17 @@ def lateness(config):
                      until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0 and
                      r.index(r"\[hostile\] hostile: done") >= 0)
     assert run.index(r"\[victim\] BHLATE-DONE") >= 0, "the victim did not finish"
-    found = {}
-    for line in run.lines:
-        m = LATE.match(line)
-        if m:
-            found[m[2]] = (m[1], int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+    found = victim_windows(run)
     assert tuple(found) == ATTACKS, found
     return run, found
+
+
+def victim_windows(run):
+    """latvictim's windows, in order: name -> (mode, max, min, samples, tick of the worst)."""
+    found = {}
+    for m in filter(None, map(LATE.match, run.lines)):
+        found[m[2]] = (m[1], int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+    return found
 
 
 @pytest.mark.parametrize("config", ["lat_cyclic.yaml", "lat_fp.yaml", "lat_edf.yaml"])

@@ -14,9 +14,8 @@ import re
 import pytest
 
 from harness import run_system
-from test_lateness import BOUND_TICKS
+from test_lateness import BOUND_TICKS, victim_windows
 
-LATE = re.compile(r"^\[victim\] BHLATE (\w+) (\w+) max (\d+) min (\d+) n (\d+) at (\d+)$")
 RESTARTS = re.compile(r"stopline: done after (\d+) restarts")
 
 
@@ -26,11 +25,7 @@ def test_a_neighbour_stopping_itself_by_health_events_does_not_delay_the_victim(
                      until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0 and
                      r.index(r"stopline: done after") >= 0)
     assert run.index(r"\[victim\] BHLATE-DONE") >= 0, "the victim did not finish"
-    found = {}
-    for line in run.lines:
-        m = LATE.match(line)
-        if m:
-            found[m[2]] = (m[1], int(m[3]), int(m[5]))
+    found = {name: (mode, late_max, n) for name, (mode, late_max, _, n, _) in victim_windows(run).items()}
     restarts = [int(m[1]) for m in map(RESTARTS.search, run.lines) if m]
     assert restarts and restarts[0] >= 20, f"the neighbour did not stop itself often: {restarts}"
     mode = found["quiet"][0]
