@@ -7,7 +7,6 @@ vCPU of the core; crowd_cyclic.yaml puts 31 waiting vCPUs (partitions/tests/idle
 latvictim on one cyclic core, as a description may. Nobody attacks: the victim's slot starts
 must be as on a core of its own (lat_cyclic.yaml's quiet window: 11 ticks)."""
 
-import re
 
 import pytest
 
