@@ -145,7 +145,15 @@ void be_put(struct vcpu *v)
 		if (worth_a_kick(v, now))
 			kick_sleepers(v, now);
 	}
+	bool stopped = __atomic_load_n(&v->request, __ATOMIC_SEQ_CST) & VCPU_REQ_STOP;
 	arch_spin_unlock(&queue.lock);
+	/* Queued with a stop posted, it runs nothing before a taker serves it (be_adopt): a
+	 * restart in progress counts it, as one queued when the stop was posted (partition.c
+	 * stop_all). A restart posted while its holder gave it back found it neither queued nor
+	 * held, and waited for a core with spare time to take it. After the queue's lock: the
+	 * partition's is taken first elsewhere. */
+	if (stopped)
+		vcpu_switched_out_stopped(v);
 }
 
 void be_notify(struct vcpu *v)

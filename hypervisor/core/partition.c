@@ -202,7 +202,10 @@ static void count_for_restart(struct vcpu *v);
  * never blocks, or without a slot in the current plan (or a best-effort vCPU while no core has
  * time to spare), may never get; a restart waits for that only if v runs now. A core makes a
  * pinned vCPU its running one with a store, a barrier and then a look at its requests (sched.c:
- * decide's second look, preempt), so one of the two cores sees the other's write; a core that
+ * decide's second look, preempt), so one of the two cores sees the other's write; one that
+ * runs v now counts it when it switches v out (sched.c run, vcpu_switched_out_stopped: the
+ * same store, barrier and look; else a restart posted during the switch away from v waited for
+ * v's own time, which a vCPU below one that never blocks never gets); a core that
  * takes a queued best-effort vCPU serves its requests before it runs it (be_adopt). What such
  * a vCPU still holds cannot reach the next incarnation (architecture.md, Life cycle). */
 static bool runs_nothing_before_its_stop(const struct vcpu *v)
@@ -360,6 +363,14 @@ static void count_for_restart(struct vcpu *v)
 		return;
 	__atomic_store_n(&p->vcpus[0].state, VCPU_LOADING, __ATOMIC_SEQ_CST);
 	sched_vcpu_changed(&p->vcpus[0]);
+}
+
+void vcpu_switched_out_stopped(struct vcpu *v)
+{
+	partition_lock(v->partition);
+	if (v->request & VCPU_REQ_STOP)
+		count_for_restart(v);
+	partition_unlock(v->partition);
 }
 
 /* Under the lock: v has been released. A stop served after the restart counted it (posted
@@ -560,7 +571,20 @@ static void vcpu_reset_here(struct vcpu *v, bool started)
 		arch_vcpu_reset(v, v->entry, v->id, p->boot_kind, p->restarts, p->restart_cause);
 	if (this_cpu()->loaded == v)
 		arch_vcpu_load(v);
-	__atomic_store_n(&v->state, VCPU_READY, __ATOMIC_SEQ_CST);
+	if (started) {
+		/* A restart posted during the serve counts v at once (it does not run: stop_all)
+		 * and, v being vCPU 0 and the last, makes it loading: the start belonged to the
+		 * ended incarnation, and the stop the restart posted is served next, which keeps
+		 * it loading. Made ready here, that stop halted it, and nobody reloaded the
+		 * partition (unit reqatk_a_restart_during_the_serve_of_vcpu_0s_start_reloads_it).
+		 * Under the lock, as the count. */
+		partition_lock(p);
+		if (v->state != VCPU_LOADING)
+			__atomic_store_n(&v->state, VCPU_READY, __ATOMIC_SEQ_CST);
+		partition_unlock(p);
+	} else { /* the reload's end, under the lock already */
+		__atomic_store_n(&v->state, VCPU_READY, __ATOMIC_SEQ_CST);
+	}
 	exit_work_set(EXIT_RESCHED);
 }
 

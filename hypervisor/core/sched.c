@@ -60,13 +60,18 @@ static bool vcpu_wants_core(const struct vcpu *v)
 }
 
 /* A vCPU in `state` whose timers and wake-ups the core serves: not suspended, in a running
- * partition. Anything else waits (a suspended one's deadlines fire once it is resumed), or
- * holds nothing (halted), so no partition's timer is ever charged to another while it cannot
- * run. */
+ * partition, with no stop posted. Anything else waits (a suspended one's deadlines fire once it
+ * is resumed), or holds nothing (halted), so no partition's timer is ever charged to another
+ * while it cannot run. A stop posted and not served yet ends what it holds: a restart may have
+ * counted it at once (partition.c stop_all) and the next incarnation be running and start it
+ * before its core serves the stop, which then keeps what was sent to it since the start (the
+ * ended incarnation's timer interrupt, served meanwhile, reached the started vCPU's first run:
+ * test_req_attack.c). */
 static bool vcpu_serviced(const struct vcpu *v, uint32_t state)
 {
 	return (state == VCPU_READY || state == VCPU_IDLE) &&
-	       v->partition->state == PARTITION_RUNNING;
+	       v->partition->state == PARTITION_RUNNING &&
+	       !(__atomic_load_n(&v->request, __ATOMIC_RELAXED) & VCPU_REQ_STOP);
 }
 
 void sched_core_changed(unsigned core)
@@ -379,7 +384,9 @@ static void account_stolen(struct vcpu *prev, struct vcpu *next, uint64_t now)
 /* Make next (NULL: none) the running vCPU, loading it unless it is loaded already. */
 static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 {
-	account_stolen(c->vcpu, next, now);
+	struct vcpu *prev = c->vcpu;
+
+	account_stolen(prev, next, now);
 	if (next) {
 		if (c->loaded != next) {
 			arch_vcpu_switch(c->loaded, next);
@@ -395,12 +402,22 @@ static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 	 * kick a core whose running vCPU is not the target (virq.c notify), so one of the two must
 	 * see the other's store. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* A restart that saw prev running did not count it (partition.c stop_all): once it no
+	 * longer runs, with its stop posted, it is counted here (one of the two sees the other's
+	 * store), or the restart waited for prev's own time, which may never come. */
+	if (prev && prev != next && !vcpu_is_best_effort(prev) &&
+	    (__atomic_load_n(&prev->request, __ATOMIC_RELAXED) & VCPU_REQ_STOP))
+		vcpu_switched_out_stopped(prev);
 }
 
 static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)
 {
 	if (next == c->vcpu)
 		return;
+	/* EDF: switched in, it is charged for the time it runs, so its next change may kick
+	 * again (first_kick_for_deadline; the only switch in on an EDF core). */
+	if (next)
+		__atomic_store_n(&next->kick_deadline, TIME_NEVER, __ATOMIC_RELAXED);
 	run(c, next, now);
 	defer_trace(&c->sched, BH_TRACE_VCPU_SWITCH, next, 0);
 }
@@ -598,11 +615,14 @@ static bool outranks(const struct sched_core *s, const struct vcpu *v, const str
 	return false;
 }
 
-/* EDF: changes to v preempt the running vCPU at most once per deadline of v. A resume and a
- * suspend in a loop from another core would otherwise kick it again and again at no cost to
- * v's budget (1000 pairs, 999 kicks). A later one waits for the core's next decision (the
- * running vCPU's budget, a release or a wake-up it has armed its timer for). A benign race:
- * two posters at once may both kick. */
+/* EDF: changes to v preempt the running vCPU at most once per deadline of v and switch-in of v.
+ * A resume and a suspend in a loop from another core would otherwise kick it again and again at
+ * no cost to v's budget (1000 pairs, 999 kicks). A later one, before v ran, waits for the core's
+ * next decision (the running vCPU's budget, a release or a wake-up it has armed its timer for).
+ * Once v has run (switch_to) it is charged for each kick's switch, so its next change kicks
+ * again: a resume after v ran and was suspended, within one deadline, waited for the running
+ * vCPU's budget or a release and missed that deadline (reqatk_an_edf_resume_after_the_vcpu_ran_
+ * kicks_again). A benign race: two posters at once may both kick. */
 static bool first_kick_for_deadline(const struct sched_core *s, struct vcpu *v)
 {
 	if (s->policy != BH_POLICY_EDF)
@@ -976,7 +996,9 @@ HOT_INLINE void before_running(struct percpu *c, struct vcpu *next)
  * rest of the full decision. That rest is needed when next is NULL (spare time, best-effort
  * room), when the core holds a best-effort vCPU (it goes back to the queue), when next is cur
  * again (woken meanwhile by another core), and when next has a deadline of its execution clock,
- * which starts with the switch: false then, nothing done. Otherwise the core's next wake-up is
+ * which starts with the switch, or one of the wall clock already due: false then, nothing
+ * done. One of the wall clock ahead, which the last pass left out while next was ready and
+ * did not run, is counted with the rest. Otherwise the core's next wake-up is
  * the last full pass's next_wake, which every change since has only made early (a wake-up, a
  * suspend, a preemption that unloaded a vCPU: the timer then fires early and finds nothing
  * due), and what the switch adds: cur now waits unloaded, so its virtual timer and its own
@@ -990,8 +1012,15 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 {
 	struct sched_core *s = &c->sched;
 
+	/* A deadline of next's: not counted while next was ready and not running
+	 * (service_set_timer), an instant of the core's once it runs. One of the wall clock still
+	 * ahead is counted below, as the full pass after the switch counts it; one due, or of
+	 * the execution clock, takes the full decision (a ready pick's wall-clock timer left out
+	 * waited for the core's next event, which a blocked vCPU waiting for ever never brings:
+	 * test_sched.c). */
+	uint64_t next_own = next ? next->timer_deadline : TIME_NEVER;
 	if (!next || next == cur || s->policy != BH_POLICY_FIXED_PRIORITY || s->be ||
-	    (next->timer_clock == BH_CLOCK_EXEC && next->timer_deadline != TIME_NEVER))
+	    (next_own != TIME_NEVER && (next->timer_clock == BH_CLOCK_EXEC || next_own <= at)))
 		return false;
 	run(c, next, at);
 	/* Nothing deferred (no slot, no switch_to): the event goes straight in. */
@@ -1003,7 +1032,7 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 	if (cur->timer_deadline != TIME_NEVER || cur->state != VCPU_IDLE || cur->virq.count ||
 	    cur->partition->state != PARTITION_RUNNING || (own = arch_vtimer_deadline(cur)) <= at)
 		own = service_vcpu(c, cur, at);
-	uint64_t wake = s->next_wake = min_u64(s->next_wake, own);
+	uint64_t wake = s->next_wake = min_u64(min_u64(s->next_wake, own), next_own);
 	*again = (c->exit_work & EXIT_RESCHED) || c->requests;
 	if (!*again) {
 		program_timer(c, wake);

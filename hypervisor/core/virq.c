@@ -92,7 +92,14 @@ int virq_take(struct vcpu *v, bool *forwarded)
 		if (!ready)
 			continue;
 		unsigned intid = w * 32 + (unsigned)__builtin_ctz(ready);
-		__atomic_fetch_and(&q->pending[w], ~bit(intid), __ATOMIC_SEQ_CST);
+		/* Only the clear that finds the bit takes it: a start posted on another core drops
+		 * pending interrupts meanwhile (virq_drop_pending, while the vCPU still runs with
+		 * its stop posted), and one taken by both was counted down twice and a forwarded
+		 * one both delivered and ended (unit test test_virq_race.c). Look again then. */
+		if (!(__atomic_fetch_and(&q->pending[w], ~bit(intid), __ATOMIC_SEQ_CST) & bit(intid))) {
+			w--;
+			continue;
+		}
 		__atomic_fetch_sub(&q->count, 1u, __ATOMIC_SEQ_CST);
 		/* Mostly not (only physical interrupts are forwarded): then nothing to clear. */
 		*forwarded = q->forwarded[w] & bit(intid);
@@ -214,14 +221,21 @@ bool virq_withdraw_held(struct vcpu *v, unsigned intid)
 }
 
 /* Other cores may inject meanwhile (a doorbell, a port): only what is taken here is counted
- * down, so an interrupt injected during the drop stays pending and counted. */
+ * down, so an interrupt injected during the drop stays pending and counted. A forwarded SPI
+ * taken here is ended here (from any core: the distributor's). A forwarded PPI (the virtual
+ * timer's) is active at the vCPU's own core, which alone can end it: it keeps its forwarded
+ * mark, and that core ends it when it switches the vCPU out or releases it (virq_withdraw).
+ * Dropped with its mark by a start posted on another core, it stayed active there for good,
+ * and no vCPU that core ran next got its timer interrupt (unit
+ * reqatk_a_start_from_another_core_leaves_a_taken_vtimer_ppi_to_its_core). */
 void virq_drop_pending(struct vcpu *v)
 {
 	struct virq_state *q = &v->virq;
 
 	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
 		uint32_t was = __atomic_exchange_n(&q->pending[w], 0u, __ATOMIC_SEQ_CST);
-		uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~was, __ATOMIC_RELAXED) & was;
+		uint32_t spis = w ? was : 0u; /* word 0: SGIs and PPIs */
+		uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~spis, __ATOMIC_RELAXED) & spis;
 		uint32_t n = 0;
 		for (uint32_t b = was; b; b &= b - 1) /* no libgcc: no __builtin_popcount */
 			n++;

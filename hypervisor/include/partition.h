@@ -159,6 +159,11 @@ bool vcpu_runnable(const struct vcpu *v);
 
 /* Serve v's posted requests (stop, then start) on this core, which owns or holds it. */
 void vcpu_serve_requests(struct vcpu *v);
+/* Its core has just switched pinned v out with a stop posted (read after the switch's store and
+ * barrier), or best-effort v was given back to the queue with one: v runs nothing more before
+ * its stop is served, so a restart in progress counts it now, as one that did not run when the
+ * stop was posted (partition.c stop_all). */
+void vcpu_switched_out_stopped(struct vcpu *v);
 /* Serve the requests other cores (or this one) posted for the vCPU running on this core (and the
  * best-effort vCPU it holds); the others' wait for their own time or the core's spare time
  * (sched.h, sched_vcpu_changed). Only on the way out of the hypervisor: never while a trap of

@@ -431,6 +431,47 @@ TEST(a_restart_does_not_wait_for_queued_best_effort_vcpus_to_be_taken)
 	EXPECT(be(2)->be_queued && (be(2)->request & VCPU_REQ_STOP)); /* core 2 only: not yet */
 }
 
+/* The restart is posted from core 2 while core 1 gives be.0 back for its own vCPU, woken: be.0
+ * has left the core (no longer its best-effort vCPU) and is not in the queue yet, so the
+ * restart neither counts it as queued nor finds a holder that serves its stop; it waits for a
+ * core with spare time to take it, which may never come (every core busy). Given back with its
+ * stop posted, it runs nothing before a taker serves it: counted then, as a queued one. */
+static bool be_restart_posted;
+
+static void restart_be_in_switch(void)
+{
+	if (be_restart_posted || fake.core != 1)
+		return;
+	be_restart_posted = true;
+	fake.core = 2;
+	EXPECT(partition_restart(&partitions[1], false, BH_RESTART_SYSTEM_PARTITION));
+	fake.core = 1;
+}
+
+TEST(a_restart_posted_while_a_best_effort_vcpu_is_given_back_does_not_wait_for_a_taker)
+{
+	boot();
+	for (unsigned j = 1; j < 3; j++) { /* started, ran, and given back */
+		be(j)->request = 0;
+		be(j)->state = VCPU_READY;
+	}
+	EXPECT(on(1, T0) == rt(1));
+	sched_vcpu_idle(rt(1));
+	EXPECT(on(1, T0 + 10) == be(0));
+	fake.core = 2;
+	virq_inject(rt(1), BH_VIRQ_PORT, false);
+	be_restart_posted = false;
+	fake.switch_hook = restart_be_in_switch;
+	EXPECT(on(1, T0 + 20) == rt(1));
+	fake.switch_hook = NULL;
+	EXPECT(be_restart_posted);
+	EXPECT(be(0)->be_queued && (be(0)->request & VCPU_REQ_STOP));
+	printf("    restart posted while be.0 was given back: %u vCPU(s) left to count\n",
+	       partitions[1].stopping);
+	EXPECT_EQ(partitions[1].stopping, 0);
+	EXPECT_EQ(be(0)->state, VCPU_LOADING);
+}
+
 /* An asynchronous wake-up of the core's own vCPU (another core's interrupt or message) takes
  * the core from the best-effort vCPU at once. */
 TEST(a_wake_up_of_its_own_vcpu_takes_the_core_from_best_effort_work)

@@ -6,9 +6,13 @@
  * (service_idle), a suspend of a vCPU that cannot run kicking the running one, a message handed
  * to a halted waiter. Since, a restart waiting for a started vCPU that gets no time on its core
  * (counted at once, partition.c stop_all) and an interrupt sent after a start that the start's
- * reset dropped (dropped when the start is posted instead). KNOWN_FLAW, documented in
- * architecture.md (Life cycle): an EDF resume kicking the running vCPU before the suspend after
- * it.
+ * reset dropped (dropped when the start is posted instead). A second review (atk2): the ended
+ * incarnation's timer reaching the next one's started vCPU, a restart posted during the switch
+ * away from a vCPU waiting for it for good, a restart during the serve of vCPU 0's start
+ * leaving the partition restarting for good, a taken virtual timer PPI dropped from another
+ * core left active, an EDF resume after the vCPU ran not kicked. No known flaw is left here (an
+ * EDF resume kicking the running vCPU before the suspend after it is bounded: once per
+ * deadline and switch-in of the resumed vCPU, architecture.md, Life cycle).
  *
  * The system: core 0 fixed priority (or EDF, or cyclic) with
  *   victim  "v"  (prio 5)       - another partition, the one that must not be disturbed
@@ -24,6 +28,7 @@
 #include "plan.h"
 #include "sched.h"
 #include "unit.h"
+#include "virq.h"
 
 #define US(n) ((uint64_t)(n) * 125 / 2)
 
@@ -249,6 +254,43 @@ TEST(reqatk_resume_suspend_pairs_do_not_kick_an_edf_victim_at_no_cost)
 	EXPECT(fake.kicks[0] - k0 <= 10);
 }
 
+/* The limit above must not cost a legitimate change its preemption: h's sibling resumes h (a
+ * kick, h runs), suspends it while it runs (a kick: it runs there) and resumes it again within
+ * the same deadline of h, budget left. h outranks the victim and wants the core: without a
+ * kick it waits for the victim's next decision (its budget end, 500 us, or a release: h's
+ * own, at its deadline), and misses the deadline its budget was meant for. h ran since the
+ * first kick, so that one is paid for: the second resume kicks too. */
+TEST(reqatk_an_edf_resume_after_the_vcpu_ran_kicks_again)
+{
+	boot(BH_POLICY_EDF);
+	start_all();
+	hostile()->state = VCPU_IDLE;
+	plain1()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == victim());
+	uint64_t deadline = hostile()->abs_deadline;
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_SUSPEND, 0, 0), BH_OK);
+	unsigned k0 = fake.kicks[0];
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_RESUME, 0, 0), BH_OK);
+	EXPECT_EQ(fake.kicks[0], k0 + 1);
+	fake.core = 0;
+	EXPECT(at_core(0, 2100) == hostile()); /* the kick's decision: h runs */
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_SUSPEND, 0, 0), BH_OK);
+	fake.core = 0;
+	EXPECT(at_core(0, 2200) == victim());
+	EXPECT(hostile()->budget_left > 0);
+	EXPECT_EQ(hostile()->abs_deadline, deadline); /* the same deadline of h */
+	unsigned k1 = fake.kicks[0];
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_RESUME, 0, 0), BH_OK);
+	fake.core = 0;
+	printf("    EDF: h resumed again after it ran, same deadline: %u kick(s); core 0's timer "
+	       "at %llu (h's deadline %llu)\n", fake.kicks[0] - k1, (unsigned long long)fake.timer,
+	       (unsigned long long)deadline);
+	EXPECT_EQ(fake.kicks[0], k1 + 1);
+}
+
 /* --- 3. a restart never completes because one vCPU is starved on its core --------------- */
 
 /* Partition p: vCPU 0 alone on dedicated core 2, vCPU 1 at priority 1 on fixed-priority core 0,
@@ -376,6 +418,158 @@ TEST(reqatk_a_vcpu_counted_for_a_restart_does_not_run_after_a_preemption)
 	       plain1()->state);
 	EXPECT(percpu[0].vcpu != plain1() || !(plain1()->request & VCPU_REQ_STOP));
 	EXPECT(plain1()->state != VCPU_READY);
+}
+
+/* The ended incarnation's vCPU 1 had armed a BH_HC_SET_TIMER deadline. Counted at once and
+ * never run since, it keeps it until core 0 serves its stop; the next incarnation runs and
+ * starts vCPU 1 (PSCI CPU_ON at its boot), and the old deadline passes before core 0 serves
+ * the stop and the start. What the ended incarnation armed must not reach the next one: the
+ * started vCPU's first run finds no timer interrupt it never asked for. */
+TEST(reqatk_a_counted_vcpus_old_timer_does_not_reach_the_next_incarnation)
+{
+	restart_with_vcpu1(true);
+	uint64_t t = 3000 + US(1000) * 101;
+	plain1()->timer_deadline = t + US(50); /* armed by the ended incarnation, one-shot */
+	fake.core = 2;
+	fake.counter = t;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	EXPECT(at_core(0, t + US(60)) == victim()); /* a full decision past the old deadline */
+	victim()->state = VCPU_IDLE;
+	hostile()->state = VCPU_IDLE;
+	EXPECT(at_core(0, t + US(100)) == plain1()); /* stopped, then started */
+	EXPECT_EQ(plain1()->request, 0);
+	printf("    the ended incarnation's timer interrupt at the started vCPU 1's first run: %s\n",
+	       virq_is_pending(plain1(), BH_VIRQ_TIMER) ? "PENDING" : "none");
+	EXPECT(!virq_is_pending(plain1(), BH_VIRQ_TIMER));
+	EXPECT_EQ(plain1()->virq.count, 0);
+	EXPECT_EQ(plain1()->timer_deadline, TIME_NEVER);
+}
+
+/* The restart is posted from core 2 while core 0 switches p's vCPU 1 (priority 1, running
+ * alone) out for the victim, woken: the restart reads core 0's running vCPU before the switch
+ * stores the victim, so it does not count vCPU 1 (it runs), and waits for its stop. Switched
+ * out, vCPU 1 runs nothing more before its stop is served, as for a vCPU the restart counts;
+ * but the victim computes without a pause and the core has no spare time, so the stop is never
+ * served: the restart never completes, and vCPU 0, alone on its core, is down for good. */
+static bool restart_in_switch_posted;
+
+static void restart_p_in_switch(void)
+{
+	if (restart_in_switch_posted || fake.core != 0)
+		return;
+	restart_in_switch_posted = true;
+	fake.core = 2;
+	EXPECT(partition_restart(&partitions[2], false, BH_RESTART_SELF));
+	fake.core = 0;
+}
+
+TEST(reqatk_a_restart_posted_during_the_switch_away_from_a_vcpu_completes)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	vcpu_serve_requests(plain1());
+	percpu[0].exit_work = 0;
+	victim()->state = VCPU_IDLE;
+	hostile()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == plain1());
+	EXPECT(at_core(2, 2000) == plain0());
+	victim()->state = VCPU_READY; /* woken: core 0 switches plain1 out for it */
+	restart_in_switch_posted = false;
+	fake.switch_hook = restart_p_in_switch;
+	EXPECT(at_core(0, 2100) == victim());
+	fake.switch_hook = NULL;
+	EXPECT(restart_in_switch_posted);
+	for (unsigned i = 0; i < 100; i++) {
+		EXPECT(at_core(0, 3000 + US(1000) * i) == victim());
+		at_core(2, 3000 + US(1000) * i + 10);
+	}
+	printf("    restart posted during the switch: after 100 ms p's state %u (0 = running), "
+	       "vCPU 0 state %u, vCPU 1 request %u\n", partitions[2].state, plain0()->state,
+	       plain1()->request);
+	EXPECT_EQ(partitions[2].state, PARTITION_RUNNING);
+	EXPECT(plain0()->state == VCPU_READY);
+	EXPECT_EQ(vcpu_public_state(plain1()), VCPU_HALTED);
+}
+
+/* h's vCPU 1 (core 1) halts and starts h's vCPU 0 (core 0, below the victim): core 0 serves
+ * the stop and the start together, outside vCPU 0's time. During that serve h restarts itself
+ * from vCPU 1, whose own stop core 1 serves at once: the restart counts vCPU 0 at once (being
+ * served, it does not run), vCPU 1 last, and makes vCPU 0 loading. The start's reset then ends
+ * the serve and must not make the loading vCPU 0 ready: the stop the restart posted would then
+ * halt it, and nobody would load h again (restarting for good). */
+static bool h_restarted;
+
+static void restart_h_from_core_1(struct vcpu *v)
+{
+	if (v != hostile() || h_restarted)
+		return;
+	h_restarted = true;
+	fake.core = 1;
+	EXPECT(partition_restart(&partitions[1], false, BH_RESTART_SELF));
+	vcpu_serve_requests(poster()); /* vCPU 1's exit from the trap: its stop */
+	fake.core = 0;
+}
+
+TEST(reqatk_a_restart_during_the_serve_of_vcpu_0s_start_reloads_it)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	EXPECT_EQ(vcpu_control(hostile(), BH_VCPU_START, 1, 0), BH_OK); /* h's secondary */
+	EXPECT(at_core(1, 2000) == poster());
+	EXPECT(at_core(0, 2000) == victim());
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_HALT, 0, 0), BH_OK);
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_START, 0, 0), BH_OK);
+	fake.core = 0;
+	EXPECT_EQ(hostile()->request, VCPU_REQ_STOP | VCPU_REQ_RESET);
+	h_restarted = false;
+	fake.release_hook = restart_h_from_core_1;
+	vcpu_serve_requests(hostile()); /* core 0's spare time (the victim's core: any time) */
+	fake.release_hook = NULL;
+	EXPECT(h_restarted);
+	printf("    after the serve: h's vCPU 0 state %u (4 = loading), request %u, h's state %u\n",
+	       hostile()->state, hostile()->request, partitions[1].state);
+	victim()->state = VCPU_IDLE;
+	for (unsigned i = 0; i < 10; i++)
+		at_core(0, 3000 + US(100) * i);
+	printf("    1 ms later: h's state %u (0 = running), its vCPU 0 state %u\n",
+	       partitions[1].state, hostile()->state);
+	EXPECT_EQ(partitions[1].state, PARTITION_RUNNING);
+	EXPECT_EQ(hostile()->state, VCPU_READY);
+}
+
+/* h's vCPU 0 waits on core 0, still loaded there (the last vCPU the core ran), when its sibling
+ * halts it: the stop waits for its own time. Its virtual timer then fires on core 0: the core
+ * takes the physical PPI, which stays active until the guest ends it, and injects it as a
+ * forwarded interrupt. The sibling starts vCPU 0 again, from core 1: the start drops what the
+ * halted vCPU was sent. A PPI is core 0's own: no other core can end it (arch_irq_release
+ * ends only SPIs), and core 0 ends it when it switches the vCPU out or releases it, by
+ * withdrawing the forwarded interrupt (aarch64 save_timer_and_gic, virq_withdraw). Dropped
+ * from core 1 with its forwarded mark, it stayed active: every vCPU core 0 ran next, of any
+ * partition, lost its virtual timer interrupts. */
+TEST(reqatk_a_start_from_another_core_leaves_a_taken_vtimer_ppi_to_its_core)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	EXPECT_EQ(vcpu_control(hostile(), BH_VCPU_START, 1, 0), BH_OK); /* h's secondary */
+	EXPECT(at_core(1, 2000) == poster());
+	hostile()->state = VCPU_IDLE; /* waits, loaded on core 0 */
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_HALT, 0, 0), BH_OK);
+	fake.core = 0;
+	virq_inject(hostile(), BH_VIRQ_VTIMER, true); /* its timer fired on core 0 */
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(poster(), BH_VCPU_START, 0, 0), BH_OK);
+	fake.core = 0;
+	EXPECT(!virq_is_pending(hostile(), BH_VIRQ_VTIMER)); /* not delivered to the started one */
+	bool core_ends_it = virq_withdraw(hostile(), BH_VIRQ_VTIMER);
+	printf("    core 0, switching h's vCPU 0 out, %s its taken virtual timer PPI\n",
+	       core_ends_it ? "ends" : "does NOT end (active for good)");
+	EXPECT(core_ends_it);
 }
 
 /* The same with vCPU 1 never started (halted since boot, as a partition's secondaries are): it

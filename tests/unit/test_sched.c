@@ -498,6 +498,38 @@ TEST(a_block_whose_pick_has_an_execution_clock_deadline_takes_the_full_decision)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* The pick was ready, preempted, with a BH_HC_SET_TIMER deadline of the wall clock: no instant of
+ * the core's while it did not run (sched.c service_set_timer), so the last full pass did not
+ * count it. Switched in by the block, it runs now: the core's timer must be armed for it, as
+ * the full decision's pass after the switch arms it, or its timer interrupt waits for whatever
+ * event comes next (none, here: b waits for ever). */
+TEST(a_block_whose_pick_has_a_wall_clock_deadline_arms_the_timer_for_it)
+{
+	fixed_priority_b_runs();
+	vcpu_of(2)->timer_deadline = 100;
+	EXPECT(at(15) == vcpu_of(1)); /* c's deadline not counted: ready, not run */
+	EXPECT_EQ(fake.timer, UINT64_MAX);
+	EXPECT(block_at(20) == vcpu_of(2));
+	EXPECT_EQ(fake.timer, 100);
+	EXPECT(at(100) == vcpu_of(2));
+	EXPECT(vcpu_of(2)->virq.pending[0] & (1u << BH_VIRQ_TIMER));
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* The same deadline already due at the block: the full decision, whose pass after the switch
+ * serves it (c's timer interrupt pending at its switch-in). */
+TEST(a_block_whose_pick_has_a_wall_clock_deadline_due_takes_the_full_decision)
+{
+	fixed_priority_b_runs();
+	vcpu_of(2)->timer_deadline = 18;
+	EXPECT(at(15) == vcpu_of(1));
+	EXPECT(block_at(20) == vcpu_of(2));
+	EXPECT(counter_reads > 1);
+	EXPECT(vcpu_of(2)->virq.pending[0] & (1u << BH_VIRQ_TIMER));
+	EXPECT_EQ(vcpu_of(2)->timer_deadline, TIME_NEVER);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 /* The blocked vCPU's own virtual timer is due by the time it is unloaded: the pass after the
  * switch wakes it, and the full decision gives it the core back. */
 TEST(a_blocked_vcpu_woken_by_the_switch_gets_the_core_back)

@@ -53,3 +53,46 @@ TEST(vpsci_cpu_on_starts_a_vcpu_at_the_entry_with_its_context)
 	EXPECT_EQ(v1->regs.x[1], 0);
 	fixture_partitions[1].vmachine = NULL;
 }
+
+/* vCPU 1 started (CPU_ON), halted before its core served the start (BH_VCPU_HALT: the stop
+ * cancels it), and started again: its core serves the stop and the start together. Halted all
+ * along, it reads halted during that serve, and the request word keeps what is served shifted
+ * out of the posted bits. A start returned SUCCESS and is being served: AFFINITY_INFO must say
+ * ON, as CPU_ON (ALREADY_ON) does; said OFF, a guest's CPU_ON then fails (psciodd's symptom). */
+static int64_t affinity_in_serve = -100, cpu_on_in_serve = -100;
+
+static void ask_affinity_from_core_1(struct vcpu *v)
+{
+	struct vcpu *v0 = &partitions[1].vcpus[0];
+	unsigned self = fake.core;
+
+	if (v != &partitions[1].vcpus[1] || affinity_in_serve != -100)
+		return;
+	fake.core = 1;
+	affinity_in_serve = psci(v0, PSCI_AFFINITY_INFO, 1, 0, 0);
+	cpu_on_in_serve = psci(v0, PSCI_CPU_ON, 1, ALPHA_RAM_IPA, 7);
+	fake.core = self;
+}
+
+TEST(vpsci_affinity_info_says_on_while_a_start_is_served_with_a_stop)
+{
+	fixture_partitions[1].vmachine = &machine;
+	fixture_boot();
+	struct vcpu *v0 = &partitions[1].vcpus[0], *v1 = &partitions[1].vcpus[1];
+	fixture_run(1, v0);
+	EXPECT_EQ(psci(v0, PSCI_CPU_ON, 1, ALPHA_RAM_IPA, 7), 0);
+	EXPECT_EQ(vcpu_control(v0, BH_VCPU_HALT, 1, 0), BH_OK);
+	EXPECT_EQ(psci(v0, PSCI_CPU_ON, 1, ALPHA_RAM_IPA, 7), 0);
+	EXPECT_EQ(v1->request, VCPU_REQ_STOP | VCPU_REQ_RESET);
+	affinity_in_serve = cpu_on_in_serve = -100;
+	fake.release_hook = ask_affinity_from_core_1;
+	fixture_serve(2);
+	fake.release_hook = NULL;
+	printf("    during the serve of the stop and the start: AFFINITY_INFO %lld, CPU_ON %lld\n",
+	       (long long)affinity_in_serve, (long long)cpu_on_in_serve);
+	EXPECT_EQ(cpu_on_in_serve, -4); /* ALREADY_ON */
+	EXPECT_EQ(affinity_in_serve, 0); /* ON */
+	EXPECT_EQ(v1->state, VCPU_READY);
+	EXPECT_EQ(psci(v0, PSCI_AFFINITY_INFO, 1, 0, 0), 0);
+	fixture_partitions[1].vmachine = NULL;
+}

@@ -79,9 +79,12 @@ static int64_t affinity_info(struct vcpu *v, uint64_t mpidr, uint64_t level)
 	/* OFF (1) only once it is off: a CPU_OFF its core is still serving (the request taken, the
 	 * release under way) reads ON (0), as a start posted to it does. Said OFF earlier, a CPU_ON
 	 * right after could find it not yet halted and answer ALREADY_ON (psciodd, seen in CI). Its
-	 * core sets the state last, so a halted state read first means the release is done. */
+	 * core sets the state last, so a halted state read first means the release is done. A
+	 * start being served (shifted out of the posted bits while its core serves it, with a stop
+	 * served first: the state reads halted until the reset) is ON too, as CPU_ON says. */
 	bool off = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == VCPU_HALTED &&
-		   !(__atomic_load_n(&t->request, __ATOMIC_SEQ_CST) & (VCPU_REQ_STOP | VCPU_REQ_RESET));
+		   !(__atomic_load_n(&t->request, __ATOMIC_SEQ_CST) &
+		     (VCPU_REQ_STOP | VCPU_REQ_RESET | VCPU_REQ_RESET << VCPU_REQ_SERVED_SHIFT));
 	return off ? 1 : 0;
 }
 
