@@ -165,11 +165,18 @@ def test_linux_runs_smp_on_best_effort_vcpus_and_is_told_its_stolen_time():
             assert t["steal"] == 0 and busy >= 0.9 * wall, t
         else:
             assert busy >= 0.3 * wall and t["steal"] >= 0.1 * wall, (cpu, t, wall)
-    # Round robin shares the free cores among the three over time, not within each second (one run
-    # gave 60, 76 and 93 ticks, another 65, 68 and 95): together they must use most of what the
-    # spinners leave (3 x 75 % of the wall time), each its part (above).
-    be_busy = sum(t["user"] + t["system"] for cpu, t in cpus.items() if cpu != "cpu0")
-    assert be_busy >= 1.5 * wall, (be_busy, wall)
+    # The spinners leave 2.25 cores free (each core a quarter of every frame, one core at a time).
+    # What the hypervisor gives the best-effort CPUs is the wall time less their stolen time: it
+    # must be most of that (measured 1.90 to 2.10 cores). What Linux counts busy of it follows
+    # QEMU's round robin as well (ticks never taken, above): measured 1.45 to 1.81 cores, in two
+    # modes that the same build falls into run by run; it must be more than one core's worth
+    # (best-effort CPUs running side by side on several cores).
+    be = [t for cpu, t in cpus.items() if cpu != "cpu0"]
+    given = sum(wall - t["steal"] for t in be)
+    be_busy = sum(t["user"] + t["system"] for t in be)
+    print(f"BHSTAT be_linux best-effort CPUs: given {given / wall:.2f} cores, busy {be_busy / wall:.2f}")
+    assert given >= 1.7 * wall, (given, wall)
+    assert be_busy >= 1.2 * wall, (be_busy, wall)
     assert run.index(r"BHBE hwrng 4096 bytes") >= 0
     on_cpu = re.search(r"BHBE irq +\d+: +(\d+) +(\d+) +(\d+) +(\d+) .*virtio0", run.log)
     assert on_cpu and int(on_cpu[3]) > 0, "the device's interrupt reached CPU 2"
