@@ -80,6 +80,17 @@ static struct vcpu *on(unsigned core, uint64_t now)
 	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
 }
 
+/* Core `core`'s hypervisor timer fires at `now` (sched_timer_event, as the interrupt handler
+ * calls it), and the core leaves the hypervisor: returns the vCPU it runs, or NULL if it idles. */
+static struct vcpu *timer_on(unsigned core, uint64_t now)
+{
+	fake.core = core;
+	fake.counter = now;
+	sched_timer_event();
+	FAKE_RUN(core_exit_work());
+	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
+}
+
 /* Every best-effort vCPU started (the guest's vCPU 0 would start the others). */
 static void start_all(void)
 {
@@ -164,18 +175,29 @@ static void lend_core_1_until(uint64_t start, uint64_t lend, uint64_t wake)
 	EXPECT(on(1, lend) == be(0));
 }
 
+/* When core 1 (fixed priority) decides for a wake-up at `wake`: a lead ahead of it. */
+static uint64_t led_1(uint64_t wake)
+{
+	return wake - percpu[1].sched.lead;
+}
+
 /* A fixed-priority core's own instant is the virtual timer of its idle vCPU: loaded and idle,
- * its timer is live in hardware; the best-effort vCPU goes before it. */
+ * its timer is live in hardware, and the core decides for it a lead ahead; the best-effort
+ * vCPU goes before that decision. */
 TEST(a_best_effort_vcpu_gives_the_core_back_before_a_wake_up_of_its_own)
 {
 	uint64_t wake = US(500);
 
 	lend_core_1_until(US(10), US(20), wake);
-	EXPECT_EQ(fake.timer, wake - BE_LEAD_TICKS);
-	EXPECT(on(1, wake - BE_LEAD_TICKS) == NULL);
-	EXPECT(percpu[1].loaded == rt(1)); /* its timer live again: the hardware wakes it */
-	EXPECT_EQ(fake.timer, UINT64_MAX);
+	EXPECT_EQ(fake.timer, led_1(wake) - BE_LEAD_TICKS);
+	EXPECT(on(1, led_1(wake) - BE_LEAD_TICKS) == NULL);
+	EXPECT(percpu[1].loaded == rt(1)); /* its timer live again */
+	EXPECT_EQ(fake.timer, led_1(wake));
 	EXPECT(be(0)->be_queued);
+	fake.counter_step = 1; /* the core waits for the wake-up, reading the counter */
+	EXPECT(timer_on(1, led_1(wake)) == rt(1));
+	fake.counter_step = 0;
+	EXPECT(fake.counter >= wake); /* decided ahead, entered at its wake-up */
 }
 
 /* Three ready vCPUs on one core: each gets a quantum in turn, in queue order. */
@@ -528,17 +550,6 @@ TEST(a_core_in_its_lead_before_an_instant_is_not_kicked_for_best_effort_work)
 	EXPECT_EQ(fake.kicks[2], 1); /* core 2, with no instant of its own, is */
 }
 
-/* Core `core`'s hypervisor timer fires at `now` (sched_timer_event, as the interrupt handler
- * calls it), and the core leaves the hypervisor: returns the vCPU it runs, or NULL if it idles. */
-static struct vcpu *timer_on(unsigned core, uint64_t now)
-{
-	fake.core = core;
-	fake.counter = now;
-	sched_timer_event();
-	FAKE_RUN(core_exit_work());
-	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
-}
-
 /* The timer at be_until, alone: the hand-back without a decision leaves the core as the full
  * decision does (its own vCPU loaded, the best-effort one queued, the timer at its own lead). */
 TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
@@ -586,18 +597,19 @@ TEST(a_vcpu_given_back_at_be_until_kicks_a_core_asleep_that_may_run_it)
 }
 
 /* On a fixed-priority core, the timer at be_until before the loaded idle vCPU's own wake-up:
- * that vCPU's virtual timer is live again and the core's timer stays off, as after a full
+ * that vCPU's virtual timer is live again and the core's timer leads it, as after a full
  * decision. */
-TEST(the_timer_at_be_until_leaves_the_wake_up_of_its_own_vcpu_to_the_hardware)
+TEST(the_timer_at_be_until_leaves_the_core_its_own_vcpus_wake_up_led)
 {
 	uint64_t wake = US(500);
 
 	lend_core_1_until(US(10), US(20), wake);
-	EXPECT_EQ(fake.timer, wake - BE_LEAD_TICKS);
-	EXPECT(timer_on(1, wake - BE_LEAD_TICKS) == NULL);
+	EXPECT_EQ(fake.timer, led_1(wake) - BE_LEAD_TICKS);
+	EXPECT(timer_on(1, led_1(wake) - BE_LEAD_TICKS) == NULL);
 	EXPECT(percpu[1].loaded == rt(1));
-	EXPECT_EQ(fake.timer, UINT64_MAX);
+	EXPECT_EQ(fake.timer, led_1(wake));
 	EXPECT_EQ(percpu[1].sched.live_wake, wake);
+	EXPECT_EQ(percpu[1].sched.boundary, wake);
 	EXPECT(be(0)->be_queued);
 }
 
@@ -615,7 +627,7 @@ static void wake_rt1_from_core_2(void)
 static void kick_with_the_timer_at_be_until(bool kick_first)
 {
 	lend_core_1_until(T0, T0 + 10, T0 + US(500));
-	uint64_t back = T0 + US(500) - BE_LEAD_TICKS;
+	uint64_t back = led_1(T0 + US(500)) - BE_LEAD_TICKS;
 	EXPECT_EQ(fake.timer, back);
 	wake_rt1_from_core_2();
 	fake.core = 1;

@@ -677,3 +677,34 @@ TEST(reqatk_a_start_reaches_an_idle_core_whose_loaded_vcpu_has_a_stale_timer)
 	       kicked ? "kicked" : "NOT kicked", fake.timer == TIME_NEVER ? "off" : "armed");
 	EXPECT(kicked || fake.timer != TIME_NEVER);
 }
+
+/* --- the execution clock across a restart served in the vCPU's own time ------------------- */
+
+/* p's vCPU 1 runs on core 0 from 1000; p's vCPU 0 halts and starts it at 5000, and core 0 serves
+ * both in its time (its next exit). Its execution clock counts from the start: a read just after
+ * must not include the 4000 ticks it ran before, already reported before the halt. It did: the
+ * reset zeroed the count and left the running vCPU's run_start at 1000 (edfreset's status reads
+ * summed to 79 % of the wall time for a vCPU on a 50 % budget; BH_CLOCK_EXEC timers fired
+ * early). */
+TEST(reqatk_the_execution_clock_of_a_vcpu_restarted_while_it_runs_counts_from_its_start)
+{
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	victim()->state = VCPU_IDLE;
+	hostile()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 1000) == plain1());
+	fake.counter = 5000;
+	EXPECT(sched_exec_ticks(plain1()) == 4000);
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_HALT, 1, 0), BH_OK);
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	EXPECT(at_core(0, 5000) == plain1());
+	fake.counter = 5100;
+	printf("    execution clock 100 ticks after the start: %llu ticks\n",
+	       (unsigned long long)sched_exec_ticks(plain1()));
+	EXPECT(sched_exec_ticks(plain1()) <= 100);
+}

@@ -21,8 +21,10 @@
 
 #define RUN_TICKS 125000ull /* 2 ms for the started vCPUs to write their lines */
 #define MID_SLOT 3125ull    /* 50 us into a victim slot */
-#define BEFORE_WAKE 100ull  /* before a wake-up of the victim: about the time its core takes to
-			     * serve the first stops */
+#define BEFORE_WAKE 350ull  /* before a wake-up of the victim: before the core decides for it
+			     * (its lead: 170 ticks for 8 vCPUs) by about the time the halts
+			     * take; halts posted during the lead cost the victim their own
+			     * instructions in -icount's one clock */
 #define AFTER_WAKE 500ull   /* started just after a wake-up: they start up before the next */
 
 /* The first of the victim's instants (slot starts or wake-ups from f0) after `after`, plus aim. */

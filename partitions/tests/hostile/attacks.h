@@ -38,8 +38,11 @@ static const char *const attack_names[ATTACK_COUNT] = {
 #define VICTIM_SLOT_OFFSET 6250ull  /* 100 us */
 #define VICTIM_SLOT_PERIOD 12500ull /* 200 us */
 /* How long before a slot start the hypervisor decides for it (SLOT_LEAD_TICKS,
- * hypervisor/include/sched.h): where a neighbour's path delays a cyclic victim. */
+ * hypervisor/include/sched.h), and before a fixed-priority wake-up (SLOT_LEAD_TICKS and
+ * FP_LEAD_PER_VCPU_TICKS for each of the core's 2 vCPUs): where a neighbour's path delays a
+ * cyclic or fixed-priority victim. */
 #define HYP_SLOT_LEAD_TICKS 50ull
+#define HYP_FP_LEAD_TICKS 80ull
 
 /* On an EDF core the neighbour has budget for only part of each of its periods, which start
  * when its vCPU starts: unless the victim's due instants fall where it runs, no attack lands

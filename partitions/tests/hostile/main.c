@@ -86,10 +86,11 @@ static void timed_round(enum attack a)
  * layout (everything is deterministic under -icount), so a flood alone finds its worst case
  * by chance. The console attacks therefore also aim one write at each due instant: it starts
  * AIM_FIRST + k % AIM_SPREAD ticks (k: the due instant's number) before the hypervisor must
- * act for the victim (the due instant; on a cyclic core its decision, HYP_SLOT_LEAD_TICKS
- * earlier), so the victim waits for nearly all of it. The flood stops AIM_GUARD ticks before,
- * longer than a round of it; the newline write first empties its ring (flushing in its own
- * time), where the write that queues the most lines finds room for all of them. */
+ * act for the victim (its decision: a lead before the due instant on a cyclic or fixed-priority
+ * core, at it on an EDF core), so the victim waits for nearly all of it. The flood stops
+ * AIM_GUARD ticks before, longer than a round of it; the newline write first empties its ring
+ * (flushing in its own time), where the write that queues the most lines finds room for all of
+ * them. */
 #define AIM_FIRST  1ull
 #define AIM_SPREAD 16ull
 #define AIM_GUARD  2500ull /* 40 us */
@@ -99,7 +100,7 @@ static void timed_round(enum attack a)
 #define HYP_BE_LEAD_TICKS 400ull
 
 static unsigned long long due_base; /* the frame start on a cyclic core, else ATTACK_T0 */
-static unsigned long long lead;     /* HYP_SLOT_LEAD_TICKS on a cyclic core, else 0 */
+static unsigned long long lead;     /* how long before a due instant the core decides for it */
 
 static int aimed(enum attack a)
 {
@@ -192,8 +193,10 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 		lead = HYP_SLOT_LEAD_TICKS;
 	} else {
 		due_base = edf_due_base();
-		if (!due_base)
+		if (!due_base) { /* fixed priority: its wake-ups are led as slots are */
 			due_base = ATTACK_T0;
+			lead = HYP_FP_LEAD_TICKS;
+		}
 	}
 	if (bh_test_param("be_aim"))
 		lead += HYP_BE_LEAD_TICKS;

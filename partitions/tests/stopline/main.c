@@ -6,7 +6,7 @@
  * waits for the vCPU's next turn. An action that restarts the partition had its lines (the
  * flushed unfinished line, the event's, the restart's) printed at once, in the trap. This
  * neighbour aims a trapped register access (trapped_instruction: cold_restart) at each due
- * instant of the victim (less the decision's lead on a cyclic core), with an unfinished console
+ * instant of the victim (less the decision's lead), with an unfinished console
  * line to flush, then restarts and aims at the next one. Window 0 of attacks.h is quiet (it
  * sleeps), every later one attacks. (The same lines inside an EDF decision: the unit test
  * hm_restart_lines_wait_for_the_reload_in_vcpu0s_time; aiming a budget's end at an instant
@@ -28,6 +28,8 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	if (bh_plan_frame_start(&f0_ns) == BH_OK) { /* cyclic: its slots */
 		due_base = bh_ns_to_ticks(f0_ns);
 		lead = HYP_SLOT_LEAD_TICKS;
+	} else { /* fixed priority (stop_fp.yaml): the wake-ups, led too */
+		lead = HYP_FP_LEAD_TICKS;
 	}
 	if (!restarts) {
 		bh_puts("stopline: waiting for the first attack window");
@@ -43,7 +45,7 @@ int main(unsigned vcpu, unsigned boot_kind, unsigned restarts)
 	}
 	/* An unfinished line, which the stop flushes before its event's line. */
 	bh_console_write(letters, sizeof(letters));
-	/* Aim a trapped access at the next due instant (less the cyclic decision's lead). */
+	/* Aim a trapped access at the next due instant (less the decision's lead). */
 	unsigned long long first = due_base + VICTIM_SLOT_OFFSET, now = bh_counter() + 200;
 	unsigned long long k = now > first ? (now - first) / VICTIM_SLOT_PERIOD + 1 : 0;
 	unsigned long long aim = first + k * VICTIM_SLOT_PERIOD - lead - AIM_AHEAD;
