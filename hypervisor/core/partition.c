@@ -235,7 +235,53 @@ static void stop_all(struct partition *p)
 	}
 }
 
-bool partition_halt(struct partition *p)
+/* Set by a stop that held a line back (partition_note_stopped_line), cleared by a look that
+ * finds none waiting: one load on every idle pass while there is none. */
+static volatile uint32_t stopped_lines;
+
+void partition_note_stopped_line(void)
+{
+	__atomic_store_n(&stopped_lines, 1u, __ATOMIC_SEQ_CST);
+}
+
+bool partition_stopped_lines_waiting(void)
+{
+	return __atomic_load_n(&stopped_lines, __ATOMIC_RELAXED);
+}
+
+/* Whether this core's time is a neighbour's as well: a dedicated core runs nobody else, so a
+ * line formatted in its trap delays only the partition that stops. */
+static bool on_shared_core(void)
+{
+	return percpu[this_cpu()->core].sched.policy != BH_POLICY_DEDICATED;
+}
+
+/* The halt's line, if it waits; true if printed. */
+static bool announce_halt(struct partition *p)
+{
+	const char *why = __atomic_exchange_n(&p->announce_halt, NULL, __ATOMIC_SEQ_CST);
+
+	if (why)
+		bh_log("partition %s halted%s", p->cfg->name, why);
+	return why != NULL;
+}
+
+bool partition_print_stopped_line(void)
+{
+	if (!__atomic_exchange_n(&stopped_lines, 0u, __ATOMIC_SEQ_CST))
+		return false;
+	for (unsigned i = 0; i < partition_count; i++) {
+		struct partition *p = &partitions[i];
+		/* The event's line first, then the halt's, as a trap printed them. */
+		if (hm_print_reload_line(p) || announce_halt(p)) {
+			partition_note_stopped_line(); /* there may be more: the next look finds them */
+			return true;
+		}
+	}
+	return false;
+}
+
+bool partition_halt_because(struct partition *p, const char *why)
 {
 	partition_lock(p);
 	bool was_halted = p->state == PARTITION_HALTED;
@@ -244,9 +290,20 @@ bool partition_halt(struct partition *p)
 		stop_all(p); /* which tells each vCPU's core */
 	}
 	partition_unlock(p);
-	if (!was_halted)
-		bh_log("partition %s halted", p->cfg->name);
-	return !was_halted;
+	if (was_halted)
+		return false;
+	if (on_shared_core()) { /* for spare time (partition_print_stopped_line) */
+		__atomic_store_n(&p->announce_halt, why, __ATOMIC_SEQ_CST);
+		partition_note_stopped_line();
+	} else {
+		bh_log("partition %s halted%s", p->cfg->name, why);
+	}
+	return true;
+}
+
+bool partition_halt(struct partition *p)
+{
+	return partition_halt_because(p, "");
 }
 
 /* p from `from` to `to`, under its lock; false if it was in another state. */
@@ -316,6 +373,11 @@ static bool keeps_suspension(const struct partition *p, uint32_t cause)
  * an error is what the partition most needs to know of. */
 bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 {
+	return partition_restart_because(p, cold, cause, "");
+}
+
+bool partition_restart_because(struct partition *p, bool cold, uint32_t cause, const char *why)
+{
 	partition_lock(p);
 	if (halted_for_good(p, cause)) {
 		partition_unlock(p);
@@ -346,6 +408,7 @@ bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 	 * aimed at a neighbour's instant (tests/system/test_stopline.py). */
 	p->announce = p->restarts;
 	p->announce_cold = cold;
+	p->announce_why = why;
 	partition_unlock(p);
 	return true;
 }
@@ -450,22 +513,24 @@ static bool announce(struct partition *p)
 	partition_lock(p);
 	uint32_t n = p->announce;
 	bool cold = p->announce_cold;
+	const char *why = p->announce_why;
 	p->announce = 0;
 	partition_unlock(p);
 	if (n)
-		bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
+		bh_log("partition %s %s restart #%u%s", p->cfg->name, cold ? "cold" : "warm", n,
+		       why ? why : "");
 	return n != 0;
 }
 
-/* The lines of the restart (the health event that caused it, then its own) come first, one per
- * look ahead: each costs about as much as a load step. */
+/* The lines of the restart (the health event that caused it, a halt's still waiting for spare
+ * time, then its own) come first, one per look ahead: each costs about as much as a load step. */
 void partition_load_steps(struct vcpu *v0)
 {
 	struct percpu *c = this_cpu();
 	struct partition *p = v0->partition;
 
-	while (!core_busy(c) && (hm_print_reload_line(p) || (p->announce && announce(p)) ||
-				 load_one_step(p, v0)))
+	while (!core_busy(c) && (hm_print_reload_line(p) || announce_halt(p) ||
+				 (p->announce && announce(p)) || load_one_step(p, v0)))
 		;
 }
 

@@ -260,6 +260,65 @@ TEST(hm_restart_lines_wait_for_the_reload_in_vcpu0s_time)
 	EXPECT(strstr(fake.uart, "partition beta cold restart #2") != NULL);
 }
 
+/* A halt (or a suspend) has no later time of the partition's to print in, and on a shared core
+ * the trap's end may be a neighbour's due instant: the event's line and "halted", formatted in
+ * the trap, put about 400 ticks in front of the neighbour (tests/system/test_haltline.py). They
+ * wait for spare time (sched.c idle_drain: partition_print_stopped_line), in their order. */
+TEST(hm_halt_lines_on_a_shared_core_wait_for_spare_time)
+{
+	fixture_boot();
+	percpu[0].sched.policy = BH_POLICY_FIXED_PRIORITY;
+	EXPECT(!partition_stopped_lines_waiting());
+	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
+	EXPECT_EQ(partitions[0].state, PARTITION_HALTED);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "HM:") == NULL);
+	EXPECT(strstr(fake.uart, "halted") == NULL);
+	EXPECT(partition_stopped_lines_waiting());
+	EXPECT(partition_print_stopped_line());
+	EXPECT(partition_print_stopped_line());
+	EXPECT(!partition_print_stopped_line());
+	EXPECT(!partition_stopped_lines_waiting());
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	const char *hm = strstr(fake.uart, "[bulkhead] HM: partition alpha (id 0) vcpu 0: "
+				"memory_violation at 0x42400000 (write, pc 0x40000120) -> halt_partition\r\n");
+	const char *halted = strstr(fake.uart, "[bulkhead] partition alpha halted\r\n");
+	EXPECT(hm != NULL && halted != NULL && hm < halted);
+	/* On a dedicated core nobody else waits: printed at once, as before. */
+	fixture_boot();
+	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "-> halt_partition") != NULL);
+	EXPECT(strstr(fake.uart, "partition alpha halted") != NULL);
+	EXPECT(!partition_stopped_lines_waiting());
+}
+
+/* A halted partition restarted by the system partition before spare time came: its reload
+ * prints the waiting lines first, in vCPU 0's time, then its own. */
+TEST(a_reload_prints_the_lines_a_halt_left_waiting_first)
+{
+	fixture_boot();
+	percpu[1].sched.policy = BH_POLICY_FIXED_PRIORITY;
+	fixture_run(1, &partitions[1].vcpus[0]);
+	FAKE_RUN(partition_halt(&partitions[1]));
+	fixture_serve(1);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "halted") == NULL);
+	EXPECT(partition_restart(&partitions[1], true, BH_RESTART_SYSTEM_PARTITION));
+	fixture_serve(1);
+	fixture_serve(2);
+	core1_exits();
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	const char *halted = strstr(fake.uart, "partition beta halted\r\n");
+	const char *restart = strstr(fake.uart, "partition beta cold restart #1\r\n");
+	EXPECT(halted != NULL && restart != NULL && halted < restart);
+}
+
 /* A big image: 1 MiB of .bss in beta, to reload in steps. */
 static const uint8_t big_text[] = SEG_TEXT;
 static const struct bh_segment_cfg big_segments[] = {
