@@ -58,6 +58,8 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 	const struct bh_partition_cfg *cfg = p->cfg;
 
 	BH_CHECK(*next + cfg->vcpu_count <= BH_MAX_VCPUS);
+	/* One per core at most, as the tool allows: per-vCPU tables (hm.c) have that many. */
+	BH_CHECK(cfg->vcpu_count <= BH_MAX_CORES);
 	p->vcpus = &vcpu_pool[*next];
 	*next += cfg->vcpu_count;
 	for (uint32_t i = 0; i < cfg->segment_count; i++) /* the tool checked it: a second line */

@@ -462,3 +462,24 @@ TEST(vcpu_services_start_suspend_resume_halt)
 	EXPECT_EQ(vcpu_control(v0, 1ull << 48, 1, 0), BH_INVALID_PARAM); /* not START */
 	EXPECT_EQ(vcpu_control(v0, BH_VCPU_START, 1, 0x7000000), BH_INVALID_PARAM);
 }
+
+/* The health monitor's per-vCPU tables (hm.c: a propagated event, held lines) have a row per
+ * partition and BH_MAX_CORES entries in it, as the tool allows a partition one vCPU per core at
+ * most. Tables with more (not the tool's) had vCPU 8 of partition 0 use partition 1's vCPU 0
+ * entry: an event propagated to it was partition 1's to take, and partition 1's own next one
+ * found the slot full and halted it. Boot refuses such tables, as it does other impossible ones. */
+TEST(boot_refuses_a_partition_with_more_vcpus_than_cores)
+{
+	static const struct bh_vcpu_cfg nine[9] = { { .core = 0 }, { .core = 0 }, { .core = 0 },
+						    { .core = 0 }, { .core = 0 }, { .core = 0 },
+						    { .core = 0 }, { .core = 0 }, { .core = 0 } };
+	const struct bh_vcpu_cfg *saved = fixture_partitions[0].vcpus;
+
+	fixture_partitions[0].vcpus = nine;
+	fixture_partitions[0].vcpu_count = 9;
+	fake.uart_len = 0;
+	FAKE_RUN(fixture_boot());
+	fixture_partitions[0].vcpus = saved;
+	fixture_partitions[0].vcpu_count = 1;
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+}
