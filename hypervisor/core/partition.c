@@ -246,6 +246,17 @@ void partition_note_stopped_line(void)
 	__atomic_store_n(&stopped_lines, 1u, __ATOMIC_SEQ_CST);
 }
 
+/* What a line costs its caller (a format and a queueing, about 2200 instructions) and the rest
+ * of a stop's path after it (the stops, the decision), with room to spare. */
+#define LINE_ROOM_TICKS 512u
+
+bool partition_line_has_room(void)
+{
+	uint64_t at = sched_next_event();
+
+	return at == TIME_NEVER || (at && arch_counter_read() + LINE_ROOM_TICKS < at);
+}
+
 bool partition_stopped_lines_waiting(void)
 {
 	return __atomic_load_n(&stopped_lines, __ATOMIC_RELAXED);
@@ -294,7 +305,7 @@ bool partition_halt_because(struct partition *p, const char *why)
 	partition_unlock(p);
 	if (was_halted)
 		return false;
-	if (on_shared_core()) { /* for spare time (partition_print_stopped_line) */
+	if (on_shared_core() && !partition_line_has_room()) { /* for spare time */
 		__atomic_store_n(&p->announce_halt, why, __ATOMIC_SEQ_CST);
 		partition_note_stopped_line();
 	} else {

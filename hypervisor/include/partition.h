@@ -150,15 +150,20 @@ bool partition_restart(struct partition *p, bool cold, uint32_t cause);
 bool partition_restart_because(struct partition *p, bool cold, uint32_t cause, const char *why);
 
 /* The lines of a partition stopped from a shared core (a halt's, a health event's that halted or
- * suspended it) are not printed in the trap or the decision that stopped it, whose end is a
- * neighbour's due instant: formatted there, one aimed halt put about 400 ticks in front of the
+ * suspended it) are not printed in the trap or the decision that stopped it when its end may be
+ * a neighbour's due instant: formatted there, one aimed halt put about 400 ticks in front of the
  * neighbour (tests/system/test_haltline.py). They wait for spare time: any core's idle pass with
- * room before its next instant prints them (sched.c idle_drain), one line a call. True if a
- * line waits; partition_print_stopped_line prints one and says whether it did. */
+ * room before its next instant prints them (sched.c idle_drain), one line a call. No console
+ * helper is woken for them: under -icount its work is every core's time, and woken at the stop,
+ * beside the instant it was aimed at, it made a cyclic victim 1476 ticks late. True if a line
+ * waits; partition_print_stopped_line prints one and says whether it did. */
 bool partition_stopped_lines_waiting(void);
 bool partition_print_stopped_line(void);
 /* Called by a stop on a shared core that held a line back for spare time. */
 void partition_note_stopped_line(void);
+/* Whether a stop's line, formatted now, still ends well before this core's next instant (then
+ * it is printed at once, as before: a stop far from any instant delays nobody). */
+bool partition_line_has_room(void);
 bool partition_suspend(struct partition *p);
 bool partition_resume(struct partition *p);
 

@@ -268,6 +268,7 @@ TEST(hm_halt_lines_on_a_shared_core_wait_for_spare_time)
 {
 	fixture_boot();
 	percpu[0].sched.policy = BH_POLICY_FIXED_PRIORITY;
+	percpu[0].sched.timer_at = fake.counter + 300; /* a neighbour's instant, 300 ticks on */
 	EXPECT(!partition_stopped_lines_waiting());
 	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
 	EXPECT_EQ(partitions[0].state, PARTITION_HALTED);
@@ -286,6 +287,16 @@ TEST(hm_halt_lines_on_a_shared_core_wait_for_spare_time)
 				"memory_violation at 0x42400000 (write, pc 0x40000120) -> halt_partition\r\n");
 	const char *halted = strstr(fake.uart, "[bulkhead] partition alpha halted\r\n");
 	EXPECT(hm != NULL && halted != NULL && hm < halted);
+	/* Far from the core's next instant the lines delay nobody: printed at once, as before. */
+	fixture_boot();
+	percpu[0].sched.policy = BH_POLICY_FIXED_PRIORITY;
+	percpu[0].sched.timer_at = fake.counter + 100000;
+	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "-> halt_partition") != NULL);
+	EXPECT(strstr(fake.uart, "partition alpha halted") != NULL);
+	EXPECT(!partition_stopped_lines_waiting());
 	/* On a dedicated core nobody else waits: printed at once, as before. */
 	fixture_boot();
 	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
@@ -303,6 +314,7 @@ TEST(a_reload_prints_the_lines_a_halt_left_waiting_first)
 	fixture_boot();
 	percpu[1].sched.policy = BH_POLICY_FIXED_PRIORITY;
 	fixture_run(1, &partitions[1].vcpus[0]);
+	percpu[1].sched.timer_at = fake.counter + 300;
 	FAKE_RUN(partition_halt(&partitions[1]));
 	fixture_serve(1);
 	console_flush_all();
