@@ -495,3 +495,47 @@ TEST(boot_refuses_a_partition_with_more_vcpus_than_cores)
 	fixture_partitions[0].vcpu_count = 1;
 	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
 }
+
+/* A device interrupt the hypervisor holds for a halted vCPU (taken from the GIC, active there)
+ * is given back when the vCPU is started. Given back by the core that posts the start, the
+ * interrupt, still asserted, fired again at once at the GIC on the started vCPU's core, in
+ * whoever's time that core was running: a partition starting and halting its vCPU 0 from a
+ * vCPU on another core (BH_HC_VCPU_CTL, two hypercalls a round) interrupted the neighbour of
+ * vCPU 0's core once per round, at will. It is given back by the started vCPU's own core, when
+ * that core serves the start (in the vCPU's time, or the core's spare time). */
+static unsigned release_core[512];
+static void note_release_core(unsigned intid)
+{
+	release_core[intid % 512] = fake.core + 1;
+}
+
+TEST(a_start_gives_held_device_interrupts_back_on_the_started_vcpus_core)
+{
+	static const uint32_t irqs[] = { 40 };
+	struct vcpu *v0 = &partitions[1].vcpus[0], *v1 = &partitions[1].vcpus[1];
+
+	fixture_partitions[1].irqs = irqs;
+	fixture_partitions[1].irq_count = 1;
+	fixture_boot();
+	fixture_run(1, v0);                      /* vCPU 0 runs on core 1 ... */
+	fixture_run(2, v1);                      /* ... vCPU 1 on core 2, which halts vCPU 0 */
+	EXPECT_EQ(vcpu_control(v1, BH_VCPU_HALT, 0, 0), BH_OK);
+	fixture_serve(1);
+	EXPECT_EQ(v0->state, VCPU_HALTED);
+	fake.core = 1;
+	percpu[1].vcpu = NULL;                   /* core 1 runs someone else now */
+	EXPECT(virq_forward_physical(40));       /* the device fires: held for the halted vCPU 0 */
+	memset(release_core, 0, sizeof(release_core));
+	memset(fake.irq_released, 0, sizeof(fake.irq_released));
+	fake.irq_release_hook = note_release_core;
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(v1, BH_VCPU_START, 0, 0), BH_OK);
+	EXPECT_EQ(fake.irq_released[40], 0);    /* not by core 2 */
+	fixture_serve(1);
+	fake.irq_release_hook = NULL;
+	fixture_partitions[1].irqs = NULL;
+	fixture_partitions[1].irq_count = 0;
+	EXPECT(fake.irq_released[40] >= 1);
+	EXPECT_EQ(release_core[40], 1 + 1);      /* by core 1, serving the start */
+	EXPECT_EQ(v0->state, VCPU_READY);
+}
