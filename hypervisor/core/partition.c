@@ -464,6 +464,7 @@ static void vcpu_stopped(struct vcpu *v)
  * (started), what was sent to it since that post stays pending: the started vCPU's. */
 static void vcpu_release(struct vcpu *v, bool started)
 {
+	virq_give_back(v); /* a start's, which this stop cancels */
 	console_guest_flush(v);
 	ports_vcpu_reset(v);
 	hm_vcpu_release(v); /* after its last trap: nothing propagated outlives it */
@@ -483,6 +484,7 @@ static void restart_done(struct partition *p)
 {
 	arch_stage2_flush(p); /* nothing of the old incarnation stays in the TLBs */
 	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
+		virq_give_back(&p->vcpus[j]); /* starts of the ended incarnation (released below) */
 		p->vcpus[j].entry = p->cfg->entry;
 		p->vcpus[j].boot_arg = p->cfg->boot_arg;
 		p->vcpus[j].stolen_ticks = 0; /* a new guest: its stolen time starts again */
@@ -581,14 +583,20 @@ static void release_device_interrupts(const struct partition *p)
 
 /* Under the lock. What the halted vCPU was sent goes now, when the start is posted, not when its
  * core serves it: an interrupt sent after the start returned is the started vCPU's (a port
- * message, an SGI), and waits for its first run. */
+ * message, an SGI), and waits for its first run. The device interrupts it holds at the GIC go
+ * back to the GIC only when its own core serves the start (virq_give_back): given back by the
+ * posting core, one still asserted fired again at once on v's core, in whoever's time that
+ * core ran, and a partition halting and starting its vCPU 0 from another core did that at will
+ * (unit a_start_gives_held_device_interrupts_back_on_the_started_vcpus_core). */
 static void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg)
 {
-	v->entry = entry ? entry : v->partition->cfg->entry;
+	const struct bh_partition_cfg *cfg = v->partition->cfg;
+
+	v->entry = entry ? entry : cfg->entry;
 	v->boot_arg = boot_arg;
-	virq_drop_pending(v);
-	if (v->id == 0)
-		release_device_interrupts(v->partition);
+	virq_drop_pending_elsewhere(v);
+	for (uint32_t i = 0; v->id == 0 && i < cfg->irq_count; i++)
+		virq_give_back_later(v, cfg->irqs[i]);
 	post_request(v, VCPU_REQ_RESET);
 }
 
@@ -624,6 +632,7 @@ static void vcpu_reset_here(struct vcpu *v, bool started)
 
 	v->line_len = 0;
 	ports_vcpu_reset(v);
+	virq_give_back(v); /* what the start left for this core */
 	if (started) {
 		virq_enable_all(v);
 	} else {

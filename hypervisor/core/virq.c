@@ -228,7 +228,7 @@ bool virq_withdraw_held(struct vcpu *v, unsigned intid)
  * Dropped with its mark by a start posted on another core, it stayed active there for good,
  * and no vCPU that core ran next got its timer interrupt (unit
  * reqatk_a_start_from_another_core_leaves_a_taken_vtimer_ppi_to_its_core). */
-void virq_drop_pending(struct vcpu *v)
+static void drop_pending(struct vcpu *v, bool here)
 {
 	struct virq_state *q = &v->virq;
 
@@ -241,11 +241,39 @@ void virq_drop_pending(struct vcpu *v)
 			n++;
 		if (n)
 			__atomic_fetch_sub(&q->count, n, __ATOMIC_SEQ_CST);
+		if (!here) { /* for v's core (virq_give_back) */
+			__atomic_fetch_or(&q->give_back[w], held, __ATOMIC_SEQ_CST);
+			continue;
+		}
 		while (held) { /* taken from the device, never given to the guest: end them */
 			arch_irq_release(w * 32 + (unsigned)__builtin_ctz(held));
 			held &= held - 1;
 		}
 	}
+}
+
+void virq_drop_pending(struct vcpu *v)
+{
+	drop_pending(v, true);
+}
+
+void virq_drop_pending_elsewhere(struct vcpu *v)
+{
+	drop_pending(v, false);
+}
+
+void virq_give_back_later(struct vcpu *v, unsigned intid)
+{
+	if (intid >= 32 && intid < BH_VIRQ_MAX)
+		__atomic_fetch_or(&v->virq.give_back[intid / 32], bit(intid), __ATOMIC_SEQ_CST);
+}
+
+void virq_give_back(struct vcpu *v)
+{
+	for (unsigned w = 1; w < VIRQ_WORDS; w++)
+		for (uint32_t b = __atomic_exchange_n(&v->virq.give_back[w], 0u, __ATOMIC_SEQ_CST); b;
+		     b &= b - 1)
+			arch_irq_release(w * 32 + (unsigned)__builtin_ctz(b));
 }
 
 void virq_enable_all(struct vcpu *v)
