@@ -93,6 +93,8 @@ static void check_areas(const struct bh_partition_cfg *cfg, const struct bh_syst
 			 a->phys + a->size <= sys->hyp_base);
 		BH_CHECK((a->flags & BH_AREA_DEVICE) || (a->phys >= sys->ram_base &&
 			 a->phys + a->size <= sys->ram_base + sys->ram_size));
+		/* A device of the hypervisor's given away (its GIC: every core's interrupts). */
+		BH_CHECK(!(a->flags & BH_AREA_DEVICE) || arch_device_assignable(a->phys, a->size));
 		/* In guest address order, none overlapping: guest_mem.c searches them so. */
 		BH_CHECK(a->size && a->ipa + a->size > a->ipa);
 		BH_CHECK(i == 0 || a->ipa >= cfg->areas[i - 1].ipa + cfg->areas[i - 1].size);
@@ -102,7 +104,8 @@ static void check_areas(const struct bh_partition_cfg *cfg, const struct bh_syst
 static void route_interrupts(const struct partition *p)
 {
 	for (uint32_t i = 0; i < p->cfg->irq_count; i++) {
-		BH_CHECK(p->cfg->irqs[i] >= 32 && p->cfg->irqs[i] < BH_VIRQ_MAX);
+		BH_CHECK(p->cfg->irqs[i] >= 32 && p->cfg->irqs[i] < BH_VIRQ_MAX &&
+			 arch_irq_assignable(p->cfg->irqs[i]));
 		virq_set_owner(p->cfg->irqs[i], &p->vcpus[0]);
 		arch_irq_route(p->cfg->irqs[i], p->vcpus[0].core);
 	}

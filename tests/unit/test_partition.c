@@ -539,3 +539,33 @@ TEST(a_start_gives_held_device_interrupts_back_on_the_started_vcpus_core)
 	EXPECT_EQ(release_core[40], 1 + 1);      /* by core 1, serving the start */
 	EXPECT_EQ(v0->state, VCPU_READY);
 }
+
+/* The tool never gives a partition a device of the hypervisor's, but boot checked only RAM areas
+ * against the hypervisor: tables with a device area over the GIC's distributor (every core's
+ * interrupts), or forwarding the console UART's interrupt, booted. Boot refuses them now. */
+TEST(boot_refuses_the_hypervisors_devices_in_a_partition)
+{
+	static const struct bh_area_cfg gicd_areas[] = {
+		{ .phys = 0x08000000, .ipa = ALPHA_DEV_IPA, .size = 0x10000,
+		  .flags = BH_AREA_READ | BH_AREA_WRITE | BH_AREA_DEVICE },
+		{ .phys = ALPHA_RAM_PHYS, .ipa = ALPHA_RAM_IPA, .size = ALPHA_RAM_SIZE,
+		  .flags = BH_AREA_READ | BH_AREA_WRITE | BH_AREA_EXEC },
+	};
+	static const uint32_t uart_irq[] = { 33 };
+	const struct bh_area_cfg *saved = fixture_partitions[0].areas;
+
+	fixture_partitions[0].areas = gicd_areas;
+	FAKE_RUN(fixture_boot());
+	fixture_partitions[0].areas = saved;
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+
+	fixture_partitions[0].irqs = uart_irq;
+	fixture_partitions[0].irq_count = 1;
+	FAKE_RUN(fixture_boot());
+	fixture_partitions[0].irqs = NULL;
+	fixture_partitions[0].irq_count = 0;
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+
+	FAKE_RUN(fixture_boot()); /* the fixture's own device area (virtio's range) is fine */
+	EXPECT_EQ(fake.exit, FAKE_NONE);
+}
