@@ -440,7 +440,7 @@ static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 	 * trap's (or the decision's) end may be a neighbour's due instant: its lines wait for spare
 	 * time (partition_print_stopped_line; the reload, if one comes first). */
 	bool stops = !goes_on && !restarts && a != BH_HM_HALT_SYSTEM && shares_core(v) &&
-		     (in_decision || !partition_line_has_room());
+		     (in_decision || !partition_line_has_room(2));
 	/* One line per trap: on a shared core a window's summary waits for the vCPU's next turn,
 	 * so a trap with its line stays the longest path a neighbour can be in. */
 	bool hold_summary = !hold && print && goes_on && shares_core(v) && held_total(held);

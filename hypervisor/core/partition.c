@@ -251,13 +251,14 @@ void partition_note_stopped_line(void)
 
 /* What a line costs its caller (a format and a queueing, about 2200 instructions) and the rest
  * of a stop's path after it (the stops, the decision), with room to spare. */
-#define LINE_ROOM_TICKS 512u
+#define LINE_ROOM_TICKS 256u
 
-bool partition_line_has_room(void)
+bool partition_line_has_room(unsigned lines)
 {
 	uint64_t at = sched_next_event();
 
-	return at == TIME_NEVER || (at && arch_counter_read() + LINE_ROOM_TICKS < at);
+	return at == TIME_NEVER ||
+	       (at && arch_counter_read() + (lines + 1) * LINE_ROOM_TICKS < at);
 }
 
 bool partition_stopped_lines_waiting(void)
@@ -272,13 +273,24 @@ static bool on_shared_core(void)
 	return percpu[this_cpu()->core].sched.policy != BH_POLICY_DEDICATED;
 }
 
-/* The halt's line, if it waits; true if printed. */
+/* What asked for a stop, as its own line before the stop's ("partition NAME: PSCI SYSTEM_OFF:
+ * halting the partition"), as a trap printed it; "" for none. */
+static void print_why(const struct partition *p, const char *why)
+{
+	bh_log("partition %s: %s", p->cfg->name, why);
+}
+
+/* The halt's lines, one a call, if they wait (its reason's first); true if one was printed. */
 static bool announce_halt(struct partition *p)
 {
 	const char *why = __atomic_exchange_n(&p->announce_halt, NULL, __ATOMIC_SEQ_CST);
 
-	if (why)
-		bh_log("partition %s halted%s", p->cfg->name, why);
+	if (why && *why) {
+		print_why(p, why);
+		__atomic_store_n(&p->announce_halt, "", __ATOMIC_SEQ_CST); /* the halt's next */
+	} else if (why) {
+		bh_log("partition %s halted", p->cfg->name);
+	}
 	return why != NULL;
 }
 
@@ -308,12 +320,16 @@ bool partition_halt_because(struct partition *p, const char *why)
 	partition_unlock(p);
 	if (was_halted)
 		return false;
-	if (on_shared_core() && !partition_line_has_room()) { /* for spare time */
+	/* After the event's line if that waits (hm.c), or a restart's never printed. */
+	bool behind = __atomic_load_n(&p->hm_reload_lines, __ATOMIC_RELAXED);
+	if (on_shared_core() && (behind || !partition_line_has_room(*why ? 2 : 1))) {
 		__atomic_store_n(&p->announce_halt, why, __ATOMIC_SEQ_CST);
 		partition_note_stopped_line();
-	} else {
-		bh_log("partition %s halted%s", p->cfg->name, why);
+		return true;
 	}
+	if (*why)
+		print_why(p, why);
+	bh_log("partition %s halted", p->cfg->name);
 	return true;
 }
 
@@ -532,11 +548,14 @@ static bool announce(struct partition *p)
 	uint32_t n = p->announce;
 	bool cold = p->announce_cold;
 	const char *why = p->announce_why;
-	p->announce = 0;
+	p->announce_why = "";
+	if (!why || !*why)
+		p->announce = 0;
 	partition_unlock(p);
-	if (n)
-		bh_log("partition %s %s restart #%u%s", p->cfg->name, cold ? "cold" : "warm", n,
-		       why ? why : "");
+	if (n && why && *why) /* what asked for it first, as its own line: the next look, the restart's */
+		print_why(p, why);
+	else if (n)
+		bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
 	return n != 0;
 }
 

@@ -141,12 +141,13 @@ void partition_load_steps(struct vcpu *v0);
  * running, restarting included; a resume of one not suspended, where a restart the partition
  * asked for while suspended, which ends suspended, counts as suspended). */
 bool partition_halt(struct partition *p);
-/* The same, with the reason its line gives after "partition NAME halted" (" (PSCI SYSTEM_OFF)"). */
+/* The same, with what asked for it, a line of its own before "partition NAME halted"
+ * ("PSCI SYSTEM_OFF: halting the partition" prints "partition NAME: PSCI SYSTEM_OFF: ..."). */
 bool partition_halt_because(struct partition *p, const char *why);
 /* False (nothing done) for a restart the partition asked for itself once it is halted: only a
  * system partition's (BH_RESTART_SYSTEM_PARTITION) restarts a halted partition. */
 bool partition_restart(struct partition *p, bool cold, uint32_t cause);
-/* The same, with the reason its line gives after "partition NAME cold restart #N". */
+/* The same, with what asked for it, a line of its own before "partition NAME cold restart #N". */
 bool partition_restart_because(struct partition *p, bool cold, uint32_t cause, const char *why);
 
 /* The lines of a partition stopped from a shared core (a halt's, a health event's that halted or
@@ -163,7 +164,7 @@ bool partition_print_stopped_line(void);
 void partition_note_stopped_line(void);
 /* Whether a stop's line, formatted now, still ends well before this core's next instant (then
  * it is printed at once, as before: a stop far from any instant delays nobody). */
-bool partition_line_has_room(void);
+bool partition_line_has_room(unsigned lines);
 bool partition_suspend(struct partition *p);
 bool partition_resume(struct partition *p);
 

@@ -19,6 +19,7 @@ struct virq_state {
 	 * to the GIC by its own core (virq_give_back), so that one still asserted fires again
 	 * there, in its time, not in whoever's time its core runs when the other core drops it. */
 	uint32_t give_back[VIRQ_WORDS];
+	uint32_t give_back_any; /* set after a bit above: one load when there is none */
 };
 
 /* Make intid pending in v (any core). forwarded: a physical interrupt masked until the guest

@@ -103,10 +103,11 @@ static int64_t call(struct vcpu *v, uint32_t fn, const uint64_t *x)
 		return PSCI_SUCCESS; /* never seen: the vCPU stops at its exit */
 	/* Their lines name the call; neither is formatted here, in the trap (partition.h). */
 	case PSCI_SYSTEM_OFF:
-		partition_halt_because(p, " (PSCI SYSTEM_OFF)");
+		partition_halt_because(p, "PSCI SYSTEM_OFF: halting the partition");
 		return PSCI_SUCCESS;
 	case PSCI_SYSTEM_RESET:
-		partition_restart_because(p, true, BH_RESTART_SELF, " (PSCI SYSTEM_RESET)");
+		partition_restart_because(p, true, BH_RESTART_SELF,
+					  "PSCI SYSTEM_RESET: restarting the partition");
 		return PSCI_SUCCESS;
 	}
 	return PSCI_NOT_SUPPORTED;
