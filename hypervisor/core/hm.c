@@ -49,6 +49,7 @@ static struct hm_pending hm_pending[BH_MAX_PARTITIONS][BH_MAX_CORES];
  * time (hm_print_held), under hm_lock. */
 struct hm_held_lines {
 	bool event;                          /* ev, action: the event's own line */
+	bool escalated;                      /* its action a propagate not handled */
 	struct hm_event ev;
 	enum bh_hm_action action;
 	uint32_t vcpu;                       /* the vCPU the event came from */
@@ -265,27 +266,31 @@ static bool apply(struct partition *p, enum bh_hm_action a)
 	return false;
 }
 
+static void print_line(const struct partition *p, uint32_t vcpu, const struct hm_event *ev,
+		       enum bh_hm_action a, bool escalated)
+{
+	bh_log("HM: partition %s (id %u) vcpu %u: %s at 0x%lx (%s, pc 0x%lx) -> %s%s",
+	       p->cfg->name, p->cfg->id, vcpu, hm_event_name(ev->kind), ev->address, ev->detail,
+	       ev->pc, escalated ? "propagate not handled: " : "", hm_action_name(a));
+}
+
 static void print_event(struct vcpu *v, uint32_t vcpu, const struct hm_event *ev,
 			enum bh_hm_action a, bool escalated)
 {
-	const struct partition *p = v->partition;
-
 	/* What a vCPU that stops wrote before the fault comes first. One that goes on ends its
 	 * line itself, after this one: flushing it too (a copy of up to 160 bytes, a loss note)
 	 * made this the longest path of a neighbour (a trap, its line and the flush: about 5800
 	 * instructions; docs/performance.md). */
 	if ((a != BH_HM_IGNORE && a != BH_HM_PROPAGATE) || escalated)
 		console_guest_flush(v);
-	bh_log("HM: partition %s (id %u) vcpu %u: %s at 0x%lx (%s, pc 0x%lx) -> %s%s",
-	       p->cfg->name, p->cfg->id, vcpu, hm_event_name(ev->kind), ev->address, ev->detail,
-	       ev->pc, escalated ? "propagate not handled: " : "", hm_action_name(a));
+	print_line(v->partition, vcpu, ev, a, escalated);
 }
 
 /* Under hm_lock: keep the lines an event would print for v's own time. A second event line
  * before v ran again is summed up instead, like one over the rate limit. */
 static bool keep_lines(struct hm_held_lines *l, struct hm_partition *h, const struct vcpu *v,
 		       const struct hm_event *ev, enum bh_hm_action a, bool print,
-		       const uint32_t *summary)
+		       const uint32_t *summary, bool escalated)
 {
 	bool any = false;
 
@@ -300,6 +305,7 @@ static bool keep_lines(struct hm_held_lines *l, struct hm_partition *h, const st
 		l->event = true;
 		l->ev = *ev;
 		l->action = a;
+		l->escalated = escalated;
 		l->vcpu = v->id;
 		unsigned n = 0;
 		for (; ev->detail && ev->detail[n] && n + 1 < sizeof(l->detail); n++)
@@ -315,7 +321,7 @@ static void hold_lines(struct vcpu *v, const struct hm_event *ev, enum bh_hm_act
 	unsigned id = v->partition->cfg->id;
 
 	/* mostly nothing: a storm's events are only counted */
-	v->hm_held = keep_lines(&hm_held[id][v->id], &hm_parts[id], v, ev, a, print, summary);
+	v->hm_held = keep_lines(&hm_held[id][v->id], &hm_parts[id], v, ev, a, print, summary, false);
 }
 
 /* An event that restarts the partition: no vCPU of it goes on to print its lines, and printed
@@ -323,10 +329,11 @@ static void hold_lines(struct vcpu *v, const struct hm_event *ev, enum bh_hm_act
  * the longest a neighbour could be in, over and over (tests/system/test_stopline.py). They
  * wait for the reload, which runs in vCPU 0's own time and looks ahead before each step. */
 static void hold_for_reload(struct partition *p, const struct vcpu *v, const struct hm_event *ev,
-			    enum bh_hm_action a, bool print, const uint32_t *summary)
+			    enum bh_hm_action a, bool print, const uint32_t *summary, bool escalated)
 {
 	unsigned id = p->cfg->id;
-	bool held = keep_lines(&hm_reload_held[id], &hm_parts[id], v, ev, a, print, summary);
+	bool held = keep_lines(&hm_reload_held[id], &hm_parts[id], v, ev, a, print, summary,
+			       escalated);
 
 	__atomic_store_n(&p->hm_reload_lines, held, __ATOMIC_RELAXED);
 }
@@ -353,11 +360,13 @@ bool hm_print_reload_line(struct partition *p)
 	}
 	__atomic_store_n(&p->hm_reload_lines, l->event, __ATOMIC_RELAXED);
 	arch_spin_unlock(&hm_lock);
+	/* No flush of a vCPU's line: this may be another core's spare time (a stopped partition's
+	 * lines, partition_print_stopped_line), and every stopped vCPU's release flushed its own. */
 	if (summed)
 		print_summary(p, summary);
 	else if (one.event) {
 		one.ev.detail = one.detail;
-		print_event(&p->vcpus[0], one.vcpu, &one.ev, one.action, false);
+		print_line(p, one.vcpu, &one.ev, one.action, one.escalated);
 	}
 	return summed || one.event;
 }
@@ -427,15 +436,22 @@ static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 	bool goes_on = (a == BH_HM_IGNORE || a == BH_HM_PROPAGATE) && !escalated;
 	bool hold = in_decision && goes_on;
 	bool restarts = a == BH_HM_COLD_RESTART || a == BH_HM_WARM_RESTART;
+	/* A halt or a suspend on a shared core: no later time of the partition's either, and the
+	 * trap's (or the decision's) end may be a neighbour's due instant: its lines wait for spare
+	 * time (partition_print_stopped_line; the reload, if one comes first). */
+	bool stops = !goes_on && !restarts && a != BH_HM_HALT_SYSTEM && shares_core(v) &&
+		     (in_decision || !partition_line_has_room(2));
 	/* One line per trap: on a shared core a window's summary waits for the vCPU's next turn,
 	 * so a trap with its line stays the longest path a neighbour can be in. */
 	bool hold_summary = !hold && print && goes_on && shares_core(v) && held_total(held);
-	if (restarts)
-		hold_for_reload(p, v, ev, a, print, held);
+	if (restarts || stops)
+		hold_for_reload(p, v, ev, a, print, held, escalated);
 	else if (hold || hold_summary)
 		hold_lines(v, ev, a, print && hold, held);
 	arch_spin_unlock(&hm_lock);
-	if (!hold && !restarts) {
+	if (stops && __atomic_load_n(&p->hm_reload_lines, __ATOMIC_RELAXED))
+		partition_note_stopped_line();
+	if (!hold && !restarts && !stops) {
 		if (!hold_summary)
 			print_summary(p, held);
 		if (print)

@@ -58,6 +58,8 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 	const struct bh_partition_cfg *cfg = p->cfg;
 
 	BH_CHECK(*next + cfg->vcpu_count <= BH_MAX_VCPUS);
+	/* One per core at most, as the tool allows: per-vCPU tables (hm.c) have that many. */
+	BH_CHECK(cfg->vcpu_count <= BH_MAX_CORES);
 	p->vcpus = &vcpu_pool[*next];
 	*next += cfg->vcpu_count;
 	for (uint32_t i = 0; i < cfg->segment_count; i++) /* the tool checked it: a second line */
@@ -91,6 +93,8 @@ static void check_areas(const struct bh_partition_cfg *cfg, const struct bh_syst
 			 a->phys + a->size <= sys->hyp_base);
 		BH_CHECK((a->flags & BH_AREA_DEVICE) || (a->phys >= sys->ram_base &&
 			 a->phys + a->size <= sys->ram_base + sys->ram_size));
+		/* A device of the hypervisor's given away (its GIC: every core's interrupts). */
+		BH_CHECK(!(a->flags & BH_AREA_DEVICE) || arch_device_assignable(a->phys, a->size));
 		/* In guest address order, none overlapping: guest_mem.c searches them so. */
 		BH_CHECK(a->size && a->ipa + a->size > a->ipa);
 		BH_CHECK(i == 0 || a->ipa >= cfg->areas[i - 1].ipa + cfg->areas[i - 1].size);
@@ -100,7 +104,8 @@ static void check_areas(const struct bh_partition_cfg *cfg, const struct bh_syst
 static void route_interrupts(const struct partition *p)
 {
 	for (uint32_t i = 0; i < p->cfg->irq_count; i++) {
-		BH_CHECK(p->cfg->irqs[i] >= 32 && p->cfg->irqs[i] < BH_VIRQ_MAX);
+		BH_CHECK(p->cfg->irqs[i] >= 32 && p->cfg->irqs[i] < BH_VIRQ_MAX &&
+			 arch_irq_assignable(p->cfg->irqs[i]));
 		virq_set_owner(p->cfg->irqs[i], &p->vcpus[0]);
 		arch_irq_route(p->cfg->irqs[i], p->vcpus[0].core);
 	}
@@ -235,7 +240,76 @@ static void stop_all(struct partition *p)
 	}
 }
 
-bool partition_halt(struct partition *p)
+/* Set by a stop that held a line back (partition_note_stopped_line), cleared by a look that
+ * finds none waiting: one load on every idle pass while there is none. */
+static volatile uint32_t stopped_lines;
+
+void partition_note_stopped_line(void)
+{
+	__atomic_store_n(&stopped_lines, 1u, __ATOMIC_SEQ_CST);
+}
+
+/* What a line costs its caller (a format and a queueing, about 2200 instructions) and the rest
+ * of a stop's path after it (the stops, the decision), with room to spare. */
+#define LINE_ROOM_TICKS 256u
+
+bool partition_line_has_room(unsigned lines)
+{
+	uint64_t at = sched_next_event();
+
+	return at == TIME_NEVER ||
+	       (at && arch_counter_read() + (lines + 1) * LINE_ROOM_TICKS < at);
+}
+
+bool partition_stopped_lines_waiting(void)
+{
+	return __atomic_load_n(&stopped_lines, __ATOMIC_RELAXED);
+}
+
+/* Whether this core's time is a neighbour's as well: a dedicated core runs nobody else, so a
+ * line formatted in its trap delays only the partition that stops. */
+static bool on_shared_core(void)
+{
+	return percpu[this_cpu()->core].sched.policy != BH_POLICY_DEDICATED;
+}
+
+/* What asked for a stop, as its own line before the stop's ("partition NAME: PSCI SYSTEM_OFF:
+ * halting the partition"), as a trap printed it; "" for none. */
+static void print_why(const struct partition *p, const char *why)
+{
+	bh_log("partition %s: %s", p->cfg->name, why);
+}
+
+/* The halt's lines, one a call, if they wait (its reason's first); true if one was printed. */
+static bool announce_halt(struct partition *p)
+{
+	const char *why = __atomic_exchange_n(&p->announce_halt, NULL, __ATOMIC_SEQ_CST);
+
+	if (why && *why) {
+		print_why(p, why);
+		__atomic_store_n(&p->announce_halt, "", __ATOMIC_SEQ_CST); /* the halt's next */
+	} else if (why) {
+		bh_log("partition %s halted", p->cfg->name);
+	}
+	return why != NULL;
+}
+
+bool partition_print_stopped_line(void)
+{
+	if (!__atomic_exchange_n(&stopped_lines, 0u, __ATOMIC_SEQ_CST))
+		return false;
+	for (unsigned i = 0; i < partition_count; i++) {
+		struct partition *p = &partitions[i];
+		/* The event's line first, then the halt's, as a trap printed them. */
+		if (hm_print_reload_line(p) || announce_halt(p)) {
+			partition_note_stopped_line(); /* there may be more: the next look finds them */
+			return true;
+		}
+	}
+	return false;
+}
+
+bool partition_halt_because(struct partition *p, const char *why)
 {
 	partition_lock(p);
 	bool was_halted = p->state == PARTITION_HALTED;
@@ -244,9 +318,24 @@ bool partition_halt(struct partition *p)
 		stop_all(p); /* which tells each vCPU's core */
 	}
 	partition_unlock(p);
-	if (!was_halted)
-		bh_log("partition %s halted", p->cfg->name);
-	return !was_halted;
+	if (was_halted)
+		return false;
+	/* After the event's line if that waits (hm.c), or a restart's never printed. */
+	bool behind = __atomic_load_n(&p->hm_reload_lines, __ATOMIC_RELAXED);
+	if (on_shared_core() && (behind || !partition_line_has_room(*why ? 2 : 1))) {
+		__atomic_store_n(&p->announce_halt, why, __ATOMIC_SEQ_CST);
+		partition_note_stopped_line();
+		return true;
+	}
+	if (*why)
+		print_why(p, why);
+	bh_log("partition %s halted", p->cfg->name);
+	return true;
+}
+
+bool partition_halt(struct partition *p)
+{
+	return partition_halt_because(p, "");
 }
 
 /* p from `from` to `to`, under its lock; false if it was in another state. */
@@ -316,6 +405,11 @@ static bool keeps_suspension(const struct partition *p, uint32_t cause)
  * an error is what the partition most needs to know of. */
 bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 {
+	return partition_restart_because(p, cold, cause, "");
+}
+
+bool partition_restart_because(struct partition *p, bool cold, uint32_t cause, const char *why)
+{
 	partition_lock(p);
 	if (halted_for_good(p, cause)) {
 		partition_unlock(p);
@@ -346,6 +440,7 @@ bool partition_restart(struct partition *p, bool cold, uint32_t cause)
 	 * aimed at a neighbour's instant (tests/system/test_stopline.py). */
 	p->announce = p->restarts;
 	p->announce_cold = cold;
+	p->announce_why = why;
 	partition_unlock(p);
 	return true;
 }
@@ -388,6 +483,7 @@ static void vcpu_stopped(struct vcpu *v)
  * (started), what was sent to it since that post stays pending: the started vCPU's. */
 static void vcpu_release(struct vcpu *v, bool started)
 {
+	virq_give_back(v); /* a start's, which this stop cancels */
 	console_guest_flush(v);
 	ports_vcpu_reset(v);
 	hm_vcpu_release(v); /* after its last trap: nothing propagated outlives it */
@@ -407,6 +503,7 @@ static void restart_done(struct partition *p)
 {
 	arch_stage2_flush(p); /* nothing of the old incarnation stays in the TLBs */
 	for (unsigned j = 0; j < p->cfg->vcpu_count; j++) {
+		virq_give_back(&p->vcpus[j]); /* starts of the ended incarnation (released below) */
 		p->vcpus[j].entry = p->cfg->entry;
 		p->vcpus[j].boot_arg = p->cfg->boot_arg;
 		p->vcpus[j].stolen_ticks = 0; /* a new guest: its stolen time starts again */
@@ -450,22 +547,27 @@ static bool announce(struct partition *p)
 	partition_lock(p);
 	uint32_t n = p->announce;
 	bool cold = p->announce_cold;
-	p->announce = 0;
+	const char *why = p->announce_why;
+	p->announce_why = "";
+	if (!why || !*why)
+		p->announce = 0;
 	partition_unlock(p);
-	if (n)
+	if (n && why && *why) /* what asked for it first, as its own line: the next look, the restart's */
+		print_why(p, why);
+	else if (n)
 		bh_log("partition %s %s restart #%u", p->cfg->name, cold ? "cold" : "warm", n);
 	return n != 0;
 }
 
-/* The lines of the restart (the health event that caused it, then its own) come first, one per
- * look ahead: each costs about as much as a load step. */
+/* The lines of the restart (the health event that caused it, a halt's still waiting for spare
+ * time, then its own) come first, one per look ahead: each costs about as much as a load step. */
 void partition_load_steps(struct vcpu *v0)
 {
 	struct percpu *c = this_cpu();
 	struct partition *p = v0->partition;
 
-	while (!core_busy(c) && (hm_print_reload_line(p) || (p->announce && announce(p)) ||
-				 load_one_step(p, v0)))
+	while (!core_busy(c) && (hm_print_reload_line(p) || announce_halt(p) ||
+				 (p->announce && announce(p)) || load_one_step(p, v0)))
 		;
 }
 
@@ -503,14 +605,20 @@ static void release_device_interrupts(const struct partition *p)
 
 /* Under the lock. What the halted vCPU was sent goes now, when the start is posted, not when its
  * core serves it: an interrupt sent after the start returned is the started vCPU's (a port
- * message, an SGI), and waits for its first run. */
+ * message, an SGI), and waits for its first run. The device interrupts it holds at the GIC go
+ * back to the GIC only when its own core serves the start (virq_give_back): given back by the
+ * posting core, one still asserted fired again at once on v's core, in whoever's time that
+ * core ran, and a partition halting and starting its vCPU 0 from another core did that at will
+ * (unit a_start_gives_held_device_interrupts_back_on_the_started_vcpus_core). */
 static void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg)
 {
-	v->entry = entry ? entry : v->partition->cfg->entry;
+	const struct bh_partition_cfg *cfg = v->partition->cfg;
+
+	v->entry = entry ? entry : cfg->entry;
 	v->boot_arg = boot_arg;
-	virq_drop_pending(v);
-	if (v->id == 0)
-		release_device_interrupts(v->partition);
+	virq_drop_pending_elsewhere(v);
+	for (uint32_t i = 0; v->id == 0 && i < cfg->irq_count; i++)
+		virq_give_back_later(v, cfg->irqs[i]);
 	post_request(v, VCPU_REQ_RESET);
 }
 
@@ -546,6 +654,7 @@ static void vcpu_reset_here(struct vcpu *v, bool started)
 
 	v->line_len = 0;
 	ports_vcpu_reset(v);
+	virq_give_back(v); /* what the start left for this core */
 	if (started) {
 		virq_enable_all(v);
 	} else {

@@ -824,6 +824,20 @@ void sched_console_left(void)
 		wake_console_helper(c);
 }
 
+/* What a stopped partition's lines cost each (a format and a queueing, about 2200 instructions),
+ * with room to spare: one starts only this long before the core's next instant. */
+#define STOPPED_LINE_TICKS 256u
+
+/* The lines of partitions stopped from a shared core (partition.h), in spare time: each only if
+ * it ends before the core's next instant, so that nobody's instant waits for them. */
+static void print_stopped_lines(const struct sched_core *s)
+{
+	while (partition_stopped_lines_waiting() &&
+	       (s->timer_at == TIME_NEVER || arch_counter_read() + STOPPED_LINE_TICKS < s->timer_at) &&
+	       partition_print_stopped_line())
+		;
+}
+
 /* A core going idle (its timer programmed for its own next instant) drains in its spare time,
  * within its drain budget, as it always did; a helper drains what nobody else moves, arms its
  * timer to look again while anything is queued, and else sleeps marked asleep. A core is a
@@ -833,6 +847,7 @@ static void idle_drain(struct percpu *c)
 	struct sched_core *s = &c->sched;
 	bool helper = s->timer_at == TIME_NEVER && !c->loaded;
 
+	print_stopped_lines(s);
 	__atomic_store_n(&s->console_helper, helper, __ATOMIC_SEQ_CST);
 	if (!helper) {
 		if (s->timer_at != TIME_NEVER)

@@ -248,6 +248,50 @@ void virq_drop_pending(struct vcpu *v)
 	}
 }
 
+/* virq_drop_pending from another core (a start posted there): the same, but what v holds of
+ * the GIC is left for v's own core (virq_give_back). A separate loop: virq_drop_pending is on
+ * every release's path, and a flag through it cost a best-effort core's stop serves their
+ * budget (tests/system/test_best_effort.py, be_stop: slot starts about 100 ticks late). */
+void virq_drop_pending_elsewhere(struct vcpu *v)
+{
+	struct virq_state *q = &v->virq;
+
+	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
+		uint32_t was = __atomic_exchange_n(&q->pending[w], 0u, __ATOMIC_SEQ_CST);
+		uint32_t spis = w ? was : 0u; /* word 0: SGIs and PPIs (virq_drop_pending) */
+		uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~spis, __ATOMIC_RELAXED) & spis;
+		uint32_t n = 0;
+		for (uint32_t b = was; b; b &= b - 1)
+			n++;
+		if (n)
+			__atomic_fetch_sub(&q->count, n, __ATOMIC_SEQ_CST);
+		if (held) {
+			__atomic_fetch_or(&q->give_back[w], held, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&q->give_back_any, 1u, __ATOMIC_SEQ_CST);
+		}
+	}
+}
+
+void virq_give_back_later(struct vcpu *v, unsigned intid)
+{
+	if (intid < 32 || intid >= BH_VIRQ_MAX)
+		return;
+	__atomic_fetch_or(&v->virq.give_back[intid / 32], bit(intid), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&v->virq.give_back_any, 1u, __ATOMIC_SEQ_CST);
+}
+
+/* Mostly nothing is marked: one load then. */
+void virq_give_back(struct vcpu *v)
+{
+	if (!__atomic_load_n(&v->virq.give_back_any, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_store_n(&v->virq.give_back_any, 0u, __ATOMIC_SEQ_CST);
+	for (unsigned w = 1; w < VIRQ_WORDS; w++)
+		for (uint32_t b = __atomic_exchange_n(&v->virq.give_back[w], 0u, __ATOMIC_SEQ_CST); b;
+		     b &= b - 1)
+			arch_irq_release(w * 32 + (unsigned)__builtin_ctz(b));
+}
+
 void virq_enable_all(struct vcpu *v)
 {
 	for (unsigned w = 0; w < VIRQ_WORDS; w++)

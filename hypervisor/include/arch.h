@@ -89,6 +89,11 @@ void arch_wait_for_interrupt(void);
 void arch_core_trap_guest_wait(bool trap);
 /* Boot: forward physical interrupt intid (an SPI) to `core`. */
 void arch_irq_route(unsigned intid, unsigned core);
+/* Boot, a second line behind the tool's checks: whether a device area [pa, pa + size) or a
+ * forwarded interrupt may be a partition's at all, i.e. is none of what the hypervisor owns
+ * (the GIC, its console UART and that UART's interrupt, QEMU's fw_cfg with its DMA). */
+bool arch_device_assignable(uint64_t pa, uint64_t size);
+bool arch_irq_assignable(unsigned intid);
 /* A forwarded interrupt's vCPU moved (best-effort): it fires on `core` from now on. */
 void arch_irq_move(unsigned intid, unsigned core);
 /* A forwarded physical interrupt whose guest will never end it (the partition restarts):

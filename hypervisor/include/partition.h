@@ -97,10 +97,15 @@ struct partition {
 	bool reload;                 /* cold: the image is copied again */
 	bool stay_suspended;         /* asked for by itself while suspended: it ends suspended */
 	/* Lines the reload prints first, in vCPU 0's time: a health event's (hm.c) and the
-	 * restart's own (announce: its number, 0 none; announce_cold: cold or warm). */
+	 * restart's own (announce: its number, 0 none; announce_cold: cold or warm; announce_why:
+	 * what asked for it, or ""). A stop on a shared core has no later time of its own: its
+	 * lines (the event's, the halt's: announce_halt, its reason or NULL) wait for spare time
+	 * (partition_print_stopped_line), or the reload if one comes first. */
 	volatile bool hm_reload_lines;
 	bool announce_cold;
 	uint32_t announce;
+	const char *announce_why;
+	const char *volatile announce_halt;
 	uint32_t load_segment;       /* the reload's position: segment, then byte in it */
 	uint64_t load_offset;
 	uint64_t hm_events;
@@ -136,9 +141,30 @@ void partition_load_steps(struct vcpu *v0);
  * running, restarting included; a resume of one not suspended, where a restart the partition
  * asked for while suspended, which ends suspended, counts as suspended). */
 bool partition_halt(struct partition *p);
+/* The same, with what asked for it, a line of its own before "partition NAME halted"
+ * ("PSCI SYSTEM_OFF: halting the partition" prints "partition NAME: PSCI SYSTEM_OFF: ..."). */
+bool partition_halt_because(struct partition *p, const char *why);
 /* False (nothing done) for a restart the partition asked for itself once it is halted: only a
  * system partition's (BH_RESTART_SYSTEM_PARTITION) restarts a halted partition. */
 bool partition_restart(struct partition *p, bool cold, uint32_t cause);
+/* The same, with what asked for it, a line of its own before "partition NAME cold restart #N". */
+bool partition_restart_because(struct partition *p, bool cold, uint32_t cause, const char *why);
+
+/* The lines of a partition stopped from a shared core (a halt's, a health event's that halted or
+ * suspended it) are not printed in the trap or the decision that stopped it when its end may be
+ * a neighbour's due instant: formatted there, one aimed halt put about 400 ticks in front of the
+ * neighbour (tests/system/test_haltline.py). They wait for spare time: any core's idle pass with
+ * room before its next instant prints them (sched.c idle_drain), one line a call. No console
+ * helper is woken for them: under -icount its work is every core's time, and woken at the stop,
+ * beside the instant it was aimed at, it made a cyclic victim 1476 ticks late. True if a line
+ * waits; partition_print_stopped_line prints one and says whether it did. */
+bool partition_stopped_lines_waiting(void);
+bool partition_print_stopped_line(void);
+/* Called by a stop on a shared core that held a line back for spare time. */
+void partition_note_stopped_line(void);
+/* Whether a stop's line, formatted now, still ends well before this core's next instant (then
+ * it is printed at once, as before: a stop far from any instant delays nobody). */
+bool partition_line_has_room(unsigned lines);
 bool partition_suspend(struct partition *p);
 bool partition_resume(struct partition *p);
 

@@ -15,6 +15,11 @@ struct virq_state {
 	uint32_t disabled[VIRQ_WORDS];         /* BH_HC_IRQ_CTL: not delivered while set */
 	uint32_t forwarded[VIRQ_WORDS];        /* physical interrupts to unmask at guest EOI */
 	volatile uint32_t count;               /* bits set in pending */
+	/* Held physical interrupts (active at the GIC) another core dropped for it: given back
+	 * to the GIC by its own core (virq_give_back), so that one still asserted fires again
+	 * there, in its time, not in whoever's time its core runs when the other core drops it. */
+	uint32_t give_back[VIRQ_WORDS];
+	uint32_t give_back_any; /* set after a bit above: one load when there is none */
 };
 
 /* Make intid pending in v (any core). forwarded: a physical interrupt masked until the guest
@@ -33,6 +38,12 @@ void virq_release(struct vcpu *v);
  * before it, when it is posted), and nothing disabled (its core). */
 void virq_drop_pending(struct vcpu *v);
 void virq_enable_all(struct vcpu *v);
+/* virq_drop_pending from another core (a start posted): what it holds of the GIC is not given
+ * back here but marked for v's own core, as virq_give_back_later marks intid. */
+void virq_drop_pending_elsewhere(struct vcpu *v);
+void virq_give_back_later(struct vcpu *v, unsigned intid);
+/* v's core, serving its requests: the physical interrupts marked for it go back to the GIC. */
+void virq_give_back(struct vcpu *v);
 /* Take back forwarded intid not yet delivered (its core, at a switch); true if it was there. */
 bool virq_withdraw(struct vcpu *v, unsigned intid);
 /* The same from any core (an emulated distributor's ICPENDR, a route moved): true only if intid

@@ -260,6 +260,77 @@ TEST(hm_restart_lines_wait_for_the_reload_in_vcpu0s_time)
 	EXPECT(strstr(fake.uart, "partition beta cold restart #2") != NULL);
 }
 
+/* A halt (or a suspend) has no later time of the partition's to print in, and on a shared core
+ * the trap's end may be a neighbour's due instant: the event's line and "halted", formatted in
+ * the trap, put about 400 ticks in front of the neighbour (tests/system/test_haltline.py). They
+ * wait for spare time (sched.c idle_drain: partition_print_stopped_line), in their order. */
+TEST(hm_halt_lines_on_a_shared_core_wait_for_spare_time)
+{
+	fixture_boot();
+	percpu[0].sched.policy = BH_POLICY_FIXED_PRIORITY;
+	percpu[0].sched.timer_at = fake.counter + 300; /* a neighbour's instant, 300 ticks on */
+	EXPECT(!partition_stopped_lines_waiting());
+	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
+	EXPECT_EQ(partitions[0].state, PARTITION_HALTED);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "HM:") == NULL);
+	EXPECT(strstr(fake.uart, "halted") == NULL);
+	EXPECT(partition_stopped_lines_waiting());
+	EXPECT(partition_print_stopped_line());
+	EXPECT(partition_print_stopped_line());
+	EXPECT(!partition_print_stopped_line());
+	EXPECT(!partition_stopped_lines_waiting());
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	const char *hm = strstr(fake.uart, "[bulkhead] HM: partition alpha (id 0) vcpu 0: "
+				"memory_violation at 0x42400000 (write, pc 0x40000120) -> halt_partition\r\n");
+	const char *halted = strstr(fake.uart, "[bulkhead] partition alpha halted\r\n");
+	EXPECT(hm != NULL && halted != NULL && hm < halted);
+	/* Far from the core's next instant the lines delay nobody: printed at once, as before. */
+	fixture_boot();
+	percpu[0].sched.policy = BH_POLICY_FIXED_PRIORITY;
+	percpu[0].sched.timer_at = fake.counter + 100000;
+	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "-> halt_partition") != NULL);
+	EXPECT(strstr(fake.uart, "partition alpha halted") != NULL);
+	EXPECT(!partition_stopped_lines_waiting());
+	/* On a dedicated core nobody else waits: printed at once, as before. */
+	fixture_boot();
+	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "-> halt_partition") != NULL);
+	EXPECT(strstr(fake.uart, "partition alpha halted") != NULL);
+	EXPECT(!partition_stopped_lines_waiting());
+}
+
+/* A halted partition restarted by the system partition before spare time came: its reload
+ * prints the waiting lines first, in vCPU 0's time, then its own. */
+TEST(a_reload_prints_the_lines_a_halt_left_waiting_first)
+{
+	fixture_boot();
+	percpu[1].sched.policy = BH_POLICY_FIXED_PRIORITY;
+	fixture_run(1, &partitions[1].vcpus[0]);
+	percpu[1].sched.timer_at = fake.counter + 300;
+	FAKE_RUN(partition_halt(&partitions[1]));
+	fixture_serve(1);
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "halted") == NULL);
+	EXPECT(partition_restart(&partitions[1], true, BH_RESTART_SYSTEM_PARTITION));
+	fixture_serve(1);
+	fixture_serve(2);
+	core1_exits();
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	const char *halted = strstr(fake.uart, "partition beta halted\r\n");
+	const char *restart = strstr(fake.uart, "partition beta cold restart #1\r\n");
+	EXPECT(halted != NULL && restart != NULL && halted < restart);
+}
+
 /* A big image: 1 MiB of .bss in beta, to reload in steps. */
 static const uint8_t big_text[] = SEG_TEXT;
 static const struct bh_segment_cfg big_segments[] = {
@@ -402,4 +473,99 @@ TEST(vcpu_services_start_suspend_resume_halt)
 	EXPECT_EQ(vcpu_control(v0, 7, 1, 0), BH_INVALID_PARAM);
 	EXPECT_EQ(vcpu_control(v0, 1ull << 48, 1, 0), BH_INVALID_PARAM); /* not START */
 	EXPECT_EQ(vcpu_control(v0, BH_VCPU_START, 1, 0x7000000), BH_INVALID_PARAM);
+}
+
+/* The health monitor's per-vCPU tables (hm.c: a propagated event, held lines) have a row per
+ * partition and BH_MAX_CORES entries in it, as the tool allows a partition one vCPU per core at
+ * most. Tables with more (not the tool's) had vCPU 8 of partition 0 use partition 1's vCPU 0
+ * entry: an event propagated to it was partition 1's to take, and partition 1's own next one
+ * found the slot full and halted it. Boot refuses such tables, as it does other impossible ones. */
+TEST(boot_refuses_a_partition_with_more_vcpus_than_cores)
+{
+	static const struct bh_vcpu_cfg nine[9] = { { .core = 0 }, { .core = 0 }, { .core = 0 },
+						    { .core = 0 }, { .core = 0 }, { .core = 0 },
+						    { .core = 0 }, { .core = 0 }, { .core = 0 } };
+	const struct bh_vcpu_cfg *saved = fixture_partitions[0].vcpus;
+
+	fixture_partitions[0].vcpus = nine;
+	fixture_partitions[0].vcpu_count = 9;
+	fake.uart_len = 0;
+	FAKE_RUN(fixture_boot());
+	fixture_partitions[0].vcpus = saved;
+	fixture_partitions[0].vcpu_count = 1;
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+}
+
+/* A device interrupt the hypervisor holds for a halted vCPU (taken from the GIC, active there)
+ * is given back when the vCPU is started. Given back by the core that posts the start, the
+ * interrupt, still asserted, fired again at once at the GIC on the started vCPU's core, in
+ * whoever's time that core was running: a partition starting and halting its vCPU 0 from a
+ * vCPU on another core (BH_HC_VCPU_CTL, two hypercalls a round) interrupted the neighbour of
+ * vCPU 0's core once per round, at will. It is given back by the started vCPU's own core, when
+ * that core serves the start (in the vCPU's time, or the core's spare time). */
+static unsigned release_core[512];
+static void note_release_core(unsigned intid)
+{
+	release_core[intid % 512] = fake.core + 1;
+}
+
+TEST(a_start_gives_held_device_interrupts_back_on_the_started_vcpus_core)
+{
+	static const uint32_t irqs[] = { 40 };
+	struct vcpu *v0 = &partitions[1].vcpus[0], *v1 = &partitions[1].vcpus[1];
+
+	fixture_partitions[1].irqs = irqs;
+	fixture_partitions[1].irq_count = 1;
+	fixture_boot();
+	fixture_run(1, v0);                      /* vCPU 0 runs on core 1 ... */
+	fixture_run(2, v1);                      /* ... vCPU 1 on core 2, which halts vCPU 0 */
+	EXPECT_EQ(vcpu_control(v1, BH_VCPU_HALT, 0, 0), BH_OK);
+	fixture_serve(1);
+	EXPECT_EQ(v0->state, VCPU_HALTED);
+	fake.core = 1;
+	percpu[1].vcpu = NULL;                   /* core 1 runs someone else now */
+	EXPECT(virq_forward_physical(40));       /* the device fires: held for the halted vCPU 0 */
+	memset(release_core, 0, sizeof(release_core));
+	memset(fake.irq_released, 0, sizeof(fake.irq_released));
+	fake.irq_release_hook = note_release_core;
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(v1, BH_VCPU_START, 0, 0), BH_OK);
+	EXPECT_EQ(fake.irq_released[40], 0);    /* not by core 2 */
+	fixture_serve(1);
+	fake.irq_release_hook = NULL;
+	fixture_partitions[1].irqs = NULL;
+	fixture_partitions[1].irq_count = 0;
+	EXPECT(fake.irq_released[40] >= 1);
+	EXPECT_EQ(release_core[40], 1 + 1);      /* by core 1, serving the start */
+	EXPECT_EQ(v0->state, VCPU_READY);
+}
+
+/* The tool never gives a partition a device of the hypervisor's, but boot checked only RAM areas
+ * against the hypervisor: tables with a device area over the GIC's distributor (every core's
+ * interrupts), or forwarding the console UART's interrupt, booted. Boot refuses them now. */
+TEST(boot_refuses_the_hypervisors_devices_in_a_partition)
+{
+	static const struct bh_area_cfg gicd_areas[] = {
+		{ .phys = 0x08000000, .ipa = ALPHA_DEV_IPA, .size = 0x10000,
+		  .flags = BH_AREA_READ | BH_AREA_WRITE | BH_AREA_DEVICE },
+		{ .phys = ALPHA_RAM_PHYS, .ipa = ALPHA_RAM_IPA, .size = ALPHA_RAM_SIZE,
+		  .flags = BH_AREA_READ | BH_AREA_WRITE | BH_AREA_EXEC },
+	};
+	static const uint32_t uart_irq[] = { 33 };
+	const struct bh_area_cfg *saved = fixture_partitions[0].areas;
+
+	fixture_partitions[0].areas = gicd_areas;
+	FAKE_RUN(fixture_boot());
+	fixture_partitions[0].areas = saved;
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+
+	fixture_partitions[0].irqs = uart_irq;
+	fixture_partitions[0].irq_count = 1;
+	FAKE_RUN(fixture_boot());
+	fixture_partitions[0].irqs = NULL;
+	fixture_partitions[0].irq_count = 0;
+	EXPECT_EQ(fake.exit, FAKE_SYSTEM_OFF);
+
+	FAKE_RUN(fixture_boot()); /* the fixture's own device area (virtio's range) is fine */
+	EXPECT_EQ(fake.exit, FAKE_NONE);
 }

@@ -111,6 +111,27 @@ void arch_irq_route(unsigned intid, unsigned core)
 	gic_set_spi_enabled(intid, 1);
 }
 
+#define PLAT_GIC_WINDOW 0x01000000ul /* distributor and redistributors: virt's GIC region */
+#define PLAT_FW_CFG_BASE 0x09020000ul /* QEMU's fw_cfg: its DMA interface writes any memory */
+#define PLAT_DEVICE_PAGE 0x1000ul
+
+static bool overlaps(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
+{
+	return a < b + bn && b < a + an;
+}
+
+bool arch_device_assignable(uint64_t pa, uint64_t size)
+{
+	return !overlaps(pa, size, PLAT_GICD_BASE, PLAT_GIC_WINDOW) &&
+	       !overlaps(pa, size, PLAT_UART_BASE, PLAT_DEVICE_PAGE) &&
+	       !overlaps(pa, size, PLAT_FW_CFG_BASE, PLAT_DEVICE_PAGE);
+}
+
+bool arch_irq_assignable(unsigned intid)
+{
+	return intid != PLAT_UART_INTID;
+}
+
 void arch_irq_move(unsigned intid, unsigned core)
 {
 	gic_route_spi(intid, plat_core_affinity(core));

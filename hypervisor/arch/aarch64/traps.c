@@ -210,8 +210,7 @@ static void instruction_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	if (!hm_raise(v, &ev))
 		return;
 	/* There is no instruction to skip: an ignored fetch fault cannot go on. */
-	bh_log("partition %s: instruction fetch fault cannot be ignored", v->partition->cfg->name);
-	partition_halt(v->partition);
+	partition_halt_because(v->partition, "instruction fetch fault cannot be ignored");
 }
 
 static void sysreg_trap(struct vcpu *v, struct arch_regs *r, uint64_t esr)

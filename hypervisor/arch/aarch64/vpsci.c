@@ -101,13 +101,13 @@ static int64_t call(struct vcpu *v, uint32_t fn, const uint64_t *x)
 	case PSCI_CPU_OFF:
 		vcpu_control(v, BH_VCPU_HALT, v->id, 0);
 		return PSCI_SUCCESS; /* never seen: the vCPU stops at its exit */
+	/* Their lines name the call; neither is formatted here, in the trap (partition.h). */
 	case PSCI_SYSTEM_OFF:
-		bh_log("partition %s: PSCI SYSTEM_OFF: halting the partition", p->cfg->name);
-		partition_halt(p);
+		partition_halt_because(p, "PSCI SYSTEM_OFF: halting the partition");
 		return PSCI_SUCCESS;
 	case PSCI_SYSTEM_RESET:
-		bh_log("partition %s: PSCI SYSTEM_RESET: restarting the partition", p->cfg->name);
-		partition_restart(p, true, BH_RESTART_SELF);
+		partition_restart_because(p, true, BH_RESTART_SELF,
+					  "PSCI SYSTEM_RESET: restarting the partition");
 		return PSCI_SUCCESS;
 	}
 	return PSCI_NOT_SUPPORTED;

@@ -135,6 +135,13 @@ void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
 void arch_core_trap_guest_wait(bool trap) { (void)trap; }
 void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
 void arch_irq_move(unsigned intid, unsigned core) { fake.irq_core[intid % 512] = core; }
+/* As qemu-virt's: the GIC window, the console UART and fw_cfg are the hypervisor's. */
+bool arch_device_assignable(uint64_t pa, uint64_t size)
+{
+	return !(pa < 0x09000000ul + 0x1000 && 0x08000000ul < pa + size) &&
+	       !(pa < 0x09020000ul + 0x1000 && 0x09020000ul < pa + size);
+}
+bool arch_irq_assignable(unsigned intid) { return intid != 33; }
 void arch_irq_release(unsigned intid)
 {
 	fake.irq_released[intid % 512]++;
