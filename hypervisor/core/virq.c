@@ -228,19 +228,28 @@ bool virq_withdraw_held(struct vcpu *v, unsigned intid)
  * Dropped with its mark by a start posted on another core, it stayed active there for good,
  * and no vCPU that core ran next got its timer interrupt (unit
  * reqatk_a_start_from_another_core_leaves_a_taken_vtimer_ppi_to_its_core). */
+/* Word w of q's pending interrupts dropped and counted off; returns the forwarded SPIs among
+ * them (word 0 holds SGIs and PPIs), their forwarded marks cleared. */
+static inline uint32_t drop_pending_word(struct virq_state *q, unsigned w)
+{
+	uint32_t was = __atomic_exchange_n(&q->pending[w], 0u, __ATOMIC_SEQ_CST);
+	uint32_t spis = w ? was : 0u;
+	uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~spis, __ATOMIC_RELAXED) & spis;
+	uint32_t n = 0;
+
+	for (uint32_t b = was; b; b &= b - 1) /* no libgcc: no __builtin_popcount */
+		n++;
+	if (n)
+		__atomic_fetch_sub(&q->count, n, __ATOMIC_SEQ_CST);
+	return held;
+}
+
 void virq_drop_pending(struct vcpu *v)
 {
 	struct virq_state *q = &v->virq;
 
 	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
-		uint32_t was = __atomic_exchange_n(&q->pending[w], 0u, __ATOMIC_SEQ_CST);
-		uint32_t spis = w ? was : 0u; /* word 0: SGIs and PPIs */
-		uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~spis, __ATOMIC_RELAXED) & spis;
-		uint32_t n = 0;
-		for (uint32_t b = was; b; b &= b - 1) /* no libgcc: no __builtin_popcount */
-			n++;
-		if (n)
-			__atomic_fetch_sub(&q->count, n, __ATOMIC_SEQ_CST);
+		uint32_t held = drop_pending_word(q, w);
 		while (held) { /* taken from the device, never given to the guest: end them */
 			arch_irq_release(w * 32 + (unsigned)__builtin_ctz(held));
 			held &= held - 1;
@@ -257,14 +266,7 @@ void virq_drop_pending_elsewhere(struct vcpu *v)
 	struct virq_state *q = &v->virq;
 
 	for (unsigned w = 0; w < VIRQ_WORDS; w++) {
-		uint32_t was = __atomic_exchange_n(&q->pending[w], 0u, __ATOMIC_SEQ_CST);
-		uint32_t spis = w ? was : 0u; /* word 0: SGIs and PPIs (virq_drop_pending) */
-		uint32_t held = __atomic_fetch_and(&q->forwarded[w], ~spis, __ATOMIC_RELAXED) & spis;
-		uint32_t n = 0;
-		for (uint32_t b = was; b; b &= b - 1)
-			n++;
-		if (n)
-			__atomic_fetch_sub(&q->count, n, __ATOMIC_SEQ_CST);
+		uint32_t held = drop_pending_word(q, w);
 		if (held) {
 			__atomic_fetch_or(&q->give_back[w], held, __ATOMIC_SEQ_CST);
 			__atomic_store_n(&q->give_back_any, 1u, __ATOMIC_SEQ_CST);

@@ -81,3 +81,10 @@ void fixture_serve(unsigned core)
 		vcpu_serve_requests(s->vcpus[i]);
 	fake.core = self;
 }
+
+const char *fixture_console(void)
+{
+	console_flush_all();
+	fake.uart[fake.uart_len] = 0;
+	return fake.uart;
+}

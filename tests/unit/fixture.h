@@ -21,5 +21,7 @@ void fixture_run(unsigned core, struct vcpu *v);
 /* Play `core` serving the requests posted to its vCPUs, in their own time or its spare time
  * (sched.c decides when; these tests are about what serving does). */
 void fixture_serve(unsigned core);
+/* Everything queued on the console written out; returns the fake UART's text so far. */
+const char *fixture_console(void);
 
 #endif

@@ -61,14 +61,12 @@ TEST(hm_trap_on_a_shared_core_prints_one_line_and_the_summary_in_the_next_turn)
 	console_flush_all();
 	fake.uart_len = 0;
 	raise_on(0, a, BH_HM_PARTITION_ERROR);
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "-> ignore") != NULL);
 	EXPECT(strstr(fake.uart, "not printed") == NULL); /* not in the same trap */
 	EXPECT(a->hm_held);
 	hm_print_held(a); /* its next turn (the decision that picks it) */
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "alpha (id 0): 1 more events not printed") != NULL);
 	percpu[0].sched.policy = BH_POLICY_DEDICATED;
 }
@@ -93,15 +91,13 @@ TEST(hm_lines_held_from_a_decision_come_one_per_turn)
 	FAKE_RUN(hm_raise_in_decision(a, &ev));
 	EXPECT(a->hm_held);
 	hm_print_held(a); /* its next turn */
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "1 more events not printed") != NULL);
 	EXPECT(strstr(fake.uart, "-> ignore") == NULL);
 	EXPECT(a->hm_held);
 	fake.uart_len = 0;
 	hm_print_held(a); /* the turn after */
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "vcpu 0: partition_error at 0x42400000 (write, pc 0x40000120) "
 				 "-> ignore") != NULL);
 	EXPECT(!a->hm_held);
@@ -112,15 +108,13 @@ TEST(hm_event_line_leaves_the_unfinished_line_of_a_vcpu_that_goes_on)
 	fixture_boot();
 	console_guest_write(&partitions[0].vcpus[0], "before ", 7);
 	EXPECT(raise_on(0, &partitions[0].vcpus[0], BH_HM_PARTITION_ERROR));
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	/* Not flushed by the event (that made a trap with its line the longest path): the
 	 * vCPU ends its line itself, after the event's. */
 	EXPECT(strstr(fake.uart, "[bulkhead] HM: partition alpha") == fake.uart);
 	EXPECT(strstr(fake.uart, "before") == NULL);
 	console_guest_write(&partitions[0].vcpus[0], "after\n", 6);
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "-> ignore\r\n[alpha] before after\r\n") != NULL);
 }
 
@@ -226,8 +220,7 @@ TEST(hm_restart_lines_wait_for_the_reload_in_vcpu0s_time)
 	fixture_boot();
 	partitions[1].vcpus[1].state = VCPU_READY; /* started by vCPU 0 */
 	EXPECT(!raise_on(2, &partitions[1].vcpus[1], BH_HM_MEMORY_VIOLATION));
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "HM:") == NULL);
 	EXPECT(strstr(fake.uart, "restart #") == NULL);
 	fixture_serve(1);
@@ -235,8 +228,7 @@ TEST(hm_restart_lines_wait_for_the_reload_in_vcpu0s_time)
 	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_LOADING);
 	core1_exits();
 	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_READY);
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	const char *hm = strstr(fake.uart, "[bulkhead] HM: partition beta (id 1) vcpu 1: "
 				"memory_violation at 0x42400000 (write, pc 0x40000120) -> cold_restart\r\n");
 	const char *restart = strstr(fake.uart, "[bulkhead] partition beta cold restart #1\r\n");
@@ -248,14 +240,12 @@ TEST(hm_restart_lines_wait_for_the_reload_in_vcpu0s_time)
 			       .pc = 0x40000120, .detail = "write" };
 	fixture_run(1, &partitions[1].vcpus[0]);
 	FAKE_RUN(hm_raise_in_decision(&partitions[1].vcpus[0], &ev));
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "HM:") == NULL);
 	fixture_serve(1);
 	fixture_serve(2);
 	core1_exits();
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "vcpu 0: memory_violation") != NULL);
 	EXPECT(strstr(fake.uart, "partition beta cold restart #2") != NULL);
 }
@@ -272,8 +262,7 @@ TEST(hm_halt_lines_on_a_shared_core_wait_for_spare_time)
 	EXPECT(!partition_stopped_lines_waiting());
 	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
 	EXPECT_EQ(partitions[0].state, PARTITION_HALTED);
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "HM:") == NULL);
 	EXPECT(strstr(fake.uart, "halted") == NULL);
 	EXPECT(partition_stopped_lines_waiting());
@@ -281,8 +270,7 @@ TEST(hm_halt_lines_on_a_shared_core_wait_for_spare_time)
 	EXPECT(partition_print_stopped_line());
 	EXPECT(!partition_print_stopped_line());
 	EXPECT(!partition_stopped_lines_waiting());
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	const char *hm = strstr(fake.uart, "[bulkhead] HM: partition alpha (id 0) vcpu 0: "
 				"memory_violation at 0x42400000 (write, pc 0x40000120) -> halt_partition\r\n");
 	const char *halted = strstr(fake.uart, "[bulkhead] partition alpha halted\r\n");
@@ -292,16 +280,14 @@ TEST(hm_halt_lines_on_a_shared_core_wait_for_spare_time)
 	percpu[0].sched.policy = BH_POLICY_FIXED_PRIORITY;
 	percpu[0].sched.timer_at = fake.counter + 100000;
 	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "-> halt_partition") != NULL);
 	EXPECT(strstr(fake.uart, "partition alpha halted") != NULL);
 	EXPECT(!partition_stopped_lines_waiting());
 	/* On a dedicated core nobody else waits: printed at once, as before. */
 	fixture_boot();
 	EXPECT(!raise_on(0, &partitions[0].vcpus[0], BH_HM_MEMORY_VIOLATION));
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "-> halt_partition") != NULL);
 	EXPECT(strstr(fake.uart, "partition alpha halted") != NULL);
 	EXPECT(!partition_stopped_lines_waiting());
@@ -317,15 +303,13 @@ TEST(a_reload_prints_the_lines_a_halt_left_waiting_first)
 	percpu[1].sched.timer_at = fake.counter + 300;
 	FAKE_RUN(partition_halt(&partitions[1]));
 	fixture_serve(1);
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	EXPECT(strstr(fake.uart, "halted") == NULL);
 	EXPECT(partition_restart(&partitions[1], true, BH_RESTART_SYSTEM_PARTITION));
 	fixture_serve(1);
 	fixture_serve(2);
 	core1_exits();
-	console_flush_all();
-	fake.uart[fake.uart_len] = 0;
+	fixture_console();
 	const char *halted = strstr(fake.uart, "partition beta halted\r\n");
 	const char *restart = strstr(fake.uart, "partition beta cold restart #1\r\n");
 	EXPECT(halted != NULL && restart != NULL && halted < restart);
