@@ -708,3 +708,44 @@ TEST(reqatk_the_execution_clock_of_a_vcpu_restarted_while_it_runs_counts_from_it
 	       (unsigned long long)sched_exec_ticks(plain1()));
 	EXPECT(sched_exec_ticks(plain1()) <= 100);
 }
+
+/* --- a fixed-priority core's led wake-up and a lower vCPU's stop ------------------------------ */
+
+/* The victim idles loaded on fixed-priority core 0, its virtual timer live at `wake`; the core's
+ * timer leads it. Just before that lead, p's vCPU 0 halts p's vCPU 1 (below the victim): its stop
+ * waits for its own time or spare time. The decision the lead brings must wake the victim before
+ * it picks; else it picked vCPU 1 (a vCPU with a request wants the core) and served the stop in
+ * the victim's lead (req_fp.yaml: 7 stops, the victim 940 ticks late). */
+TEST(reqatk_a_led_wake_up_of_the_loaded_vcpu_comes_before_a_lower_vcpus_stop)
+{
+	uint64_t wake = 10000;
+
+	boot(BH_POLICY_FIXED_PRIORITY);
+	start_all();
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+	hostile()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 2000) == victim());
+	vcpu_serve_requests(plain1()); /* started in spare time */
+	plain1()->state = VCPU_IDLE;
+	victim()->arch.vtimer_set = true;
+	victim()->arch.vtimer_at = wake;
+	victim()->state = VCPU_IDLE;
+	EXPECT(at_core(0, 3000) == NULL);
+	EXPECT(percpu[0].loaded == victim());
+	uint64_t led = wake - percpu[0].sched.lead;
+	EXPECT_EQ(fake.timer, led);
+	fake.core = 2;
+	fake.counter = led - 5;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_HALT, 1, 0), BH_OK);
+	fake.core = 0;
+	fake.counter = led;
+	fake.counter_step = 1; /* the core waits for the wake-up, reading the counter */
+	sched_timer_event();
+	FAKE_RUN(core_exit_work());
+	fake.counter_step = 0;
+	EXPECT(percpu[0].vcpu == victim());
+	EXPECT(fake.counter >= wake);
+	EXPECT(plain1()->request & VCPU_REQ_STOP); /* its own time or spare time */
+}
