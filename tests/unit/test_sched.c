@@ -767,3 +767,60 @@ TEST(edf_reload_uses_the_budget_without_an_overrun)
 	fake.irq_pending = false;
 	memset(vcpus, 0, sizeof(vcpus));
 }
+
+/* --- The lead and the running vCPU's execution-clock deadline (sched.c led) ---------------- */
+
+/* a (1) runs; b (5) waits for its virtual timer at 1000 (unloaded); c (3) waits for nothing. */
+static void a_runs_b_waits_for_1000(void)
+{
+	boot_fixed_priority_1_5_3();
+	fake.vtimer_deadline = UINT64_MAX;
+	EXPECT(at(5) == vcpu_of(1));
+	start_every_vcpu();
+	vcpu_of(1)->state = vcpu_of(2)->state = VCPU_IDLE;
+	vcpu_of(1)->arch.vtimer_set = 1;
+	vcpu_of(1)->arch.vtimer_at = 1000;
+	EXPECT(at(10) == vcpu_of(0));
+	EXPECT_EQ(fake.timer, led_0(1000));
+}
+
+/* The running vCPU a sets a deadline of its execution clock that falls 10 ticks before b's
+ * wake-up, within the lead (BH_HC_SET_TIMER, which takes the full decision). Its deadline is
+ * not led, but b's wake-up must still be: the core's timer fires a lead before it. It fired at
+ * a's deadline instead (990, 10 ticks before b's 1000, against 905 with the lead of 95): the
+ * decision for b started there, and one after it for b's wake-up, re-armed in the past, so a
+ * lower vCPU that runs could take b's lead away at will, and b waited for both decisions. */
+TEST(an_execution_clock_deadline_before_a_wake_up_does_not_take_its_lead)
+{
+	a_runs_b_waits_for_1000();
+	fake.counter = 20;
+	vcpu_of(0)->timer_clock = BH_CLOCK_EXEC;
+	vcpu_of(0)->timer_deadline = sched_exec_ticks(vcpu_of(0)) + (990 - 20);
+	EXPECT(at(20) == vcpu_of(0));
+	printf("    timer at %llu for b's wake-up at 1000 (lead %u)\n",
+	       (unsigned long long)fake.timer, percpu[0].sched.lead);
+	EXPECT(fake.timer <= led_0(1000));
+	fake.counter_step = 1; /* the decision the timer brings waits for the wake-up */
+	EXPECT(at(fake.timer) == vcpu_of(1));
+	fake.counter_step = 0;
+	EXPECT(fake.counter >= 1000);
+	EXPECT(vcpu_of(0)->virq.pending[0] & (1u << BH_VIRQ_TIMER)); /* charged to 1000: due */
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* The same deadline, a's, but a then blocks and the core switches to c by the pick alone
+ * (block_switch): the deadline counted while a ran must not take b's lead either. */
+TEST(a_blocked_vcpus_execution_clock_deadline_does_not_take_a_wake_ups_lead)
+{
+	a_runs_b_waits_for_1000();
+	fake.counter = 20;
+	vcpu_of(0)->timer_clock = BH_CLOCK_EXEC;
+	vcpu_of(0)->timer_deadline = sched_exec_ticks(vcpu_of(0)) + (990 - 20);
+	EXPECT(at(20) == vcpu_of(0));
+	vcpu_of(2)->state = VCPU_READY;
+	EXPECT(block_at(30) == vcpu_of(2));
+	printf("    timer at %llu for b's wake-up at 1000 (lead %u)\n",
+	       (unsigned long long)fake.timer, percpu[0].sched.lead);
+	EXPECT(fake.timer <= led_0(1000));
+	memset(vcpus, 0, sizeof(vcpus));
+}
