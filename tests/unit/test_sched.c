@@ -824,3 +824,53 @@ TEST(a_blocked_vcpus_execution_clock_deadline_does_not_take_a_wake_ups_lead)
 	EXPECT(fake.timer <= led_0(1000));
 	memset(vcpus, 0, sizeof(vcpus));
 }
+
+/* --- Two wake-ups closer than the lead (sched.c stand_for_next) ---------------------------- */
+
+/* Every vCPU waits; a (1) for its virtual timer at `a_at`, b (5) for its own at `b_at`. */
+static void a_and_b_wait_for(uint64_t a_at, uint64_t b_at)
+{
+	boot_fixed_priority_1_5_3();
+	fake.vtimer_deadline = UINT64_MAX;
+	EXPECT(at(5) == vcpu_of(1));
+	start_every_vcpu();
+	for (unsigned p = 0; p < 3; p++)
+		vcpu_of(p)->state = VCPU_IDLE;
+	vcpu_of(0)->arch.vtimer_set = vcpu_of(1)->arch.vtimer_set = 1;
+	vcpu_of(0)->arch.vtimer_at = a_at;
+	vcpu_of(1)->arch.vtimer_at = b_at;
+	EXPECT(at(10) == NULL);
+}
+
+/* a's wake-up at 1000 is led; b's at 1010 comes within the lead after it. The decision for a
+ * entered a at 1000 and armed the timer for b's lead, already gone (915): b's decision started
+ * only then, after a's wait, and b waited for it (a lower vCPU aiming its virtual timer just
+ * before a victim's wake-ups made them 525 ticks late beside a crowd: test_crowd.py). The
+ * decision stands for b's wake-up instead: b runs at 1010, a (woken) after it. */
+TEST(a_lower_wake_up_just_before_a_higher_one_does_not_take_its_lead)
+{
+	a_and_b_wait_for(1000, 1010);
+	EXPECT_EQ(fake.timer, led_0(1000));
+	fake.counter_step = 1;
+	struct vcpu *v = at(led_0(1000));
+	fake.counter_step = 0;
+	printf("    the decision for a's wake-up entered %s at %llu\n",
+	       v == vcpu_of(1) ? "b" : v == vcpu_of(0) ? "a" : "another", (unsigned long long)fake.counter);
+	EXPECT(v == vcpu_of(1));
+	EXPECT(fake.counter >= 1010);
+	EXPECT_EQ(vcpu_of(0)->state, VCPU_READY);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* The other way round: b (5) due at 1000, a (1) at 1010. b runs at its own instant, not at a's. */
+TEST(a_higher_wake_up_just_before_a_lower_one_runs_at_its_own_instant)
+{
+	a_and_b_wait_for(1010, 1000);
+	EXPECT_EQ(fake.timer, led_0(1000));
+	fake.counter_step = 1;
+	EXPECT(at(led_0(1000)) == vcpu_of(1));
+	fake.counter_step = 0;
+	EXPECT(fake.counter >= 1000);
+	EXPECT(fake.counter < 1010);
+	memset(vcpus, 0, sizeof(vcpus));
+}
