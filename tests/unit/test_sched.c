@@ -874,3 +874,19 @@ TEST(a_higher_wake_up_just_before_a_lower_one_runs_at_its_own_instant)
 	EXPECT(fake.counter < 1010);
 	memset(vcpus, 0, sizeof(vcpus));
 }
+
+/* --- The fake counter (tests/unit) --------------------------------------------------------- */
+
+/* A decision a lead ahead of a wake-up waits for it by reading the counter, which the fake
+ * advances only by counter_step: a test that forgets it hung `make unit-test` for ever. The
+ * fake now moves a counter read FAKE_STILL_READS times standing still, and the runner fails the test
+ * (counter_stuck); here it is expected, and cleared. */
+TEST(a_wait_on_a_counter_standing_still_fails_the_test_and_does_not_hang)
+{
+	a_and_b_wait_for(1010, 1000);
+	EXPECT(at(led_0(1000)) == vcpu_of(1)); /* counter_step 0 */
+	EXPECT(fake.counter_stuck);
+	EXPECT(fake.counter >= 1000);
+	fake.counter_stuck = false;
+	memset(vcpus, 0, sizeof(vcpus));
+}
