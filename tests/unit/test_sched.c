@@ -875,6 +875,40 @@ TEST(a_higher_wake_up_just_before_a_lower_one_runs_at_its_own_instant)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* c (3) due at 1000, a (1) at 1005, b (5) at 1010: the next wake-up after c's is a's, which does
+ * not outrank c, but b's within the lead does. Standing only for the next one, the decision
+ * entered c at 1000 and b waited for a decision after it (two lower vCPUs of a hostile
+ * partition, aimed just before a victim's wake-ups, would so take its lead). */
+TEST(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead)
+{
+	a_and_b_wait_for(1005, 1010);
+	vcpu_of(2)->arch.vtimer_set = 1;
+	vcpu_of(2)->arch.vtimer_at = 1000;
+	EXPECT(at(15) == NULL);
+	EXPECT_EQ(fake.timer, led_0(1000));
+	fake.counter_step = 1;
+	struct vcpu *v = at(led_0(1000));
+	fake.counter_step = 0;
+	EXPECT(v == vcpu_of(1));
+	EXPECT(fake.counter >= 1010);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* a (1) at 1000, c (3) at 1005, b (5) at 1010: each outranks the one before; b runs at 1010. */
+TEST(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest)
+{
+	a_and_b_wait_for(1000, 1010);
+	vcpu_of(2)->arch.vtimer_set = 1;
+	vcpu_of(2)->arch.vtimer_at = 1005;
+	EXPECT(at(15) == NULL);
+	fake.counter_step = 1;
+	struct vcpu *v = at(led_0(1000));
+	fake.counter_step = 0;
+	EXPECT(v == vcpu_of(1));
+	EXPECT(fake.counter >= 1010);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 /* --- The fake counter (tests/unit) --------------------------------------------------------- */
 
 /* A decision a lead ahead of a wake-up waits for it by reading the counter, which the fake
