@@ -357,20 +357,34 @@ static uint64_t service_vcpu(struct percpu *c, struct vcpu *v, uint64_t now)
 	return min_u64(next, service_idle(c, v, now));
 }
 
+/* Whether v's only instant is the execution-clock deadline of the vCPU the core runs (exec_wake):
+ * the one instant no lead may take. */
+static bool runs_on_exec_clock(const struct percpu *c, const struct vcpu *v)
+{
+	return v == c->vcpu && v->timer_clock == BH_CLOCK_EXEC;
+}
+
 /* The core's vCPUs and the best-effort vCPU it holds. */
 static uint64_t service_timers(struct percpu *c, uint64_t now)
 {
 	struct sched_core *s = &c->sched;
-	uint64_t next = TIME_NEVER;
+	uint64_t next = TIME_NEVER, other = TIME_NEVER;
 
 	s->live_wake = s->exec_wake = TIME_NEVER;
 	for (unsigned i = 0; i < s->count; i++) {
 		uint64_t at = service_vcpu(c, s->vcpus[i], now);
 		if (watched(s, s->vcpus[i]))
 			next = min_u64(next, at);
+		if (watched(s, s->vcpus[i]) && !runs_on_exec_clock(c, s->vcpus[i]))
+			other = min_u64(other, at);
 	}
-	if (s->be)
-		next = min_u64(next, service_vcpu(c, s->be, now));
+	if (s->be) {
+		uint64_t at = service_vcpu(c, s->be, now);
+		next = min_u64(next, at);
+		if (!runs_on_exec_clock(c, s->be))
+			other = min_u64(other, at);
+	}
+	s->other_wake = other;
 	return next;
 }
 
@@ -453,20 +467,34 @@ static uint64_t decision_time(const struct sched_core *s, uint64_t now)
  * test_crowd.py). Not the running vCPU's execution-clock deadline: that clock reaches it only
  * by running, so a decision ahead of it would find it not due and arm the timer for it again
  * at once. EDF releases and budgets are not led either. */
-static uint64_t led(const struct sched_core *s, uint64_t instant)
+static uint64_t lead_ahead(const struct sched_core *s, uint64_t instant)
 {
-	if (s->policy != BH_POLICY_FIXED_PRIORITY || instant == TIME_NEVER || instant == s->exec_wake)
+	if (instant == TIME_NEVER)
 		return instant;
 	return instant > s->lead ? instant - s->lead : 0;
 }
 
+/* The execution-clock deadline first: the wake-up after it keeps its lead (other_wake). Timed
+ * by the deadline alone, a running lower vCPU that put it just before a wake-up took that
+ * wake-up's lead (the decision for it started at the deadline and a second one followed,
+ * its timer re-armed in the past: test_sched.c). */
+static uint64_t led(const struct sched_core *s, uint64_t instant)
+{
+	if (s->policy != BH_POLICY_FIXED_PRIORITY)
+		return instant;
+	if (instant != TIME_NEVER && instant == s->exec_wake)
+		return min_u64(instant, lead_ahead(s, min_u64(s->other_wake, s->live_wake)));
+	return lead_ahead(s, instant);
+}
+
 /* The fixed-priority wake-up the core's timer leads (see led): the next of its vCPUs' timers
- * and the live virtual timer of its loaded idle vCPU, or none. */
+ * and the live virtual timer of its loaded idle vCPU, but the running vCPU's execution-clock
+ * deadline, or none. */
 static uint64_t fp_boundary(const struct sched_core *s, uint64_t wake)
 {
 	uint64_t at = min_u64(wake, s->live_wake);
 
-	return at == s->exec_wake ? TIME_NEVER : at;
+	return at == s->exec_wake ? min_u64(s->other_wake, s->live_wake) : at;
 }
 
 /* A fixed-priority core's timer leads the live virtual timer of its loaded idle vCPU too: the
@@ -1005,6 +1033,7 @@ static bool be_hand_back(struct percpu *c)
 	if (c->exit_work & EXIT_RESCHED)
 		return false; /* something came meanwhile */
 	if (s->policy == BH_POLICY_FIXED_PRIORITY) { /* its own wake-up, led (decide) */
+		s->exec_wake = TIME_NEVER; /* nothing runs now: no execution clock counts */
 		s->boundary = fp_boundary(s, wake);
 		wake = led(s, min_u64(wake, s->live_wake));
 	}
@@ -1113,12 +1142,53 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 	    cur->partition->state != PARTITION_RUNNING || (own = arch_vtimer_deadline(cur)) <= at)
 		own = service_vcpu(c, cur, at);
 	uint64_t wake = s->next_wake = min_u64(min_u64(s->next_wake, own), next_own);
+	s->other_wake = min_u64(min_u64(s->other_wake, own), next_own); /* neither is exec_wake */
 	*again = (c->exit_work & EXIT_RESCHED) || c->requests;
 	if (!*again) {
-		s->boundary = wake == s->exec_wake ? TIME_NEVER : wake; /* a vCPU runs: no live wake-up */
+		s->boundary = fp_boundary(s, wake); /* a vCPU runs: no live wake-up */
 		program_timer(c, led(s, wake));
 		before_running(c, next);
 	}
+	return true;
+}
+
+/* A waiting vCPU of the core that outranks `pick` (NULL: anyone) and wakes at `instant`: its
+ * virtual timer or its BH_HC_SET_TIMER deadline of the wall clock; NULL if none. */
+static struct vcpu *waits_above(const struct sched_core *s, const struct vcpu *pick, uint64_t instant)
+{
+	for (unsigned i = 0; i < s->count; i++) {
+		struct vcpu *v = s->vcpus[i];
+		if ((pick && v->cfg->priority <= pick->cfg->priority) || v->state != VCPU_IDLE ||
+		    !vcpu_serviced(v, VCPU_IDLE))
+			continue;
+		if ((v->timer_clock == BH_CLOCK_HW && v->timer_deadline == instant) ||
+		    arch_vtimer_deadline(v) == instant)
+			return v;
+	}
+	return NULL;
+}
+
+/* Fixed priority: the decision standing for *at, its timers served (the next wake-up after it
+ * in other_wake and live_wake), picked d. If that next wake-up comes within the lead after *at
+ * and is a vCPU's that outranks the pick, its own decision could start only after the pick is
+ * entered at *at, past its lead: a lower vCPU that aimed its virtual timer just before a
+ * victim's wake-ups made them 525 ticks late beside a crowd (test_crowd.py). The decision
+ * stands for that wake-up instead: the vCPU is woken and the pick made again then; the lower
+ * one woken at *at runs after it, as it would have once preempted. True if it did. */
+static bool stand_for_next(struct percpu *c, struct decision *d, uint64_t *at)
+{
+	struct sched_core *s = &c->sched;
+	uint64_t next = min_u64(s->other_wake, s->live_wake);
+
+	if (s->policy != BH_POLICY_FIXED_PRIORITY || next <= *at || next - *at >= s->lead)
+		return false;
+	struct vcpu *w = waits_above(s, d->vcpu, next);
+	if (!w)
+		return false;
+	*at = next;
+	account(c, next);
+	service_vcpu(c, w, next);
+	*d = pick(c, next);
 	return true;
 }
 
@@ -1131,6 +1201,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 	struct sched_core *s = &c->sched;
 	/* The running vCPU, if it blocked and nothing else came: block_switch may do. */
 	struct vcpu *blocked = change == EXIT_BLOCKED ? c->vcpu : NULL;
+	uint64_t stands_for = 0; /* a later wake-up this decision stands for (stand_for_next) */
 
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
@@ -1140,12 +1211,17 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 		core_process_requests();
 		__atomic_fetch_and(&c->exit_work, ~EXIT_DECIDE, __ATOMIC_RELAXED);
 		uint64_t at = decision_time(s, arch_counter_read());
+		bool served = false;
+		at = at < stands_for ? stands_for : at;
 		account(c, at);
 		if (at >= s->next_wake || led_live_due(s, at)) {
 			service_timers(c, at);
 			blocked = NULL;
+			served = true;
 		}
 		struct decision d = pick(c, at);
+		if (served && stand_for_next(c, &d, &at))
+			stands_for = at;
 		if (d.vcpu && d.vcpu->request) { /* its own time begins: its stop or start first */
 			vcpu_serve_requests(d.vcpu);
 			blocked = NULL;

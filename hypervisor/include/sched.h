@@ -79,6 +79,8 @@ struct sched_core {
 					    * timer leads it) */
 	uint64_t exec_wake;                /* the running vCPU's execution-clock deadline, which no
 					    * lead may take (its clock reaches it only by running) */
+	uint64_t other_wake;               /* next_wake but exec_wake: the wake-up a fixed-priority
+					    * core still leads when exec_wake comes first */
 	bool requests_waiting;             /* requests posted to vCPUs that do not run wait for
 					    * their own time or the core's spare time */
 	bool changes_taken;                /* the core took its requests flag down (a vCPU's state

@@ -36,3 +36,34 @@ def test_a_crowd_of_vcpus_on_a_fixed_priority_core_does_not_delay_its_wake_ups()
     worst = max(late_max for _, late_max, _, n, _ in victim_windows(run).values() if n)
     print(f"BHSTAT crowd_fp: wake-ups at most {worst} ticks late")
     assert worst <= QUIET_TIMER_TICKS + 8, f"wake-ups up to {worst} ticks late"
+
+
+def test_an_execution_clock_deadline_aimed_before_a_wake_up_does_not_take_its_lead():
+    """crowd_fp_exec.yaml: the crowd, and a lower vCPU (execaim) that runs while the victim waits
+    and sets the deadline of its execution clock 2 to 94 ticks before each of the victim's
+    wake-ups. That deadline is not led (the clock reaches it only by running), but the wake-up
+    after it must still be: timed by the deadline alone, the decision for the wake-up started
+    at it, and a second one after it (its timer re-armed in the past)."""
+    run = run_system("crowd_fp_exec.yaml", icount=True, timeout=300,
+                     until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0 and
+                     r.index(r"execaim: \d+ deadlines aimed") >= 0)
+    assert run.index(r"\[victim\] BHLATE-DONE") >= 0, "the victim did not finish"
+    assert run.index(r"execaim: \d+ deadlines aimed") >= 0, "the aiming partition did not finish"
+    worst = max(late_max for _, late_max, _, n, _ in victim_windows(run).values() if n)
+    print(f"BHSTAT crowd_fp_exec: wake-ups at most {worst} ticks late")
+    assert worst <= QUIET_TIMER_TICKS + 8, f"wake-ups up to {worst} ticks late"
+
+
+def test_a_lower_wake_up_aimed_just_before_a_higher_one_does_not_delay_it():
+    """crowd_fp_wake.yaml: the crowd, and a lower vCPU (execaim) that sleeps on its virtual timer
+    until 2 to 94 ticks before each of the victim's wake-ups. The decision for its wake-up
+    waits for it and enters it; the victim's must not wait for a decision that starts only
+    then (its lead already gone)."""
+    run = run_system("crowd_fp_wake.yaml", icount=True, timeout=300,
+                     until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0 and
+                     r.index(r"execaim: \d+ deadlines aimed") >= 0)
+    assert run.index(r"\[victim\] BHLATE-DONE") >= 0, "the victim did not finish"
+    assert run.index(r"execaim: \d+ deadlines aimed") >= 0, "the aiming partition did not finish"
+    worst = max(late_max for _, late_max, _, n, _ in victim_windows(run).values() if n)
+    print(f"BHSTAT crowd_fp_wake: wake-ups at most {worst} ticks late")
+    assert worst <= QUIET_TIMER_TICKS + 8, f"wake-ups up to {worst} ticks late"

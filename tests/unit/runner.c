@@ -19,6 +19,10 @@ int main(void)
 		fake_reset();
 		unit_failures = 0;
 		t->fn();
+		if (fake.counter_stuck) { /* a wait that would never have ended */
+			printf("    the core waited on a counter standing still (counter_step 0)\n");
+			unit_failures++;
+		}
 		if (t->known_flaw) {
 			printf("%s %s (%s)\n", unit_failures ? "XFAIL" : "XPASS", t->name, t->known_flaw);
 			if (unit_failures)

@@ -45,10 +45,10 @@ $(BOOTCHECK_LIB): $(BOOTCHECK_OBJS)
 	ar rcs $@ $^
 
 $(BOOTCHECK_DIR)/obj/hypervisor/arch/fake/fake.o: BOOTCHECK_CFLAGS += $(BOOTCHECK_RENAME)
-$(BOOTCHECK_DIR)/obj/%.o: %.c $(wildcard hypervisor/include/*.h tests/unit/bootcheck/*.h)
+$(BOOTCHECK_DIR)/obj/%.o: %.c $(wildcard hypervisor/include/*.h hypervisor/arch/fake/include/arch/*.h tests/unit/bootcheck/*.h)
 	@mkdir -p $(dir $@)
 	gcc $(BOOTCHECK_CFLAGS) -c $< -o $@
 
-$(BOOTCHECK_MAIN): tests/unit/bootcheck/boot.c $(wildcard hypervisor/include/*.h tests/unit/bootcheck/*.h)
+$(BOOTCHECK_MAIN): tests/unit/bootcheck/boot.c $(wildcard hypervisor/include/*.h hypervisor/arch/fake/include/arch/*.h tests/unit/bootcheck/*.h)
 	@mkdir -p $(dir $@)
 	gcc $(BOOTCHECK_CFLAGS) -c $< -o $@

@@ -31,6 +31,14 @@ struct percpu *arch_this_cpu(void) { return &percpu[fake.core]; }
 uint64_t arch_counter_read(void)
 {
 	fake.counter += fake.counter_step;
+	if (fake.counter != fake.still_at) {
+		fake.still_at = fake.counter;
+		fake.still_reads = 0;
+	} else if (++fake.still_reads >= FAKE_STILL_READS) {
+		fake.counter_stuck = true;
+		fake.still_at = ++fake.counter;
+		fake.still_reads = 0;
+	}
 	if (fake.counter_hook)
 		fake.counter_hook();
 	return fake.counter;

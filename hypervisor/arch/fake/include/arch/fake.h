@@ -15,10 +15,17 @@ struct vcpu;
 /* Why control left core code through a noreturn arch call. */
 enum fake_exit { FAKE_NONE, FAKE_RESUMED, FAKE_IDLED, FAKE_SYSTEM_OFF };
 
+#define FAKE_STILL_READS 100000u
+
 struct fake_state {
 	unsigned core;               /* the core this test runs on */
 	uint64_t counter;
 	uint64_t counter_step;       /* added at every read: time passes while a core waits */
+	/* A wait for an instant (a lead's, sched.c wait_until) never ends with counter_step 0: after
+	 * FAKE_STILL_READS reads of a counter standing still, each read adds a tick, and this is
+	 * set for the runner to fail the test (it hung the whole run before). */
+	bool counter_stuck;
+	uint64_t still_at, still_reads;
 	bool guest_mmu_fault;        /* va -> ipa translation fails */
 	bool vtimer_fired;           /* the loaded vCPU's virtual timer condition holds */
 	uint64_t vtimer_deadline;    /* what switched-out vCPUs' virtual timers say */
