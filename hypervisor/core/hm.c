@@ -17,6 +17,7 @@
 #include "partition.h"
 #include "percpu.h"
 #include "plan.h"
+#include "sched.h"
 #include "trace.h"
 
 #define HM_LOG_SIZE 64u          /* entries; a power of two */
@@ -401,12 +402,6 @@ void hm_print_held(struct vcpu *v)
 	}
 }
 
-/* A core whose other vCPUs wait for whatever v's trap costs (a dedicated core has no other). */
-static bool shares_core(const struct vcpu *v)
-{
-	return percpu[v->core].sched.policy != BH_POLICY_DEDICATED;
-}
-
 /* in_decision: the caller is a scheduling decision, whose time is the next vCPU's. */
 static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 {
@@ -439,11 +434,11 @@ static bool raise(struct vcpu *v, const struct hm_event *ev, bool in_decision)
 	/* A halt or a suspend on a shared core: no later time of the partition's either, and the
 	 * trap's (or the decision's) end may be a neighbour's due instant: its lines wait for spare
 	 * time (partition_print_stopped_line; the reload, if one comes first). */
-	bool stops = !goes_on && !restarts && a != BH_HM_HALT_SYSTEM && shares_core(v) &&
+	bool stops = !goes_on && !restarts && a != BH_HM_HALT_SYSTEM && sched_core_shared(v->core) &&
 		     (in_decision || !partition_line_has_room(2));
 	/* One line per trap: on a shared core a window's summary waits for the vCPU's next turn,
 	 * so a trap with its line stays the longest path a neighbour can be in. */
-	bool hold_summary = !hold && print && goes_on && shares_core(v) && held_total(held);
+	bool hold_summary = !hold && print && goes_on && sched_core_shared(v->core) && held_total(held);
 	if (restarts || stops)
 		hold_for_reload(p, v, ev, a, print, held, escalated);
 	else if (hold || hold_summary)

@@ -266,13 +266,6 @@ bool partition_stopped_lines_waiting(void)
 	return __atomic_load_n(&stopped_lines, __ATOMIC_RELAXED);
 }
 
-/* Whether this core's time is a neighbour's as well: a dedicated core runs nobody else, so a
- * line formatted in its trap delays only the partition that stops. */
-static bool on_shared_core(void)
-{
-	return percpu[this_cpu()->core].sched.policy != BH_POLICY_DEDICATED;
-}
-
 /* What asked for a stop, as its own line before the stop's ("partition NAME: PSCI SYSTEM_OFF:
  * halting the partition"), as a trap printed it; "" for none. */
 static void print_why(const struct partition *p, const char *why)
@@ -322,7 +315,7 @@ bool partition_halt_because(struct partition *p, const char *why)
 		return false;
 	/* After the event's line if that waits (hm.c), or a restart's never printed. */
 	bool behind = __atomic_load_n(&p->hm_reload_lines, __ATOMIC_RELAXED);
-	if (on_shared_core() && (behind || !partition_line_has_room(*why ? 2 : 1))) {
+	if (sched_core_shared(this_cpu()->core) && (behind || !partition_line_has_room(*why ? 2 : 1))) {
 		__atomic_store_n(&p->announce_halt, why, __ATOMIC_SEQ_CST);
 		partition_note_stopped_line();
 		return true;

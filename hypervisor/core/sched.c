@@ -79,6 +79,13 @@ static bool vcpu_serviced(const struct vcpu *v, uint32_t state)
 	       !(__atomic_load_n(&v->request, __ATOMIC_RELAXED) & VCPU_REQ_STOP);
 }
 
+/* Whether the core's time may be another partition's: all but a dedicated core's. A line
+ * formatted in a trap on a dedicated core delays only the partition that caused it. */
+bool sched_core_shared(unsigned core)
+{
+	return percpu[core].sched.policy != BH_POLICY_DEDICATED;
+}
+
 void sched_core_changed(unsigned core)
 {
 	if (core == this_cpu()->core)
@@ -1192,6 +1199,55 @@ static bool stand_for_next(struct percpu *c, struct decision *d, uint64_t *at)
 	return true;
 }
 
+/* The front of a pass: the instant it stands for (*at), the timers served if one is due then
+ * (a led live wake-up too), the policy's pick, and a higher wake-up just after it stood for
+ * instead (stand_for_next, kept in *stands_for for the passes after). A pass over the timers
+ * ends what block_switch may do for *blocked. */
+static struct decision pick_at(struct percpu *c, uint64_t *at, uint64_t *stands_for,
+			       struct vcpu **blocked)
+{
+	struct sched_core *s = &c->sched;
+	bool served = false;
+
+	*at = decision_time(s, arch_counter_read());
+	*at = *at < *stands_for ? *stands_for : *at;
+	account(c, *at);
+	if (*at >= s->next_wake || led_live_due(s, *at)) {
+		service_timers(c, *at);
+		*blocked = NULL;
+		served = true;
+	}
+	struct decision d = pick(c, *at);
+	if (served && stand_for_next(c, &d, at))
+		*stands_for = *at;
+	return d;
+}
+
+/* After the switch to next: the core's wake-ups counted with it loaded, an idle core's spare
+ * time for requests, and a last look for changes made meanwhile. True if the pass must begin
+ * again; else the timer is armed and the core has waited for the instant d stands for. */
+static bool settle(struct percpu *c, struct decision d, struct vcpu *next, uint64_t at)
+{
+	struct sched_core *s = &c->sched;
+	uint64_t wake = s->next_wake = service_timers(c, at);
+	uint64_t policy_at = timer_for(s, d, wake);
+
+	if (!next && !s->be_allowed) { /* idle, with its vCPUs' wake-ups known now */
+		set_spare_time(s, min_u64(policy_at, s->live_wake), at);
+		if (serve_in_spare_time(c))
+			return true;
+	}
+	/* A vCPU woke meanwhile, or a change came whose poster saw the vCPU switched out and did
+	 * not kick (sched_vcpu_changed): after the switch's store, look again. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((c->exit_work & EXIT_RESCHED) || (c->requests && changed_meanwhile(c, d, at)))
+		return true;
+	s->boundary = led_instant(s, d, wake);
+	program_timer(c, min_u64(policy_at, be_timer(c, next)));
+	flush_trace(s, wait_until(at));
+	return false;
+}
+
 /* The full decision. Out of line, so the one-comparison way, inline on the way out of the
  * hypervisor, saves only the registers it uses itself. change: what made it due (EXIT_DECIDE's
  * bits): EXIT_PREEMPT alone with no sched.woken, the timer at be_until alone; EXIT_BLOCKED
@@ -1210,18 +1266,8 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 	for (;;) {
 		core_process_requests();
 		__atomic_fetch_and(&c->exit_work, ~EXIT_DECIDE, __ATOMIC_RELAXED);
-		uint64_t at = decision_time(s, arch_counter_read());
-		bool served = false;
-		at = at < stands_for ? stands_for : at;
-		account(c, at);
-		if (at >= s->next_wake || led_live_due(s, at)) {
-			service_timers(c, at);
-			blocked = NULL;
-			served = true;
-		}
-		struct decision d = pick(c, at);
-		if (served && stand_for_next(c, &d, &at))
-			stands_for = at;
+		uint64_t at;
+		struct decision d = pick_at(c, &at, &stands_for, &blocked);
 		if (d.vcpu && d.vcpu->request) { /* its own time begins: its stop or start first */
 			vcpu_serve_requests(d.vcpu);
 			blocked = NULL;
@@ -1244,22 +1290,8 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 			continue; /* it served requests: one it started may run now */
 		struct vcpu *next = d.vcpu ? d.vcpu : be;
 		switch_holding(c, next, be, at);
-		/* Wake-ups depend on which vCPU is loaded now: count them after the switch. */
-		uint64_t wake = s->next_wake = service_timers(c, at);
-		uint64_t policy_at = timer_for(s, d, wake);
-		if (!next && !s->be_allowed) { /* idle, with its vCPUs' wake-ups known now */
-			set_spare_time(s, min_u64(policy_at, s->live_wake), at);
-			if (serve_in_spare_time(c))
-				continue;
-		}
-		/* A vCPU woke meanwhile, or a change came whose poster saw the vCPU switched out
-		 * and did not kick (sched_vcpu_changed): after the switch's store, look again. */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if ((c->exit_work & EXIT_RESCHED) || (c->requests && changed_meanwhile(c, d, at)))
+		if (settle(c, d, next, at))
 			continue;
-		s->boundary = led_instant(s, d, wake);
-		program_timer(c, min_u64(policy_at, be_timer(c, next)));
-		flush_trace(s, wait_until(at));
 		if (next) {
 			before_running(c, next);
 			return;

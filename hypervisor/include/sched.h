@@ -153,6 +153,8 @@ bool sched_timer_hands_back(void);
  * ready) or in the core's spare time, never in another vCPU's. */
 void sched_vcpu_changed(struct vcpu *v);
 void sched_core_changed(unsigned core);
+/* Whether the core's time may be another partition's (every policy but dedicated). */
+bool sched_core_shared(unsigned core);
 
 /* Execution time of v in counter ticks, including its current run. */
 uint64_t sched_exec_ticks(const struct vcpu *v);

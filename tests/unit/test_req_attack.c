@@ -385,6 +385,7 @@ TEST(reqatk_a_start_during_the_release_of_a_counted_vcpu_is_taken)
  * it serves the stop. */
 static bool restart_posted;
 
+/* p restarts itself from core 2, once, while core 0 is where the hook is called. */
 static void restart_p_hook(void)
 {
 	if (restart_posted || fake.core != 0)
@@ -452,18 +453,6 @@ TEST(reqatk_a_counted_vcpus_old_timer_does_not_reach_the_next_incarnation)
  * out, vCPU 1 runs nothing more before its stop is served, as for a vCPU the restart counts;
  * but the victim computes without a pause and the core has no spare time, so the stop is never
  * served: the restart never completes, and vCPU 0, alone on its core, is down for good. */
-static bool restart_in_switch_posted;
-
-static void restart_p_in_switch(void)
-{
-	if (restart_in_switch_posted || fake.core != 0)
-		return;
-	restart_in_switch_posted = true;
-	fake.core = 2;
-	EXPECT(partition_restart(&partitions[2], false, BH_RESTART_SELF));
-	fake.core = 0;
-}
-
 TEST(reqatk_a_restart_posted_during_the_switch_away_from_a_vcpu_completes)
 {
 	boot(BH_POLICY_FIXED_PRIORITY);
@@ -478,11 +467,11 @@ TEST(reqatk_a_restart_posted_during_the_switch_away_from_a_vcpu_completes)
 	EXPECT(at_core(0, 2000) == plain1());
 	EXPECT(at_core(2, 2000) == plain0());
 	victim()->state = VCPU_READY; /* woken: core 0 switches plain1 out for it */
-	restart_in_switch_posted = false;
-	fake.switch_hook = restart_p_in_switch;
+	restart_posted = false;
+	fake.switch_hook = restart_p_hook; /* the restart from core 2, once, in core 0's switch */
 	EXPECT(at_core(0, 2100) == victim());
 	fake.switch_hook = NULL;
-	EXPECT(restart_in_switch_posted);
+	EXPECT(restart_posted);
 	for (unsigned i = 0; i < 100; i++) {
 		EXPECT(at_core(0, 3000 + US(1000) * i) == victim());
 		at_core(2, 3000 + US(1000) * i + 10);

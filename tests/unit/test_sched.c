@@ -92,6 +92,16 @@ static struct vcpu *at(uint64_t now)
 	return fake.exit == FAKE_IDLED ? NULL : percpu[0].vcpu;
 }
 
+/* at(now) for a decision that waits for the instant it stands for (a lead's), reading the counter
+ * as the core does: fake.counter ends at or past that instant. */
+static struct vcpu *at_waiting(uint64_t now)
+{
+	fake.counter_step = 1;
+	struct vcpu *v = at(now);
+	fake.counter_step = 0;
+	return v;
+}
+
 TEST(cyclic_follows_the_slots_and_idles_between_them)
 {
 	boot(BH_POLICY_CYCLIC);
@@ -408,9 +418,7 @@ TEST(fixed_priority_decides_a_block_by_the_pick_alone)
 	EXPECT(block_at(30) == vcpu_of(0)); /* 1: the only one ready */
 	EXPECT_EQ(counter_reads, 1);
 	EXPECT_EQ(fake.timer, led_0(500));
-	fake.counter_step = 1;                 /* the core waits for the wake-up, reading the counter */
-	EXPECT(at(led_0(500)) == vcpu_of(1)); /* its timer: decided a lead ahead, it preempts */
-	fake.counter_step = 0;
+	EXPECT(at_waiting(led_0(500)) == vcpu_of(1)); /* its timer: decided a lead ahead, it preempts */
 	EXPECT(fake.counter >= 500);           /* at its wake-up */
 	memset(vcpus, 0, sizeof(vcpus));
 }
@@ -800,9 +808,7 @@ TEST(an_execution_clock_deadline_before_a_wake_up_does_not_take_its_lead)
 	printf("    timer at %llu for b's wake-up at 1000 (lead %u)\n",
 	       (unsigned long long)fake.timer, percpu[0].sched.lead);
 	EXPECT(fake.timer <= led_0(1000));
-	fake.counter_step = 1; /* the decision the timer brings waits for the wake-up */
-	EXPECT(at(fake.timer) == vcpu_of(1));
-	fake.counter_step = 0;
+	EXPECT(at_waiting(fake.timer) == vcpu_of(1)); /* the decision waits for the wake-up */
 	EXPECT(fake.counter >= 1000);
 	EXPECT(vcpu_of(0)->virq.pending[0] & (1u << BH_VIRQ_TIMER)); /* charged to 1000: due */
 	memset(vcpus, 0, sizeof(vcpus));
@@ -851,9 +857,7 @@ TEST(a_lower_wake_up_just_before_a_higher_one_does_not_take_its_lead)
 {
 	a_and_b_wait_for(1000, 1010);
 	EXPECT_EQ(fake.timer, led_0(1000));
-	fake.counter_step = 1;
-	struct vcpu *v = at(led_0(1000));
-	fake.counter_step = 0;
+	struct vcpu *v = at_waiting(led_0(1000));
 	printf("    the decision for a's wake-up entered %s at %llu\n",
 	       v == vcpu_of(1) ? "b" : v == vcpu_of(0) ? "a" : "another", (unsigned long long)fake.counter);
 	EXPECT(v == vcpu_of(1));
@@ -867,9 +871,7 @@ TEST(a_higher_wake_up_just_before_a_lower_one_runs_at_its_own_instant)
 {
 	a_and_b_wait_for(1010, 1000);
 	EXPECT_EQ(fake.timer, led_0(1000));
-	fake.counter_step = 1;
-	EXPECT(at(led_0(1000)) == vcpu_of(1));
-	fake.counter_step = 0;
+	EXPECT(at_waiting(led_0(1000)) == vcpu_of(1));
 	EXPECT(fake.counter >= 1000);
 	EXPECT(fake.counter < 1010);
 	memset(vcpus, 0, sizeof(vcpus));
@@ -887,9 +889,7 @@ KNOWN_FLAW(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead,
 	vcpu_of(2)->arch.vtimer_at = 1000;
 	EXPECT(at(15) == NULL);
 	EXPECT_EQ(fake.timer, led_0(1000));
-	fake.counter_step = 1;
-	struct vcpu *v = at(led_0(1000));
-	fake.counter_step = 0;
+	struct vcpu *v = at_waiting(led_0(1000));
 	EXPECT(v == vcpu_of(1));
 	EXPECT(fake.counter >= 1010);
 	memset(vcpus, 0, sizeof(vcpus));
@@ -903,9 +903,7 @@ KNOWN_FLAW(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest,
 	vcpu_of(2)->arch.vtimer_set = 1;
 	vcpu_of(2)->arch.vtimer_at = 1005;
 	EXPECT(at(15) == NULL);
-	fake.counter_step = 1;
-	struct vcpu *v = at(led_0(1000));
-	fake.counter_step = 0;
+	struct vcpu *v = at_waiting(led_0(1000));
 	EXPECT(v == vcpu_of(1));
 	EXPECT(fake.counter >= 1010);
 	memset(vcpus, 0, sizeof(vcpus));
