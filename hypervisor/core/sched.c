@@ -30,7 +30,14 @@ void sched_add_vcpu(unsigned core, struct vcpu *v)
 	struct sched_core *s = &percpu[core].sched;
 
 	BH_CHECK(s->count < BH_MAX_VCPUS);
-	s->vcpus[s->count++] = v;
+	unsigned i = s->count++;
+	/* A fixed-priority core keeps its vCPUs highest first, alike ones in the description's
+	 * order: the pick is the first that wants the core, and a look for a wake-up above a
+	 * vCPU stops at it (top_waking_within). */
+	for (; s->policy == BH_POLICY_FIXED_PRIORITY && i &&
+	       s->vcpus[i - 1]->cfg->priority < v->cfg->priority; i--)
+		s->vcpus[i] = s->vcpus[i - 1];
+	s->vcpus[i] = v;
 	s->slot = -1;
 	sched_set_lead(core, 0);
 }
@@ -111,16 +118,13 @@ static struct decision pick_dedicated(struct sched_core *s)
 	return (struct decision){ v && vcpu_wants_core(v) ? v : NULL, TIME_NEVER };
 }
 
+/* The core's vCPUs are highest first (sched_add_vcpu). */
 static struct decision pick_fixed_priority(struct sched_core *s)
 {
-	struct vcpu *best = NULL;
-
-	for (unsigned i = 0; i < s->count; i++) {
-		struct vcpu *v = s->vcpus[i];
-		if (vcpu_wants_core(v) && (!best || v->cfg->priority > best->cfg->priority))
-			best = v;
-	}
-	return (struct decision){ best, TIME_NEVER };
+	for (unsigned i = 0; i < s->count; i++)
+		if (vcpu_wants_core(s->vcpus[i]))
+			return (struct decision){ s->vcpus[i], TIME_NEVER };
+	return (struct decision){ NULL, TIME_NEVER };
 }
 
 static void notify_plan_switch(unsigned core, uint32_t plan)
@@ -1159,43 +1163,55 @@ HOT_INLINE bool block_switch(struct percpu *c, struct vcpu *cur, struct vcpu *ne
 	return true;
 }
 
-/* A waiting vCPU of the core that outranks `pick` (NULL: anyone) and wakes at `instant`: its
- * virtual timer or its BH_HC_SET_TIMER deadline of the wall clock; NULL if none. */
-static struct vcpu *waits_above(const struct sched_core *s, const struct vcpu *pick, uint64_t instant)
+/* The waiting vCPU of the core that wakes within (from, to) and outranks `pick` (NULL: anyone)
+ * and every other such vCPU (of two alike, the earlier); *when, its wake-up: its virtual timer
+ * or its BH_HC_SET_TIMER deadline of the wall clock. NULL if none. The vCPUs are highest first:
+ * the look ends at the first that outranks neither. */
+static struct vcpu *top_waking_within(const struct sched_core *s, const struct vcpu *pick,
+				      uint64_t from, uint64_t to, uint64_t *when)
 {
+	struct vcpu *top = NULL;
+
 	for (unsigned i = 0; i < s->count; i++) {
 		struct vcpu *v = s->vcpus[i];
-		if ((pick && v->cfg->priority <= pick->cfg->priority) || v->state != VCPU_IDLE ||
-		    !vcpu_serviced(v, VCPU_IDLE))
+		if ((pick && v->cfg->priority <= pick->cfg->priority) ||
+		    (top && v->cfg->priority < top->cfg->priority))
+			break;
+		if (v->state != VCPU_IDLE || !vcpu_serviced(v, VCPU_IDLE))
 			continue;
-		if ((v->timer_clock == BH_CLOCK_HW && v->timer_deadline == instant) ||
-		    arch_vtimer_deadline(v) == instant)
-			return v;
+		uint64_t t = arch_vtimer_deadline(v);
+		if (v->timer_clock == BH_CLOCK_HW)
+			t = min_u64(t, v->timer_deadline);
+		if (t > from && t < to && (!top || t < *when)) {
+			top = v;
+			*when = t;
+		}
 	}
-	return NULL;
+	return top;
 }
 
 /* Fixed priority: the decision standing for *at, its timers served (the next wake-up after it
- * in other_wake and live_wake), picked d. If that next wake-up comes within the lead after *at
- * and is a vCPU's that outranks the pick, its own decision could start only after the pick is
- * entered at *at, past its lead: a lower vCPU that aimed its virtual timer just before a
- * victim's wake-ups made them 525 ticks late beside a crowd (test_crowd.py). The decision
- * stands for that wake-up instead: the vCPU is woken and the pick made again then; the lower
- * one woken at *at runs after it, as it would have once preempted. True if it did. */
+ * in other_wake and live_wake), picked d. A wake-up within the lead after *at of a vCPU that
+ * outranks the pick could have its own decision start only after the pick is entered at *at,
+ * past its lead: a lower vCPU that aimed its virtual timer just before a victim's wake-ups made
+ * them 525 ticks late beside a crowd (test_crowd.py). The decision stands for the wake-up of
+ * the highest such vCPU instead (a chain of ever higher ones, or a lower one between, ends at
+ * it: test_sched.c): it is woken and the pick made again then; those woken before it run after
+ * it, as they would have once preempted. True if it did. */
 static bool stand_for_next(struct percpu *c, struct decision *d, uint64_t *at)
 {
 	struct sched_core *s = &c->sched;
-	uint64_t next = min_u64(s->other_wake, s->live_wake);
+	uint64_t next = min_u64(s->other_wake, s->live_wake), when = TIME_NEVER;
 
 	if (s->policy != BH_POLICY_FIXED_PRIORITY || next <= *at || next - *at >= s->lead)
-		return false;
-	struct vcpu *w = waits_above(s, d->vcpu, next);
+		return false; /* mostly: no wake-up within the lead */
+	struct vcpu *w = top_waking_within(s, d->vcpu, *at, *at + s->lead, &when);
 	if (!w)
 		return false;
-	*at = next;
-	account(c, next);
-	service_vcpu(c, w, next);
-	*d = pick(c, next);
+	*at = when;
+	account(c, when);
+	service_vcpu(c, w, when);
+	*d = pick(c, when);
 	return true;
 }
 

@@ -834,9 +834,12 @@ TEST(a_blocked_vcpus_execution_clock_deadline_does_not_take_a_wake_ups_lead)
 /* --- Two wake-ups closer than the lead (sched.c stand_for_next) ---------------------------- */
 
 /* Every vCPU waits; a (1) for its virtual timer at `a_at`, b (5) for its own at `b_at`. */
-static void a_and_b_wait_for(uint64_t a_at, uint64_t b_at)
+static void a_and_b_wait_for_with_c_at(unsigned c_priority, uint64_t a_at, uint64_t b_at)
 {
-	boot_fixed_priority_1_5_3();
+	vcpus[0].priority = 1;
+	vcpus[1].priority = 5;
+	vcpus[2].priority = c_priority;
+	boot(BH_POLICY_FIXED_PRIORITY);
 	fake.vtimer_deadline = UINT64_MAX;
 	EXPECT(at(5) == vcpu_of(1));
 	start_every_vcpu();
@@ -846,6 +849,11 @@ static void a_and_b_wait_for(uint64_t a_at, uint64_t b_at)
 	vcpu_of(0)->arch.vtimer_at = a_at;
 	vcpu_of(1)->arch.vtimer_at = b_at;
 	EXPECT(at(10) == NULL);
+}
+
+static void a_and_b_wait_for(uint64_t a_at, uint64_t b_at)
+{
+	a_and_b_wait_for_with_c_at(3, a_at, b_at);
 }
 
 /* a's wake-up at 1000 is led; b's at 1010 comes within the lead after it. The decision for a
@@ -881,8 +889,7 @@ TEST(a_higher_wake_up_just_before_a_lower_one_runs_at_its_own_instant)
  * not outrank c, but b's within the lead does. Standing only for the next one, the decision
  * entered c at 1000 and b waited for a decision after it (two lower vCPUs of a hostile
  * partition, aimed just before a victim's wake-ups, would so take its lead). */
-KNOWN_FLAW(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead,
-	   "docs/architecture.md: stand_for_next looks at the next wake-up alone, once")
+TEST(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead)
 {
 	a_and_b_wait_for(1005, 1010);
 	vcpu_of(2)->arch.vtimer_set = 1;
@@ -892,12 +899,13 @@ KNOWN_FLAW(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead,
 	struct vcpu *v = at_waiting(led_0(1000));
 	EXPECT(v == vcpu_of(1));
 	EXPECT(fake.counter >= 1010);
+	EXPECT_EQ(vcpu_of(0)->state, VCPU_READY); /* the lower two, woken on the way */
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_READY);
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
 /* a (1) at 1000, c (3) at 1005, b (5) at 1010: each outranks the one before; b runs at 1010. */
-KNOWN_FLAW(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest,
-	   "docs/architecture.md: stand_for_next looks at the next wake-up alone, once")
+TEST(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest)
 {
 	a_and_b_wait_for(1000, 1010);
 	vcpu_of(2)->arch.vtimer_set = 1;
@@ -906,7 +914,31 @@ KNOWN_FLAW(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest,
 	struct vcpu *v = at_waiting(led_0(1000));
 	EXPECT(v == vcpu_of(1));
 	EXPECT(fake.counter >= 1010);
+	EXPECT_EQ(vcpu_of(0)->state, VCPU_READY); /* the lower two, woken on the way */
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_READY);
 	memset(vcpus, 0, sizeof(vcpus));
+}
+
+/* a (1) at 1000, then two alike above it, b and c (5), at 1005 and 1010 one way or the other
+ * (whichever the pass looks at first): the decision stands for the earlier, which runs at its
+ * own instant, ready first among equals; the later one's wake-up does not preempt it. */
+static struct vcpu *earlier_of_two_alike(uint64_t b_at, uint64_t c_at)
+{
+	a_and_b_wait_for_with_c_at(5, 1000, b_at);
+	vcpu_of(2)->arch.vtimer_set = 1;
+	vcpu_of(2)->arch.vtimer_at = c_at;
+	EXPECT(at(15) == NULL);
+	struct vcpu *v = at_waiting(led_0(1000));
+	EXPECT(fake.counter >= 1005);
+	EXPECT(fake.counter < 1010); /* not held for the later one's instant */
+	memset(vcpus, 0, sizeof(vcpus));
+	return v;
+}
+
+TEST(of_two_alike_wake_ups_within_the_lead_the_earlier_runs_first)
+{
+	EXPECT(earlier_of_two_alike(1005, 1010) == vcpu_of(1));
+	EXPECT(earlier_of_two_alike(1010, 1005) == vcpu_of(2));
 }
 
 /* --- The fake counter (tests/unit) --------------------------------------------------------- */
