@@ -18,6 +18,11 @@ void virq_set_owner(unsigned intid, struct vcpu *v)
 		owners[intid] = v;
 }
 
+bool virq_owned_by(unsigned intid, const struct vcpu *v)
+{
+	return intid < BH_VIRQ_MAX && owners[intid] == v;
+}
+
 bool virq_forward_physical(unsigned intid)
 {
 	struct vcpu *v = intid < BH_VIRQ_MAX ? owners[intid] : NULL;
