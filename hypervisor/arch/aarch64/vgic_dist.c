@@ -194,9 +194,18 @@ static void set_route(struct vcpu *v, unsigned intid, uint64_t affinity)
 	virq_enable(old, intid, false);
 	virq_clear_pending(old, intid);
 	m->dist.target[intid] = (uint8_t)to;
+	/* The physical route moves now only with a held interrupt (active at the GIC: nothing
+	 * fires). Any other follows when the interrupt is next taken, where it was routed, and
+	 * forwarded to its new vCPU (virq_forward_physical), active then. Moved at once, one
+	 * active in a list register here and ended after the move fired on the new vCPU's core
+	 * at once, its line still high: a guest taking it, routing it to a vCPU of another
+	 * core, ending it and routing it back interrupted that core, in whoever's time, once per
+	 * round (tests/system/test_emuatk.py, partitions/board/irqflip). So an inactive one
+	 * fires only on the core of the vCPU whose end (or whose core's release) made it so. */
 	if (spi_forwarded(p, intid)) {
 		virq_set_owner(intid, new);
-		gic_route_spi(intid, plat_core_affinity(new->core));
+		if (held)
+			gic_route_spi(intid, plat_core_affinity(new->core));
 	}
 	virq_enable(new, intid, on);
 	if (was_pending)
