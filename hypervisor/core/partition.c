@@ -610,8 +610,12 @@ static void vcpu_start(struct vcpu *v, uint64_t entry, uint64_t boot_arg)
 	v->entry = entry ? entry : cfg->entry;
 	v->boot_arg = boot_arg;
 	virq_drop_pending_elsewhere(v);
-	for (uint32_t i = 0; v->id == 0 && i < cfg->irq_count; i++)
-		virq_give_back_later(v, cfg->irqs[i]);
+	/* Only those routed to v: one a board guest routed to another vCPU (GICD_IROUTER) is that
+	 * vCPU's, maybe held for it on its core; given back by v's core, it fired again there at
+	 * once, in whoever's time (unit a_start_of_vcpu_0_leaves_a_device_interrupt_held_for_another_vcpu). */
+	for (uint32_t i = 0; i < cfg->irq_count; i++)
+		if (virq_owned_by(cfg->irqs[i], v))
+			virq_give_back_later(v, cfg->irqs[i]);
 	post_request(v, VCPU_REQ_RESET);
 }
 

@@ -18,13 +18,23 @@ void virq_set_owner(unsigned intid, struct vcpu *v)
 		owners[intid] = v;
 }
 
+bool virq_owned_by(unsigned intid, const struct vcpu *v)
+{
+	return intid < BH_VIRQ_MAX && owners[intid] == v;
+}
+
 bool virq_forward_physical(unsigned intid)
 {
 	struct vcpu *v = intid < BH_VIRQ_MAX ? owners[intid] : NULL;
 
-	if (v)
-		virq_inject(v, intid, true);
-	return v != NULL;
+	if (!v)
+		return false;
+	virq_inject(v, intid, true);
+	/* Taken away from its vCPU's core (a guest moved its route: vgic_dist.c set_route moves
+	 * the physical route of an inactive one only here): routed there now, while active. */
+	if (v->core != this_cpu()->core)
+		arch_irq_move(intid, v->core);
+	return true;
 }
 
 void virq_follow(struct vcpu *v, unsigned core)

@@ -59,6 +59,8 @@ bool virq_is_pending(const struct vcpu *v, unsigned intid);
 void virq_clear_pending(struct vcpu *v, unsigned intid);
 /* Boot: physical interrupt intid belongs to v. */
 void virq_set_owner(unsigned intid, struct vcpu *v);
+/* Whether v is the vCPU forwarded physical interrupt intid goes to (its route). */
+bool virq_owned_by(unsigned intid, const struct vcpu *v);
 /* A forwarded physical interrupt fired (and is masked): make it pending in its owner.
  * Returns false if nobody owns it. */
 bool virq_forward_physical(unsigned intid);

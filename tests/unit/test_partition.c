@@ -524,6 +524,41 @@ TEST(a_start_gives_held_device_interrupts_back_on_the_started_vcpus_core)
 	EXPECT_EQ(v0->state, VCPU_READY);
 }
 
+/* A board guest may route a device interrupt to another of its vCPUs (GICD_IROUTER: the physical
+ * one follows, to that vCPU's core). A start of vCPU 0 gave back every device interrupt of the
+ * partition, whoever held it: one held for vCPU 1 (taken on vCPU 1's core, active there, its line
+ * still high) was deactivated by vCPU 0's core serving the start, and taken again at once on
+ * vCPU 1's core, in whoever's time that core ran. A vCPU started and stopped in a loop (PSCI
+ * CPU_ON from a third vCPU, CPU_OFF by itself) did that once per round. A start gives back only
+ * what its vCPU owns. */
+TEST(a_start_of_vcpu_0_leaves_a_device_interrupt_held_for_another_vcpu)
+{
+	static const uint32_t irqs[] = { 40 };
+	struct vcpu *v0 = &partitions[1].vcpus[0], *v1 = &partitions[1].vcpus[1];
+
+	fixture_partitions[1].irqs = irqs;
+	fixture_partitions[1].irq_count = 1;
+	fixture_boot();
+	fixture_run(1, v0);
+	virq_set_owner(40, v1);                  /* the guest routed it to vCPU 1 (core 2) */
+	fake.core = 2;
+	percpu[2].vcpu = NULL;                   /* core 2 runs someone else */
+	EXPECT(virq_forward_physical(40));       /* the device fires: held for vCPU 1 */
+	fake.core = 1;
+	EXPECT_EQ(vcpu_control(v0, BH_VCPU_HALT, 0, 0), BH_OK);
+	fixture_serve(1);
+	EXPECT_EQ(v0->state, VCPU_HALTED);
+	memset(fake.irq_released, 0, sizeof(fake.irq_released));
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(v1, BH_VCPU_START, 0, 0), BH_OK);
+	fixture_serve(1);
+	EXPECT_EQ(v0->state, VCPU_READY);
+	EXPECT_EQ(fake.irq_released[40], 0);     /* still vCPU 1's, active for it */
+	EXPECT(virq_is_pending(v1, 40));
+	fixture_partitions[1].irqs = NULL;
+	fixture_partitions[1].irq_count = 0;
+}
+
 /* The tool never gives a partition a device of the hypervisor's, but boot checked only RAM areas
  * against the hypervisor: tables with a device area over the GIC's distributor (every core's
  * interrupts), or forwarding the console UART's interrupt, booted. Boot refuses them now. */

@@ -10,6 +10,7 @@
 #include "arch/vmachine.h"
 #include "lib.h"
 #include "partition.h"
+#include "percpu.h"
 #include "platform.h"
 #include "virq.h"
 
@@ -110,13 +111,24 @@ static void set_enabled(struct vcpu *t, uint32_t *word, unsigned intid, bool on)
  * holds for t, not yet in a list register, is given back to the GIC: the guest's end of it would
  * have deactivated it, and now nothing will. Left active, its device could never interrupt again
  * (until the partition restarts); deactivated, a level-sensitive one still asserted is taken
- * again at once, as it would stay pending on a real GIC. */
+ * again at once, as it would stay pending on a real GIC. Only when t is this core's: the
+ * physical interrupt is routed to t's core, and one given back from here for a vCPU of another
+ * core was taken again there at once, in whoever's time that core ran; a guest clearing it in a
+ * loop interrupted another partition's slots once per write (tests/system/test_emuatk.py,
+ * partitions/board/irqrefire). Held for a vCPU of another core, it stays pending for it: its
+ * end, on its own core, gives it back (a spurious interrupt if the device was acknowledged
+ * meanwhile, which a driver ignores). */
 static void clear_pending(struct vcpu *t, unsigned intid)
 {
-	if (intid >= 32 && virq_withdraw_held(t, intid))
-		arch_irq_release(intid);
-	else
+	if (intid < 32 || t->core == this_cpu()->core) {
+		if (intid >= 32 && virq_withdraw_held(t, intid))
+			arch_irq_release(intid);
+		else
+			virq_clear_pending(t, intid);
+	} else if (!(__atomic_load_n(&t->virq.forwarded[intid / 32], __ATOMIC_RELAXED) &
+		     (1u << (intid % 32)))) {
 		virq_clear_pending(t, intid);
+	}
 }
 
 /* One 32-interrupt word of a set/clear-enable or set/clear-pending register. */
@@ -182,9 +194,18 @@ static void set_route(struct vcpu *v, unsigned intid, uint64_t affinity)
 	virq_enable(old, intid, false);
 	virq_clear_pending(old, intid);
 	m->dist.target[intid] = (uint8_t)to;
+	/* The physical route moves now only with a held interrupt (active at the GIC: nothing
+	 * fires). Any other follows when the interrupt is next taken, where it was routed, and
+	 * forwarded to its new vCPU (virq_forward_physical), active then. Moved at once, one
+	 * active in a list register here and ended after the move fired on the new vCPU's core
+	 * at once, its line still high: a guest taking it, routing it to a vCPU of another
+	 * core, ending it and routing it back interrupted that core, in whoever's time, once per
+	 * round (tests/system/test_emuatk.py, partitions/board/irqflip). So an inactive one
+	 * fires only on the core of the vCPU whose end (or whose core's release) made it so. */
 	if (spi_forwarded(p, intid)) {
 		virq_set_owner(intid, new);
-		gic_route_spi(intid, plat_core_affinity(new->core));
+		if (held)
+			gic_route_spi(intid, plat_core_affinity(new->core));
 	}
 	virq_enable(new, intid, on);
 	if (was_pending)

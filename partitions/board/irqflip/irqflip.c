@@ -1,0 +1,69 @@
+/* irqflip: a hostile unmodified guest with two vCPUs (tests/system/test_emuatk.py,
+ * configs/board_irqflip.yaml). Its second vCPU, never started, sits on another core, in a cyclic
+ * plan beside a victim. The first takes its disk's interrupt (the line stays high: the device is
+ * never acknowledged) and, while it is active, routes it to the second vCPU (GICD_IROUTER), ends
+ * it (EOIR: the physical one is deactivated, and taken again at once on the second vCPU's core,
+ * its new route, when the route moved at once) and routes it back (the held interrupt comes
+ * back with it), in a loop for STORM_MS. Prints the rounds it made, then "done". */
+#define PROBE_NAME "irqflip"
+#include "blk_irq_probe.h"
+
+#define STORM_MS 1500u
+
+static uint32_t ack(void)
+{
+	for (unsigned i = 0; i < 100000; i++) {
+		uint32_t intid = (uint32_t)SYSREG_R("S3_0_C12_C12_0") & 0xffffff; /* ICC_IAR1_EL1 */
+		if (intid != SPURIOUS)
+			return intid;
+	}
+	return SPURIOUS;
+}
+
+void main(uint64_t x0)
+{
+	const volatile uint8_t *dtb = (const volatile uint8_t *)(x0 ? x0 : RAM_BASE);
+
+	(void)take_interrupt, (void)delay_ms; /* blk_irq_probe.h's, unused here */
+	line("start");
+	if (be32(dtb) != 0xd00dfeedu)
+		fail("no device tree", be32(dtb));
+	uint64_t dev = find_block_device(dtb);
+	if (!dev)
+		fail("no virtio-mmio block device in the device tree", 0);
+	uint32_t version = rd32(dev + VIRTIO_VERSION);
+	if (version != 1 && version != 2)
+		fail("unknown virtio-mmio version", version);
+	unsigned intid = VIRTIO_FIRST_INTID + (unsigned)((dev - VIRTIO_SLOT0) / 0x200);
+	volatile uint64_t *irouter = (volatile uint64_t *)(GICD + 0x6000 + 8 * intid);
+	show("disk interrupt", intid);
+	init_device(dev, version);
+	gic_init();
+	spi_setup(intid);        /* routed to this CPU */
+	spi_write(0x100, intid); /* ISENABLER */
+	read_sector(dev, 0, 1);  /* completed: the line is high, and stays so (never acknowledged) */
+	line("storm");
+	uint64_t rounds = 0, start = counter(), ticks = SYSREG_R("cntfrq_el0") * STORM_MS / 1000;
+	while (counter() - start < ticks) {
+		uint32_t got = ack();
+		for (unsigned tries = 0; got != intid && tries < 3; tries++) {
+			/* Taken on the other core for the second CPU after the route came back here
+			 * (the two crossed): fetch it (a move of the route brings a held one along). */
+			*irouter = 1;
+			*irouter = 0;
+			got = ack();
+		}
+		if (got != intid) {
+			show("no interrupt to take after rounds", rounds);
+			break;
+		}
+		*irouter = 1;                      /* to the second CPU, while active here */
+		SYSREG_W("S3_0_C12_C12_1", got);   /* ICC_EOIR1_EL1: ended (deactivated) */
+		*irouter = 0;                      /* back here, with what the other core took */
+		rounds++;
+	}
+	show("rounds", rounds);
+	line("done");
+	for (;;)
+		__asm__ volatile("wfi");
+}

@@ -1,0 +1,2 @@
+/* irqflip: the forwarded-interrupt probes' entry and vectors. */
+#include "blk_irq_start.S"

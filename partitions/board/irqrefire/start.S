@@ -1,0 +1,2 @@
+/* irqrefire: the forwarded-interrupt probes' entry and vectors. */
+#include "blk_irq_start.S"
