@@ -452,6 +452,11 @@ int64_t ports_hc_queuing_create(struct vcpu *v, struct arch_regs *r)
 
 /* --- Sampling ----------------------------------------------------------------------------- */
 
+/* A sampling channel's message is a sequence lock: the source writes it under the channel's
+ * lock (its own vCPUs may write at once), with seq odd meanwhile; a reader copies it without the
+ * lock and copies again if seq moved. Readers on other cores (other partitions, the description
+ * may name any) never make the writer wait: under the lock, three readers copying 4 KiB each could
+ * hold a writer on a shared core about 630 ticks (docs/performance.md). */
 int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
@@ -463,19 +468,27 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
 	uint32_t *msg = slot(p, 0);
-	arch_spin_lock(&p->crt->lock);
-	if (!guest_copy_from(v, msg + 2, va, size)) {
-		arch_spin_unlock(&p->crt->lock);
+	struct channel_rt *c = p->crt;
+	arch_spin_lock(&c->lock);
+	uint32_t seq = c->seq;
+	__atomic_store_n(&c->seq, seq + 1, __ATOMIC_RELAXED); /* odd: a write is under way */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (!guest_copy_from(v, msg + 2, va, size)) { /* a failed check copies nothing */
+		__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
+		arch_spin_unlock(&c->lock);
 		return BH_INVALID_PARAM;
 	}
 	msg[0] = (uint32_t)size;
-	p->crt->written_at = arch_counter_read();
-	p->crt->seq++;
-	p->crt->count = 1;
+	c->written_at = arch_counter_read();
+	c->count = 1;
+	__atomic_store_n(&c->seq, seq + 2, __ATOMIC_RELEASE);
+	/* Before the look at the readers' marks: a reader that cleared its mark and then read the
+	 * old seq is armed here (sampling_read). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (uint32_t i = 0; i < p->ch->destination_count; i++)
 		if (arm(port_at(p->ch->destinations[i])))
 			wake |= 1u << p->ch->destinations[i].partition;
-	arch_spin_unlock(&p->crt->lock);
+	arch_spin_unlock(&c->lock);
 	notify(wake, BH_VIRQ_PORT);
 	return BH_OK;
 }
@@ -485,27 +498,54 @@ static bool sampling_valid(const struct channel_rt *c, uint64_t now)
 	return c->count && now - c->written_at <= c->refresh_ticks;
 }
 
+/* One copy of the message to the reader, consistent if seq is the same after it (*seq: what it
+ * was before; odd: a write was under way). False if the reader's buffer is bad. */
+static bool sampling_copy(struct vcpu *v, const struct port *p, uint64_t va, uint64_t size,
+			  uint32_t *seq, uint32_t *length, uint64_t *written_at)
+{
+	const struct channel_rt *c = p->crt;
+	const uint32_t *msg = slot(p, 0);
+
+	*seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+	*length = c->count ? msg[0] : 0;
+	*written_at = c->written_at;
+	if (*length > p->ch->max_message_size) /* torn: a write under way */
+		*length = 0;
+	return guest_copy_to(v, va, msg + 2, min_u32(*length, size));
+}
+
 int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 {
-	uint64_t va = arg(r, 2), size = arg(r, 3);
+	uint64_t va = arg(r, 2), size = arg(r, 3), written_at;
 	struct port *p = open_port(v, arg(r, 1), SAMPLING_DESTINATION);
+	uint32_t seq, length;
 
 	if (!p)
 		return port_error(v, arg(r, 1), BH_CHANNEL_SAMPLING);
-	const uint32_t *msg = slot(p, 0);
-	arch_spin_lock(&p->crt->lock);
-	p->notified = 0;
-	uint32_t length = p->crt->count ? msg[0] : 0, n = min_u32(length, size);
-	if (!p->crt->count || !guest_copy_to(v, va, msg + 2, n)) {
-		arch_spin_unlock(&p->crt->lock);
-		return p->crt->count ? BH_INVALID_PARAM : BH_NO_ACTION; /* never written */
+	struct channel_rt *c = p->crt;
+	/* Before the look at seq: a write it does not see arms the port again (arm). */
+	__atomic_store_n(&p->notified, 0, __ATOMIC_SEQ_CST);
+	bool ok = false;
+	for (unsigned t = 0; t < SAMPLING_READ_TRIES && !ok; t++) {
+		if (!sampling_copy(v, p, va, size, &seq, &length, &written_at))
+			return c->count ? BH_INVALID_PARAM : BH_NO_ACTION;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		ok = !(seq & 1) && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq;
 	}
-	p->seen_seq = p->crt->seq;
-	bool valid = sampling_valid(p->crt, arch_counter_read());
-	arch_spin_unlock(&p->crt->lock);
+	if (!ok) { /* the source kept writing: one copy under its lock */
+		arch_spin_lock(&c->lock);
+		bool copied = sampling_copy(v, p, va, size, &seq, &length, &written_at);
+		arch_spin_unlock(&c->lock);
+		if (!copied)
+			return BH_INVALID_PARAM;
+	}
+	if (!length)
+		return BH_NO_ACTION; /* never written */
+	p->seen_seq = seq;
+	bool valid = arch_counter_read() - written_at <= c->refresh_ticks;
 	arch_regs_set(r, 1, valid ? BH_MSG_VALID : 0);
 	arch_regs_set(r, 2, length);
-	return n;
+	return min_u32(length, size);
 }
 
 /* --- Queuing ------------------------------------------------------------------------------ */

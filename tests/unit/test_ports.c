@@ -192,6 +192,74 @@ TEST(sampling_validity_and_readiness)
 	EXPECT_EQ(regs.x[1], 0);
 }
 
+/* The source writing 16 bytes of `value` during a read's copy, as another core would; `writes`
+ * such writes at most (sampling_copy's guest copy calls the copy hook). */
+static unsigned writes_left, locks_taken;
+static uint8_t next_value;
+static bool writing;
+
+static void count_lock(void) { locks_taken++; }
+
+static void alpha_writes(uint8_t value)
+{
+	struct arch_regs w = { .x = { BH_HC_SAMPLING_WRITE, 0, BUF, 16 } };
+
+	memset(fake_ram + (BUF - ALPHA_RAM_IPA), value, 16);
+	writing = true;
+	EXPECT_EQ(hypercall_dispatch(alpha(), &w), BH_OK);
+	writing = false;
+}
+
+static void write_during_copy(void)
+{
+	if (writing || !writes_left)
+		return;
+	writes_left--;
+	alpha_writes(next_value++);
+}
+
+static bool beta_read_whole(uint8_t value)
+{
+	const uint8_t *b = fake_ram + (BETA_RAM_PHYS - ALPHA_RAM_PHYS) + (BETA_BUF - ALPHA_RAM_IPA);
+
+	for (unsigned i = 0; i < 16; i++)
+		if (b[i] != value)
+			return false;
+	return true;
+}
+
+/* A sampling read copies without the channel's lock (a sequence lock): readers on other cores
+ * never hold up the source's write. A write during the copy makes it copy again; a source that
+ * writes during every one of SAMPLING_READ_TRIES copies gets one copy under its lock, so the
+ * read stays bounded. Each read returns one whole message. */
+TEST(a_sampling_read_takes_no_lock_and_copies_again_after_a_write_meanwhile)
+{
+	boot();
+	uint64_t len = name(alpha(), "s_out");
+	EXPECT_EQ(call(alpha(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 16, 0, 1000), 0);
+	len = name(beta(), "s_in");
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 16, 1, 1000), 0);
+	alpha_writes('a');
+	fake.lock_hook = count_lock;
+	fake.copy_hook = write_during_copy;
+
+	locks_taken = 0, writes_left = 1, next_value = 'b';
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 16);
+	EXPECT(beta_read_whole('b'));
+	EXPECT_EQ(locks_taken, 1); /* the source's write only */
+
+	locks_taken = 0, writes_left = SAMPLING_READ_TRIES, next_value = 'c';
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 16);
+	EXPECT(beta_read_whole('c' + SAMPLING_READ_TRIES - 1));
+	EXPECT_EQ(locks_taken, SAMPLING_READ_TRIES + 1); /* the writes, and the read's last copy */
+
+	locks_taken = 0, writes_left = 0;
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 16);
+	EXPECT_EQ(locks_taken, 0);
+	fake.lock_hook = NULL;
+	fake.copy_hook = NULL;
+}
+
 TEST(doorbells_ring_members_only_and_once_until_taken)
 {
 	boot();

@@ -75,6 +75,8 @@ void arch_cpu_relax(void)
 
 void *arch_phys_to_ptr(uint64_t pa)
 {
+	if (fake.copy_hook)
+		fake.copy_hook();
 	if (pa < FAKE_RAM_BASE || pa >= FAKE_RAM_BASE + FAKE_RAM_SIZE)
 		return NULL;
 	return &fake_ram[pa - FAKE_RAM_BASE];

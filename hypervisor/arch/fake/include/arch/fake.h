@@ -38,6 +38,7 @@ struct fake_state {
 	void (*counter_hook)(void);  /* at every arch_counter_read */
 	void (*switch_hook)(void);   /* at every arch_vcpu_switch, after it */
 	void (*lock_hook)(void);     /* at every arch_spin_lock */
+	void (*copy_hook)(void);     /* at every arch_phys_to_ptr: inside guest copies */
 	char uart[65536];
 	unsigned uart_len;
 	char uart_input[256];        /* bytes given to partitions' emulated UARTs */
