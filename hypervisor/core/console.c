@@ -757,22 +757,16 @@ void console_vuart_write(struct partition *p, char c)
  * loss note, or the byte could be lost. The look is racy (the partition's vCPUs may write
  * meanwhile): a polling driver that then writes one byte loses nothing unless its own vCPUs
  * write at once, which a single UART's driver does not. */
-static uint32_t vuart_byte_need(const struct partition *p)
-{
-	return padded(sizeof(uint32_t)) +
-	       padded(__atomic_load_n(&p->uart_line_len, __ATOMIC_RELAXED) + 1u) + padded(1u);
-}
-
-/* Out of line: the usual look, with room, builds no frame for the drain's call. */
-static __attribute__((noinline)) bool vuart_full_after_drain(struct partition *p)
-{
-	drain((int)p->cfg->id); /* in its own time: its own records first */
-	return ring_room(&rings[p->cfg->id]) < vuart_byte_need(p);
-}
-
 bool console_vuart_full(struct partition *p)
 {
-	return ring_room(&rings[p->cfg->id]) < vuart_byte_need(p) && vuart_full_after_drain(p);
+	const struct out_ring *r = &rings[p->cfg->id];
+	uint32_t need = padded(sizeof(uint32_t)) +
+			padded(__atomic_load_n(&p->uart_line_len, __ATOMIC_RELAXED) + 1u) + padded(1u);
+
+	if (ring_room(r) >= need)
+		return false;
+	drain((int)p->cfg->id); /* in its own time: its own records first */
+	return ring_room(r) < need;
 }
 
 unsigned console_flush(struct partition *p)
