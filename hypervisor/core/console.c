@@ -752,23 +752,6 @@ void console_vuart_write(struct partition *p, char c)
 		vuart_write_queued(p, c);
 }
 
-/* A byte may complete the partition's open line (a record of the line and the byte) or, with
- * focus, first push what it wrote before it had focus and then itself: room for both and a
- * loss note, or the byte could be lost. The look is racy (the partition's vCPUs may write
- * meanwhile): a polling driver that then writes one byte loses nothing unless its own vCPUs
- * write at once, which a single UART's driver does not. */
-bool console_vuart_full(struct partition *p)
-{
-	const struct out_ring *r = &rings[p->cfg->id];
-	uint32_t need = padded(sizeof(uint32_t)) +
-			padded(__atomic_load_n(&p->uart_line_len, __ATOMIC_RELAXED) + 1u) + padded(1u);
-
-	if (ring_room(r) >= need)
-		return false;
-	drain((int)p->cfg->id); /* in its own time: its own records first */
-	return ring_room(r) < need;
-}
-
 unsigned console_flush(struct partition *p)
 {
 	const struct out_ring *r = &rings[p->cfg->id];

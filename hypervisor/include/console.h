@@ -31,9 +31,6 @@ struct vcpu;
 void console_guest_write(struct vcpu *v, const char *buf, size_t len);
 /* A byte the partition's emulated UART transmits. */
 void console_vuart_write(struct partition *p, char c);
-/* Whether p's next transmitted byte could be lost now (its output ring full): its emulated
- * UART's transmit FIFO reads as full then. Drains first, in the caller's time. */
-bool console_vuart_full(struct partition *p);
 /* BH_HC_CONSOLE_READ: up to max bytes typed for p into buf; p takes input from now on. */
 unsigned console_read(struct partition *p, char *buf, unsigned max);
 /* A byte received on the physical UART (core 0, interrupt context). */

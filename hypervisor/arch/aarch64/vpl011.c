@@ -1,7 +1,5 @@
-/* A PL011 per unmodified guest. Transmit goes to the shared console at once: the transmit FIFO
- * reads as empty, or as full while the partition's console ring has no room for another byte
- * (a driver that waits for room loses nothing; one that does not has its loss reported);
- * receive takes bytes from the console while the partition has input focus.
+/* A PL011 per unmodified guest. Transmit goes to the shared console at once (the transmit FIFO
+ * is always empty); receive takes bytes from the console while the partition has input focus.
  * The interrupt line is (RIS & IMSC) != 0, and every event that can raise it makes the SPI
  * pending again: a spare interrupt is harmless (the driver reads MIS), a lost one is not. */
 #include "arch/vmachine.h"
@@ -24,7 +22,6 @@
 #define UART_ID 0xfe0
 
 #define FR_RXFE (1u << 4)
-#define FR_TXFF (1u << 5)
 #define FR_RXFF (1u << 6)
 #define FR_TXFE (1u << 7)
 #define INT_RX (1u << 4)
@@ -61,12 +58,12 @@ static uint32_t rx_pop(struct vuart *u)
 	return c;
 }
 
-static uint32_t read_reg(struct vuart *u, uint64_t off, bool tx_full)
+static uint32_t read_reg(struct vuart *u, uint64_t off)
 {
 	switch (off) {
 	case UART_DR: return rx_pop(u);
 	case UART_FR:
-		return (tx_full ? FR_TXFF : FR_TXFE) | (u->rx_count ? 0 : FR_RXFE) |
+		return FR_TXFE | (u->rx_count ? 0 : FR_RXFE) |
 		       (u->rx_count == VUART_RX_SIZE ? FR_RXFF : 0);
 	case UART_IBRD: return u->ibrd;
 	case UART_FBRD: return u->fbrd;
@@ -129,14 +126,12 @@ bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
 		return false;
 	if (write && off == UART_DR && vuart_data_write(p, *val))
 		return true;
-	/* The console's look (it may drain) outside the UART's lock. */
-	bool tx_full = !write && off == UART_FR && console_vuart_full(p);
 	arch_spin_lock(&u->lock);
 	if (write) {
 		write_reg(p, u, off, (uint32_t)*val);
 		update_line(p, u);
 	} else {
-		*val = read_reg(u, off, tx_full);
+		*val = read_reg(u, off);
 	}
 	arch_spin_unlock(&u->lock);
 	return true;
