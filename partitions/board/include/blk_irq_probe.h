@@ -313,7 +313,7 @@ static uint64_t counter(void)
 	return v;
 }
 
-static void delay_ms(unsigned ms)
+static __attribute__((unused)) void delay_ms(unsigned ms)
 {
 	uint64_t start = counter(), ticks = SYSREG_R("cntfrq_el0") * ms / 1000;
 	while (counter() - start < ticks)
@@ -365,7 +365,7 @@ static void device_ack(uint64_t dev)
 /* The interrupt the CPU interface has for us within `ms` milliseconds, acknowledged, the device's
  * status acknowledged (its line falls) and then ended (EOImode 0: the end deactivates it too), as
  * a driver's handler does; SPURIOUS if none came. */
-static uint32_t take_interrupt(uint64_t dev, unsigned ms)
+static __attribute__((unused)) uint32_t take_interrupt(uint64_t dev, unsigned ms)
 {
 	uint64_t start = counter(), ticks = SYSREG_R("cntfrq_el0") * ms / 1000;
 	do {
@@ -385,6 +385,30 @@ static void show(const char *what, uint64_t v)
 	putc_(' ');
 	putdec(v);
 	putc_('\n');
+}
+
+/* "start", then the virtio-mmio disk of the device tree at x0 (RAM_BASE if none) set up, its
+ * interrupt announced (*intid) and made a level-sensitive group 1 SPI routed to this CPU, not
+ * enabled yet; the probe fails if there is no such disk. */
+static uint64_t start_disk(uint64_t x0, unsigned *intid)
+{
+	const volatile uint8_t *dtb = (const volatile uint8_t *)(x0 ? x0 : RAM_BASE);
+
+	line("start");
+	if (be32(dtb) != 0xd00dfeedu)
+		fail("no device tree", be32(dtb));
+	uint64_t dev = find_block_device(dtb);
+	if (!dev)
+		fail("no virtio-mmio block device in the device tree", 0);
+	uint32_t version = rd32(dev + VIRTIO_VERSION);
+	if (version != 1 && version != 2)
+		fail("unknown virtio-mmio version", version);
+	*intid = VIRTIO_FIRST_INTID + (unsigned)((dev - VIRTIO_SLOT0) / 0x200);
+	show("disk interrupt", *intid);
+	init_device(dev, version);
+	gic_init();
+	spi_setup(*intid);
+	return dev;
 }
 
 #endif

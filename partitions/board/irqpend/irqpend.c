@@ -11,22 +11,8 @@
 
 void main(uint64_t x0)
 {
-	const volatile uint8_t *dtb = (const volatile uint8_t *)(x0 ? x0 : RAM_BASE);
-
-	line("start");
-	if (be32(dtb) != 0xd00dfeedu)
-		fail("no device tree", be32(dtb));
-	uint64_t dev = find_block_device(dtb);
-	if (!dev)
-		fail("no virtio-mmio block device in the device tree", 0);
-	uint32_t version = rd32(dev + VIRTIO_VERSION);
-	if (version != 1 && version != 2)
-		fail("unknown virtio-mmio version", version);
-	unsigned intid = VIRTIO_FIRST_INTID + (unsigned)((dev - VIRTIO_SLOT0) / 0x200);
-	show("disk interrupt", intid);
-	init_device(dev, version);
-	gic_init();
-	spi_setup(intid);
+	unsigned intid;
+	uint64_t dev = start_disk(x0, &intid);
 	spi_write(0x100, intid); /* ISENABLER */
 
 	read_sector(dev, 0, 1);

@@ -36,23 +36,8 @@ void starter(void)
 
 void main(uint64_t x0)
 {
-	const volatile uint8_t *dtb = (const volatile uint8_t *)(x0 ? x0 : RAM_BASE);
-
-	(void)take_interrupt; /* blk_irq_probe.h's, unused here */
-	line("start");
-	if (be32(dtb) != 0xd00dfeedu)
-		fail("no device tree", be32(dtb));
-	uint64_t dev = find_block_device(dtb);
-	if (!dev)
-		fail("no virtio-mmio block device in the device tree", 0);
-	uint32_t version = rd32(dev + VIRTIO_VERSION);
-	if (version != 1 && version != 2)
-		fail("unknown virtio-mmio version", version);
-	unsigned intid = VIRTIO_FIRST_INTID + (unsigned)((dev - VIRTIO_SLOT0) / 0x200);
-	show("disk interrupt", intid);
-	init_device(dev, version);
-	gic_init();
-	spi_setup(intid);
+	unsigned intid;
+	uint64_t dev = start_disk(x0, &intid);
 	*(volatile uint64_t *)(GICD + 0x6000 + 8 * intid) = 1; /* IROUTER: Aff0 1, the second CPU */
 	spi_write(0x100, intid);                               /* ISENABLER */
 	read_sector(dev, 0, 1); /* completed: the line is high, and stays so (never acknowledged) */
