@@ -146,7 +146,24 @@ def test_a_hand_pended_forwarded_interrupt_does_not_swallow_the_device(tmp_path)
     assert run.index(r"HM: partition") < 0
 
 
-IRQ_REFIRE = BUILD / "board" / "irqrefire.elf"
+def storm_beside_irqcount(tmp_path, probe, counted):
+    """Runs configs/board_<probe>.yaml with a disk until the probe is done and irqcount has read
+    core 1's trace; returns the probe's `counted` figure (its storm's writes or rounds) and the
+    BHSTAT figures (irqcount's core1_injections, gapcount's)."""
+    disk = random_disk(tmp_path)
+    config = CONFIGS / f"board_{probe}.yaml"
+    argv = qemu_command(load(config), build_image(config), interactive=False) + disk_args(disk)
+    run = run_command(argv, config.name, timeout=120,
+                      until=lambda r: r.index(rf"{probe}: done") >= 0 and
+                      ("irqcount", "irqcount_done") in r.verdicts())
+    assert run.index(rf"{probe}: storm") >= 0, run.log()
+    assert ("irqcount", "irqcount_done") in run.verdicts(), "irqcount did not finish"
+    assert run.index(r"HM: partition") < 0
+    count = [int(m[1]) for m in map(re.compile(rf"{probe}: {counted} (\d+)").search, run.lines) if m]
+    figures = {m[1]: int(m[2]) for m in map(re.compile(r"BHSTAT (\w+) (\d+)").search, run.lines) if m}
+    print(f"BHSTAT board_{probe}: {count} {counted}; gapcount {figures}")
+    assert count, f"no '{probe}: {counted}' line"
+    return count[0], figures
 
 
 def test_clearing_a_held_interrupt_of_a_vcpu_on_another_core_does_not_interrupt_its_core(tmp_path):
@@ -158,26 +175,12 @@ def test_clearing_a_held_interrupt_of_a_vcpu_on_another_core_does_not_interrupt_
     gapcount's slots there: one interruption of another partition per trapped write. A held
     interrupt of a vCPU another core runs is now left pending for it (its own end gives it
     back): irqcount, reading core 1's trace, counts the disk interrupts taken there: 221 before,
-1 now. gapcount's short gaps are only indicative (without -icount the host's noise is in them:
-about 68 000 with the storm before, 43 000 with no storm at all)."""
-    disk = random_disk(tmp_path)
-    config = CONFIGS / "board_irqrefire.yaml"
-    argv = qemu_command(load(config), build_image(config), interactive=False) + disk_args(disk)
-    run = run_command(argv, config.name, timeout=120,
-                      until=lambda r: r.index(r"irqrefire: done") >= 0 and
-                      ("irqcount", "irqcount_done") in r.verdicts())
-    assert run.index(r"irqrefire: storm") >= 0, run.log()
-    assert ("irqcount", "irqcount_done") in run.verdicts(), "irqcount did not finish"
-    writes = [int(m[1]) for m in map(re.compile(r"irqrefire: ICPENDR writes (\d+)").search, run.lines) if m]
-    figures = {m[1]: int(m[2]) for m in map(re.compile(r"BHSTAT (\w+) (\d+)").search, run.lines) if m}
-    print(f"BHSTAT board_irqrefire: {writes} ICPENDR writes; gapcount {figures}")
-    assert writes and writes[0] > 10000, writes
-    assert run.index(r"HM: partition") < 0
+    1 now. gapcount's short gaps are only indicative (without -icount the host's noise is in them:
+    about 68 000 with the storm before, 43 000 with no storm at all)."""
+    writes, figures = storm_beside_irqcount(tmp_path, "irqrefire", "ICPENDR writes")
+    assert writes > 10000, writes
     # One when the line first rose; a few more only if the guest's vCPU ran and ended it.
     assert figures["core1_injections"] <= 5, figures
-
-
-IRQ_FLIP = BUILD / "board" / "irqflip.elf"
 
 
 def test_rerouting_an_active_interrupt_does_not_make_it_fire_on_the_other_core(tmp_path):
@@ -187,19 +190,8 @@ def test_rerouting_an_active_interrupt_does_not_make_it_fire_on_the_other_core(t
     route named core 1: taken again at once there, in gapcount's slots, once per round (irqcount
     counted 1961 and 6994 on core 1 in two runs). The physical route of an interrupt the
     hypervisor does not hold now moves when it is next taken: 0."""
-    disk = random_disk(tmp_path)
-    config = CONFIGS / "board_irqflip.yaml"
-    argv = qemu_command(load(config), build_image(config), interactive=False) + disk_args(disk)
-    run = run_command(argv, config.name, timeout=120,
-                      until=lambda r: r.index(r"irqflip: done") >= 0 and
-                      ("irqcount", "irqcount_done") in r.verdicts())
-    assert run.index(r"irqflip: storm") >= 0, run.log()
-    assert ("irqcount", "irqcount_done") in run.verdicts(), "irqcount did not finish"
-    rounds = [int(m[1]) for m in map(re.compile(r"irqflip: rounds (\d+)").search, run.lines) if m]
-    figures = {m[1]: int(m[2]) for m in map(re.compile(r"BHSTAT (\w+) (\d+)").search, run.lines) if m}
-    print(f"BHSTAT board_irqflip: {rounds} rounds; gapcount {figures}")
-    assert rounds and rounds[0] > 1000, rounds
-    assert run.index(r"HM: partition") < 0
+    rounds, figures = storm_beside_irqcount(tmp_path, "irqflip", "rounds")
+    assert rounds > 1000, rounds
     assert figures["core1_injections"] <= 5, figures
 
 
@@ -212,17 +204,6 @@ def test_starting_vcpu_0_leaves_a_device_interrupt_held_for_another_vcpu(tmp_pat
     core 1, in gapcount's slots, once per round (irqcount: 461 in 649 rounds). A start now gives
     back only what is routed to the started vCPU (unit
     a_start_of_vcpu_0_leaves_a_device_interrupt_held_for_another_vcpu): 0."""
-    disk = random_disk(tmp_path)
-    config = CONFIGS / "board_irqstart.yaml"
-    argv = qemu_command(load(config), build_image(config), interactive=False) + disk_args(disk)
-    run = run_command(argv, config.name, timeout=120,
-                      until=lambda r: r.index(r"irqstart: done") >= 0 and
-                      ("irqcount", "irqcount_done") in r.verdicts())
-    assert run.index(r"irqstart: storm") >= 0, run.log()
-    assert ("irqcount", "irqcount_done") in run.verdicts(), "irqcount did not finish"
-    rounds = [int(m[1]) for m in map(re.compile(r"irqstart: rounds (\d+)").search, run.lines) if m]
-    figures = {m[1]: int(m[2]) for m in map(re.compile(r"BHSTAT (\w+) (\d+)").search, run.lines) if m}
-    print(f"BHSTAT board_irqstart: {rounds} rounds; gapcount {figures}")
-    assert rounds and rounds[0] > 100, rounds
-    assert run.index(r"HM: partition") < 0
+    rounds, figures = storm_beside_irqcount(tmp_path, "irqstart", "rounds")
+    assert rounds > 100, rounds
     assert figures["core1_injections"] <= 5, figures
