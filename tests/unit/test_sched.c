@@ -885,38 +885,42 @@ TEST(a_higher_wake_up_just_before_a_lower_one_runs_at_its_own_instant)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* a (1), b (5) and c (c_priority) wait for a_at, b_at and c_at (their virtual timers). */
+static void a_b_and_c_wait_for(unsigned c_priority, uint64_t a_at, uint64_t b_at, uint64_t c_at)
+{
+	a_and_b_wait_for_with_c_at(c_priority, a_at, b_at);
+	vcpu_of(2)->arch.vtimer_set = 1;
+	vcpu_of(2)->arch.vtimer_at = c_at;
+	EXPECT(at(15) == NULL);
+}
+
+/* The decision a lead before 1000 ends with b running at its own instant, 1010, the lower two
+ * woken on the way. */
+static void expect_b_at_1010_the_others_woken(void)
+{
+	EXPECT(at_waiting(led_0(1000)) == vcpu_of(1));
+	EXPECT(fake.counter >= 1010);
+	EXPECT_EQ(vcpu_of(0)->state, VCPU_READY);
+	EXPECT_EQ(vcpu_of(2)->state, VCPU_READY);
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 /* c (3) due at 1000, a (1) at 1005, b (5) at 1010: the next wake-up after c's is a's, which does
  * not outrank c, but b's within the lead does. Standing only for the next one, the decision
  * entered c at 1000 and b waited for a decision after it (two lower vCPUs of a hostile
  * partition, aimed just before a victim's wake-ups, would so take its lead). */
 TEST(a_higher_wake_up_behind_a_lower_one_within_the_lead_keeps_its_lead)
 {
-	a_and_b_wait_for(1005, 1010);
-	vcpu_of(2)->arch.vtimer_set = 1;
-	vcpu_of(2)->arch.vtimer_at = 1000;
-	EXPECT(at(15) == NULL);
+	a_b_and_c_wait_for(3, 1005, 1010, 1000);
 	EXPECT_EQ(fake.timer, led_0(1000));
-	struct vcpu *v = at_waiting(led_0(1000));
-	EXPECT(v == vcpu_of(1));
-	EXPECT(fake.counter >= 1010);
-	EXPECT_EQ(vcpu_of(0)->state, VCPU_READY); /* the lower two, woken on the way */
-	EXPECT_EQ(vcpu_of(2)->state, VCPU_READY);
-	memset(vcpus, 0, sizeof(vcpus));
+	expect_b_at_1010_the_others_woken();
 }
 
 /* a (1) at 1000, c (3) at 1005, b (5) at 1010: each outranks the one before; b runs at 1010. */
 TEST(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest)
 {
-	a_and_b_wait_for(1000, 1010);
-	vcpu_of(2)->arch.vtimer_set = 1;
-	vcpu_of(2)->arch.vtimer_at = 1005;
-	EXPECT(at(15) == NULL);
-	struct vcpu *v = at_waiting(led_0(1000));
-	EXPECT(v == vcpu_of(1));
-	EXPECT(fake.counter >= 1010);
-	EXPECT_EQ(vcpu_of(0)->state, VCPU_READY); /* the lower two, woken on the way */
-	EXPECT_EQ(vcpu_of(2)->state, VCPU_READY);
-	memset(vcpus, 0, sizeof(vcpus));
+	a_b_and_c_wait_for(3, 1000, 1010, 1005);
+	expect_b_at_1010_the_others_woken();
 }
 
 /* a (1) at 1000, then two alike above it, b and c (5), at 1005 and 1010 one way or the other
@@ -924,10 +928,7 @@ TEST(a_chain_of_higher_wake_ups_within_the_lead_ends_with_the_highest)
  * own instant, ready first among equals; the later one's wake-up does not preempt it. */
 static struct vcpu *earlier_of_two_alike(uint64_t b_at, uint64_t c_at)
 {
-	a_and_b_wait_for_with_c_at(5, 1000, b_at);
-	vcpu_of(2)->arch.vtimer_set = 1;
-	vcpu_of(2)->arch.vtimer_at = c_at;
-	EXPECT(at(15) == NULL);
+	a_b_and_c_wait_for(5, 1000, b_at, c_at);
 	struct vcpu *v = at_waiting(led_0(1000));
 	EXPECT(fake.counter >= 1005);
 	EXPECT(fake.counter < 1010); /* not held for the later one's instant */
