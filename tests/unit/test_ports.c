@@ -170,13 +170,19 @@ TEST(a_bad_buffer_changes_nothing_and_releases_the_lock)
 	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 4); /* still there */
 }
 
-TEST(sampling_validity_and_readiness)
+/* Booted, alpha's s_out and beta's s_in open (descriptor 0 each). */
+static void boot_with_sampling_ports(void)
 {
 	boot();
 	uint64_t len = name(alpha(), "s_out");
 	EXPECT_EQ(call(alpha(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 16, 0, 1000), 0);
 	len = name(beta(), "s_in");
 	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 16, 1, 1000), 0);
+}
+
+TEST(sampling_validity_and_readiness)
+{
+	boot_with_sampling_ports();
 	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), BH_NO_ACTION);
 	fake.counter = 1000;
 	EXPECT_EQ(call(alpha(), BH_HC_SAMPLING_WRITE, 0, BUF, 4, 0, 0), BH_OK);
@@ -234,11 +240,7 @@ static bool beta_read_whole(uint8_t value)
  * read stays bounded. Each read returns one whole message. */
 TEST(a_sampling_read_takes_no_lock_and_copies_again_after_a_write_meanwhile)
 {
-	boot();
-	uint64_t len = name(alpha(), "s_out");
-	EXPECT_EQ(call(alpha(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 16, 0, 1000), 0);
-	len = name(beta(), "s_in");
-	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_PORT_CREATE, NAMES, len, 16, 1, 1000), 0);
+	boot_with_sampling_ports();
 	alpha_writes('a');
 	fake.lock_hook = count_lock;
 	fake.copy_hook = write_during_copy;
