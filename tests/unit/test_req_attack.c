@@ -291,6 +291,14 @@ TEST(reqatk_an_edf_resume_after_the_vcpu_ran_kicks_again)
 	EXPECT_EQ(fake.kicks[0], k1 + 1);
 }
 
+/* vCPU 0 of p starts its vCPU 1 from core 2 (as PSCI CPU_ON), posted for core 0 to serve. */
+static void vcpu_0_starts_vcpu_1_from_core_2(void)
+{
+	fake.core = 2;
+	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
+	fake.core = 0;
+}
+
 /* --- 3. a restart never completes because one vCPU is starved on its core --------------- */
 
 /* Partition p: vCPU 0 alone on dedicated core 2, vCPU 1 at priority 1 on fixed-priority core 0,
@@ -304,9 +312,7 @@ static void restart_with_vcpu1(bool started)
 	boot(BH_POLICY_FIXED_PRIORITY);
 	start_all();
 	if (started) { /* vCPU 0 started vCPU 1 (as Linux's PSCI CPU_ON), served in spare time */
-		fake.core = 2;
-		EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
-		fake.core = 0;
+		vcpu_0_starts_vcpu_1_from_core_2();
 		vcpu_serve_requests(plain1());
 		percpu[0].exit_work = 0;
 		EXPECT_EQ(plain1()->state, VCPU_READY);
@@ -342,9 +348,7 @@ TEST(reqatk_a_restart_completes_while_one_vcpu_is_starved)
 	EXPECT_EQ(plain1()->request, 0);
 	EXPECT_EQ(plain1()->state, VCPU_HALTED);
 	/* and the next incarnation's start of it runs it from its entry */
-	fake.core = 2;
-	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
-	fake.core = 0;
+	vcpu_0_starts_vcpu_1_from_core_2();
 	EXPECT(at_core(0, 3000 + US(1000) * 102) == plain1());
 	EXPECT_EQ(plain1()->state, VCPU_READY);
 }
@@ -457,9 +461,7 @@ TEST(reqatk_a_restart_posted_during_the_switch_away_from_a_vcpu_completes)
 {
 	boot(BH_POLICY_FIXED_PRIORITY);
 	start_all();
-	fake.core = 2;
-	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
-	fake.core = 0;
+	vcpu_0_starts_vcpu_1_from_core_2();
 	vcpu_serve_requests(plain1());
 	percpu[0].exit_work = 0;
 	victim()->state = VCPU_IDLE;
@@ -679,9 +681,7 @@ TEST(reqatk_the_execution_clock_of_a_vcpu_restarted_while_it_runs_counts_from_it
 {
 	boot(BH_POLICY_FIXED_PRIORITY);
 	start_all();
-	fake.core = 2;
-	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
-	fake.core = 0;
+	vcpu_0_starts_vcpu_1_from_core_2();
 	victim()->state = VCPU_IDLE;
 	hostile()->state = VCPU_IDLE;
 	EXPECT(at_core(0, 1000) == plain1());
@@ -711,9 +711,7 @@ TEST(reqatk_a_led_wake_up_of_the_loaded_vcpu_comes_before_a_lower_vcpus_stop)
 
 	boot(BH_POLICY_FIXED_PRIORITY);
 	start_all();
-	fake.core = 2;
-	EXPECT_EQ(vcpu_control(plain0(), BH_VCPU_START, 1, 0), BH_OK);
-	fake.core = 0;
+	vcpu_0_starts_vcpu_1_from_core_2();
 	hostile()->state = VCPU_IDLE;
 	EXPECT(at_core(0, 2000) == victim());
 	vcpu_serve_requests(plain1()); /* started in spare time */
