@@ -49,13 +49,19 @@ fi
 # Debian arm64 guest packages for Linux partitions (docs/linux.md): the generic and the PREEMPT_RT
 # kernel (resolved through their meta packages), a static busybox, and Debian's dynamically linked
 # cyclictest (rt-tests) with the library it needs beside the C library (libnuma1; the C library
-# itself is the cross one, libc6-arm64-cross, above: the same glibc build). Downloads and unpacked trees
+# itself is the cross one, libc6-arm64-cross, above: the same glibc build), and Debian's dynamically
+# linked stress-ng with the libraries its DT_NEEDED entries name, and theirs, until nothing is missing
+# (STRESS_NG_LIBS: the loader needs each to start it; package dependencies it never loads, such as
+# libegl1's Mesa drivers, are left out). Downloads and unpacked trees
 # live in a cache outside the repository, so clean clones on this machine share them; build/debian
 # holds stable links into it:
 #   build/debian/arm64/vmlinuz            the kernel Image; build/debian/arm64/lib/modules/<version>/
 #   build/debian/rt-arm64/vmlinuz         the same for the PREEMPT_RT kernel
 #   build/debian/busybox                  static arm64 busybox
 #   build/debian/rt-tests, libnuma1       the unpacked packages (usr/bin/cyclictest, usr/lib/aarch64-linux-gnu)
+#   build/debian/stress-ng                the unpacked package (usr/bin/stress-ng)
+#   build/debian/stress-ng-lib/           links to the shared libraries of STRESS_NG_LIBS, one directory
+#                                         for a partition's initramfs.library_dirs
 # BULKHEAD_NO_DEBIAN=1 skips this part.
 deb_cache="${XDG_CACHE_HOME:-$HOME/.cache}/bulkhead/debian"
 deb_links="$top/build/debian"
@@ -119,10 +125,31 @@ debian_guest() {
   local root
   root=$(unpack busybox-static) || return $?
   ln -sfn "$root/bin/busybox" "$deb_links/busybox"
-  for pkg in rt-tests libnuma1; do
+  for pkg in rt-tests libnuma1 stress-ng; do
     root=$(unpack "$pkg") || return $?
     ln -sfn "$root" "$deb_links/$pkg"
   done
+  stress_ng_libs
+}
+# stress-ng's libraries beside the C library: DT_NEEDED of usr/bin/stress-ng (libEGL.so.1, libGLESv2.so.2,
+# libJudy.so.1, libapparmor.so.1, libbsd.so.0, libcrypt.so.1, libgbm.so.1, libjpeg.so.62, libkmod.so.2,
+# libsctp.so.1, libxxhash.so.0, libz.so.1) and of those (libGLdispatch.so.0; libmd.so.0; libdrm.so.2,
+# libwayland-server.so.0, libexpat.so.1; libzstd.so.1, liblzma.so.5, libcrypto.so.3; libffi.so.8).
+STRESS_NG_LIBS="libegl1 libgles2 libglvnd0 libjudydebian1 libapparmor1 libbsd0 libmd0 libcrypt1 libgbm1
+  libdrm2 libwayland-server0 libexpat1 libffi8 libjpeg62-turbo libkmod2 libzstd1 liblzma5 libssl3 libsctp1
+  libxxhash0 zlib1g"
+# build/debian/stress-ng-lib: one directory of links to their shared objects, filled aside and moved in
+# whole, so a half-filled one is never taken for done.
+stress_ng_libs() {
+  local dir="$deb_links/stress-ng-lib" pkg root lib
+  rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" || return 1
+  for pkg in $STRESS_NG_LIBS; do
+    root=$(unpack "$pkg") || return $?
+    for lib in "$root"/lib/aarch64-linux-gnu/*.so.* "$root"/usr/lib/aarch64-linux-gnu/*.so.*; do
+      [ ! -e "$lib" ] || ln -sfn "$lib" "$dir.tmp/${lib##*/}" || return 1
+    done
+  done
+  rm -rf "$dir" && mv "$dir.tmp" "$dir"
 }
 # Called as an if condition, so set -e is off inside: every step checks its own status.
 debian_setup() {
@@ -139,7 +166,8 @@ debian_stamp="$deb_links/.resolved"
 debian_current() {
   [ -f "$debian_stamp" ] && [ "$debian_stamp" -nt /var/lib/apt/lists ] && [ -e "$deb_links/arm64/vmlinuz" ] &&
     [ -e "$deb_links/rt-arm64/vmlinuz" ] && [ -e "$deb_links/busybox" ] && [ -e "$deb_links/rt-tests/usr/bin" ] &&
-    [ -e "$deb_links/libnuma1/usr/lib" ]
+    [ -e "$deb_links/libnuma1/usr/lib" ] && [ -e "$deb_links/stress-ng/usr/bin/stress-ng" ] &&
+    [ -e "$deb_links/stress-ng-lib/libz.so.1" ]
 }
 if [ "${BULKHEAD_NO_DEBIAN:-}" != 1 ] && ! debian_current; then
   # Without them only Linux partitions cannot be built: warn, and let everything else go on.

@@ -1,0 +1,35 @@
+#!/bin/sh
+# The stress plan of tests/system/configs/stressng.yaml (test_stressng.py, without -icount): Debian's
+# stress-ng, one group of stressors at a time, each group for RUN seconds of Linux's time, every
+# stressor of a group at once. The nasty ones for a hypervisor: CPU hot-plug by PSCI (cpu-online),
+# interrupts between CPUs (tlb-shootdown, membarrier, affinity), every device node, sysfs and procfs
+# file (dev, sysfs, procfs: the emulated GIC, UART, GPIO, the passed-through virtio-rng), random and
+# privileged opcodes, faults of every kind, timers, cache maintenance, memory mapping games.
+# For each group it prints
+#   BHSTRESS-OPS <stressor> <bogo ops>      one per stressor that ran (stress-ng's metrics)
+#   BHSTRESS-LOG <line>                     stress-ng's fail, error and warn lines, and how many
+#                                           device nodes dev opened and exercised
+#   BHSTRESS <group> rc=<exit status>       0: passed, 3: some lacked resources, 4: not implemented
+RUN=2
+group() {
+	name=$1
+	shift
+	stress-ng --pathological --metrics-brief -t $RUN "$@" > /tmp/stress.out 2>&1
+	rc=$?
+	# metrics: "stress-ng: metrc: [pid] <stressor> <bogo ops> <real> ..." after a header line
+	awk '$2 == "metrc:" && $5 ~ /^[0-9]+$/ { print "BHSTRESS-OPS " $4 " " $5 }' /tmp/stress.out
+	grep -E " (fail|error|warn): | devices opened and exercised" /tmp/stress.out | sed 's/^/BHSTRESS-LOG /'
+	echo "BHSTRESS $name rc=$rc"
+	dmesg -c > /dev/null
+}
+group cpu --cpu 2 --cache 1 --icache 1 --stream 1 --memrate 1 --memrate-bytes 4M --vm 1 \
+	--vm-bytes 4M --matrix 1 --fp-error 1 --verify
+group faults --sigsegv 1 --sigtrap 1 --sigfpe 1 --sigabrt 1 --fault 1 --vm-segv 1 --opcode 2 \
+	--priv-instr 1 --sysbadaddr 1 --bad-altstack 1
+group timers --clock 1 --timer 1 --timerfd 1 --hrtimers 1 --itimer 1 --nanosleep 1 --cyclic 1 \
+	--cyclic-policy fifo
+group memory --msync 1 --mprotect 1 --madvise 1 --userfaultfd 1 --userfaultfd-bytes 4M --mremap 1 \
+	--mremap-bytes 4M --mlock 1 --physpage 1 --memhotplug 1
+group devices --dev 2 --klog 1 --rtc 1
+group kernel --af-alg 1 --sysinfo 1 --procfs 1 --sysfs 1 --get 1 --prctl 1 --sysinval 1 --enosys 1
+group hotplug --cpu-online 2 --cpu-online-all --tlb-shootdown 1 --membarrier 1 --affinity 1
