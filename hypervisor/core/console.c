@@ -831,12 +831,11 @@ unsigned console_read(struct partition *p, char *buf, unsigned max)
 }
 
 /* A byte for the focused partition: its emulated UART, or its input ring and an interrupt. */
-static void deliver(struct partition *p, char c)
+/* True if p had room for c. */
+static bool deliver(struct partition *p, char c)
 {
-	if (p->cfg->vmachine) {
-		arch_vuart_receive(p, c);
-		return;
-	}
+	if (p->cfg->vmachine)
+		return arch_vuart_receive(p, c);
 	arch_spin_lock(&input_lock);
 	bool room = p->input_count < CONSOLE_INPUT_MAX;
 	if (room)
@@ -844,10 +843,33 @@ static void deliver(struct partition *p, char c)
 	arch_spin_unlock(&input_lock);
 	if (room)
 		virq_inject(&p->vcpus[0], BH_VIRQ_CONSOLE, false);
+	return room;
+}
+
+/* Typed bytes the focus partition had no room for (it did not read them in time) are dropped:
+ * the hypervisor reads the UART on, so that Ctrl-A always reaches it. The loss is said once it
+ * ends: at the next byte the partition takes, or when the focus moves. */
+static unsigned input_dropped;
+
+static void report_input_loss(const struct partition *p)
+{
+	if (input_dropped && p)
+		bh_log("console input: %u bytes typed for %s dropped (it did not read them in time)",
+		       input_dropped, p->cfg->name);
+	input_dropped = 0;
+}
+
+static void give_input(struct partition *p, char c)
+{
+	if (!deliver(p, c))
+		input_dropped++;
+	else if (input_dropped)
+		report_input_loss(p);
 }
 
 static void set_focus(struct partition *p)
 {
+	report_input_loss(focus);
 	focus = p;
 	if (p)
 		bh_log("console input goes to %s (press Ctrl-A three times to switch)",
@@ -875,9 +897,9 @@ void console_input(char c)
 	/* Fewer Ctrl-A than an escape: they were meant for the partition. */
 	for (; escapes; escapes--)
 		if (p)
-			deliver(p, ESCAPE_CHAR);
+			give_input(p, ESCAPE_CHAR);
 	if (p)
-		deliver(p, c);
+		give_input(p, c);
 	console_drain(); /* input time on core 0 moves output too */
 }
 

@@ -48,7 +48,7 @@ void arch_stage2_flush(struct partition *p);
  * 1: a doorbell rang); nothing for partitions without one. */
 void arch_vmachine_event(struct partition *p, unsigned line);
 /* A byte of console input for the partition's emulated UART. */
-void arch_vuart_receive(struct partition *p, char c);
+bool arch_vuart_receive(struct partition *p, char c); /* false: no room, dropped */
 
 /* vCPU context, always handled by the core that owns the vCPU. */
 void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2,

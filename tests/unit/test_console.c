@@ -342,6 +342,11 @@ TEST(console_paravirtual_partition_takes_input_once_it_reads)
 	for (unsigned i = 0; i < CONSOLE_INPUT_MAX + 5; i++)
 		console_input('z'); /* more than the ring holds: the rest is dropped */
 	EXPECT_EQ(console_read(alpha, buf, sizeof(buf)), sizeof(buf));
+	/* Said once the loss ends: the next byte alpha takes. */
+	fake.uart_len = 0;
+	console_input('w');
+	console_flush_all();
+	EXPECT(strstr(uart_text(), "console input: 5 bytes typed for alpha dropped") != NULL);
 	alpha->takes_input = 0;
 	end_with_uart();
 }

@@ -137,17 +137,19 @@ bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
 	return true;
 }
 
-void arch_vuart_receive(struct partition *p, char c)
+bool arch_vuart_receive(struct partition *p, char c)
 {
 	struct vuart *u = &vmachine_of(p)->uart;
 
 	arch_spin_lock(&u->lock);
-	if (u->rx_count < VUART_RX_SIZE) {
+	bool room = u->rx_count < VUART_RX_SIZE;
+	if (room) {
 		u->rx[(u->rx_head + u->rx_count) % VUART_RX_SIZE] = (uint8_t)c;
 		u->rx_count++;
 	}
 	update_line(p, u);
 	arch_spin_unlock(&u->lock);
+	return room;
 }
 
 void vuart_reset(struct partition *p)

@@ -159,7 +159,7 @@ void arch_irq_release(unsigned intid)
 		fake.irq_release_hook(intid);
 }
 void arch_partition_reset(struct partition *p) { (void)p; }
-void arch_vuart_receive(struct partition *p, char c) { (void)p; fake.uart_input[fake.uart_input_len++ % sizeof(fake.uart_input)] = c; }
+bool arch_vuart_receive(struct partition *p, char c) { (void)p; fake.uart_input[fake.uart_input_len++ % sizeof(fake.uart_input)] = c; return true; }
 void arch_console_input_enable(void) {}
 void arch_vmachine_event(struct partition *p, unsigned line) { (void)p; (void)line; }
 void arch_kick_core(unsigned core) { fake.kicks[core]++; }

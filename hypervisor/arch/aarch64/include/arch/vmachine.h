@@ -17,7 +17,9 @@
  * A partition has at most one vCPU per core (the tool's per-partition limit, abi.MAX_VCPUS);
  * arch_partition_reset checks it. */
 #define VMACHINE_MAX_VCPUS BH_MAX_CORES
-#define VUART_RX_SIZE 256u    /* received bytes waiting for the guest; more are dropped */
+#define VUART_RX_SIZE 1024u   /* received bytes waiting for the guest; more are dropped (and
+                               * reported, console.c): with 256, one run of an 830-byte line
+                               * typed just after Linux's boot dropped 229 */
 
 /* One redistributor: the private interrupts (SGIs, PPIs) of one vCPU. */
 struct vgic_redist {
