@@ -830,8 +830,8 @@ unsigned console_read(struct partition *p, char *buf, unsigned max)
 	return n;
 }
 
-/* A byte for the focused partition: its emulated UART, or its input ring and an interrupt. */
-/* True if p had room for c. */
+/* A byte for the focused partition: its emulated UART, or its input ring and an interrupt.
+ * True if it had room for it. */
 static bool deliver(struct partition *p, char c)
 {
 	if (p->cfg->vmachine)
