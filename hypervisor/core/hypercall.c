@@ -202,13 +202,6 @@ static int64_t hc_partition_ctl(struct vcpu *v, struct arch_regs *r)
 	return BH_INVALID_PARAM;
 }
 
-static uint32_t public_state(const struct partition *t)
-{
-	if (t->state != PARTITION_RESTARTING)
-		return t->state;
-	return t->stay_suspended ? BH_PARTITION_STATE_SUSPENDED : BH_PARTITION_STATE_RUNNING;
-}
-
 static int64_t hc_partition_status(struct vcpu *v, struct arch_regs *r)
 {
 	struct partition *t = partition_by_id(arg(r, 1));
@@ -219,7 +212,7 @@ static int64_t hc_partition_status(struct vcpu *v, struct arch_regs *r)
 		return BH_PERM_ERROR;
 	if (!t)
 		return BH_INVALID_PARAM;
-	st.state = public_state(t);
+	st.state = partition_public_state(t);
 	st.restarts = t->restarts;
 	st.vcpu_count = t->cfg->vcpu_count;
 	st.current_slot = sched_current_slot_of(t->cfg->id);

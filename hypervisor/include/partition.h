@@ -171,6 +171,7 @@ bool partition_resume(struct partition *p);
 /* The restart count of the incarnation p's vCPUs act for, read with its state under p's lock;
  * false while p restarts (a caller is a vCPU of the incarnation that ended). */
 bool partition_incarnation(struct partition *p, uint32_t *restarts);
+uint32_t partition_public_state(struct partition *p); /* BH_PARTITION_STATE_* */
 
 /* BH_HC_VCPU_CTL on vCPU `index` of the caller's partition; returns a BH_* code. */
 int vcpu_control(struct vcpu *caller, uint64_t op, uint64_t index, uint64_t entry);
