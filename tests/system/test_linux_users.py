@@ -24,7 +24,8 @@ LONG_LINES = 300
 FILL = 150  # characters of '0' after "BHLONG <n> "
 WHOLE_LONG = re.compile(rf"^\[linux\] BHLONG (\d+) 0{{{FILL}}}\r+$", re.M)
 CUT_LONG = re.compile(r"^\[linux\] BHLONG \d+ ")
-LOSS_NOTE = re.compile(r"^\[linux\] \.\.\. \(\d+ bytes dropped\)", re.M)
+# A note after a line broken off (LF CR, console.c) begins with that CR.
+LOSS_NOTE = re.compile(r"^\r*\[linux\] \.\.\. \(\d+ bytes dropped\)", re.M)
 
 
 class _Answer(http.server.BaseHTTPRequestHandler):
