@@ -235,17 +235,24 @@ TEST(console_focused_bytes_wait_for_the_writers_time_like_any_output)
  * again (sched.c arms an idle core's timer for it): when the focus partition's open line stops
  * holding the others' lines, then one retry interval on for as long as anything is left, the
  * note of a loss with no line after it included. */
-TEST(console_idle_drain_says_when_to_drain_again_until_all_is_out)
+/* Beta (the focus partition) opens a line on the wire, which holds everyone else's; line[101]:
+ * 100 'x' and a newline, a line for alpha to write. Returns when beta's line opened. */
+static uint64_t beta_opens_a_line(char line[101])
 {
-	char line[101];
 	boot_with_uart(false);
-	struct partition *beta = &partitions[1];
-	memset(line, 'x', sizeof(line) - 1);
-	line[sizeof(line) - 1] = '\n';
+	memset(line, 'x', 100);
+	line[100] = '\n';
 	hold_output(false);
 	fake.uart_len = 0;
 	uint64_t opened = fake.counter;
-	console_vuart_write(beta, '$'); /* beta's line is open: everyone else's waits */
+	console_vuart_write(&partitions[1], '$');
+	return opened;
+}
+
+TEST(console_idle_drain_says_when_to_drain_again_until_all_is_out)
+{
+	char line[101];
+	uint64_t opened = beta_opens_a_line(line); /* everyone else's lines wait */
 	/* 108 ring bytes a line: 9 keep alpha's ring no more than half full, so they wait. */
 	for (int i = 0; i < 9; i++)
 		console_guest_write(&partitions[0].vcpus[0], line, sizeof(line));
@@ -283,13 +290,7 @@ TEST(console_idle_drain_says_when_to_drain_again_until_all_is_out)
 TEST(console_a_held_line_gives_way_before_anothers_ring_overflows)
 {
 	char line[101];
-	boot_with_uart(false);
-	struct partition *beta = &partitions[1];
-	memset(line, 'x', sizeof(line) - 1);
-	line[sizeof(line) - 1] = '\n';
-	hold_output(false);
-	fake.uart_len = 0;
-	console_vuart_write(beta, '$');
+	beta_opens_a_line(line);
 	for (int i = 0; i < 22; i++) {
 		console_guest_write(&partitions[0].vcpus[0], line, sizeof(line));
 		while (console_flush(&partitions[0])) /* as bh_printf: until it is out or held */
