@@ -25,6 +25,7 @@
 #include "lib.h"
 #include "panic.h"
 #include "partition.h"
+#include "percpu.h"
 #include "plan.h"
 #include "ports.h"
 #include "sched.h"
@@ -37,6 +38,8 @@ struct channel_rt {
 	volatile uint32_t seq;   /* sampling: writes so far */
 	uint64_t written_at;     /* sampling: counter at the last write */
 	uint64_t refresh_ticks;  /* sampling: validity */
+	volatile uint32_t latest; /* sampling: the copy that holds the last message */
+	uint32_t copies;          /* sampling: BH_SAMPLING_COPIES of its reader cores */
 };
 
 /* A configured port with its run-time state, resolved once by ports_init so a call finds
@@ -80,6 +83,8 @@ static uint32_t shm_keys[BH_MAX_SHM_REGIONS];
 static struct port *part_ports[BH_MAX_PARTITIONS];
 static uint32_t part_port_count[BH_MAX_PARTITIONS]; /* 0 until ports_init: every call fails */
 static volatile uint64_t doorbells[BH_MAX_PARTITIONS]; /* rung, not taken yet: bit = region */
+/* The sampling copy a read on each core holds (sampling_pin): 0, none. */
+static volatile uint32_t sampling_pins[BH_MAX_CORES];
 
 static uint64_t arg(const struct arch_regs *r, unsigned i) { return arch_regs_arg(r, i); }
 static uint32_t min_u32(uint32_t a, uint64_t b) { return b < a ? (uint32_t)b : a; }
@@ -114,18 +119,42 @@ static uint64_t cfg_name_len(const char *name)
 	return n;
 }
 
+/* The number of cores a sampling read of ch may run on at once: those of its destination
+ * partitions' vCPUs (a best-effort vCPU's whole set). */
+static uint32_t reader_cores(const struct bh_system_cfg *cfg, const struct bh_channel_cfg *ch)
+{
+	uint32_t cores = 0;
+
+	for (uint32_t d = 0; d < ch->destination_count; d++) {
+		const struct bh_partition_cfg *p = &cfg->partitions[ch->destinations[d].partition];
+		for (uint32_t i = 0; i < p->vcpu_count; i++) {
+			const struct bh_vcpu_cfg *v = &p->vcpus[i];
+			cores |= v->flags & BH_VCPU_BEST_EFFORT ? v->core_mask :
+				 v->core < BH_MAX_CORES ? 1u << v->core : 0;
+		}
+	}
+	uint32_t count = 0;
+	for (cores &= (1u << BH_MAX_CORES) - 1; cores; cores &= cores - 1)
+		count++;
+	return count;
+}
+
 static void check_channels(const struct bh_system_cfg *cfg)
 {
 	BH_CHECK(cfg->channel_count <= BH_MAX_CHANNELS && cfg->shm_count <= BH_MAX_SHM_REGIONS);
 	for (unsigned i = 0; i < cfg->channel_count; i++) {
 		const struct bh_channel_cfg *ch = &cfg->channels[i];
 		BH_CHECK(ch->max_messages && ch->max_message_size <= BH_MAX_MESSAGE_SIZE &&
-			 ch->buffer_size == (uint64_t)ch->max_messages *
-			 BH_MSG_SLOT_SIZE(ch->max_message_size) && !((uintptr_t)ch->buffer & 7));
+			 !((uintptr_t)ch->buffer & 7));
 		BH_CHECK(valid_ref(cfg, ch->source) && ch->destination_count);
 		for (uint32_t d = 0; d < ch->destination_count; d++)
 			BH_CHECK(valid_ref(cfg, ch->destinations[d]));
-		channels[i] = (struct channel_rt){ .refresh_ticks = ns_to_ticks(ch->refresh_ns) };
+		uint32_t copies = BH_SAMPLING_COPIES(reader_cores(cfg, ch));
+		BH_CHECK(ch->kind == BH_CHANNEL_SAMPLING ?
+			 ch->buffer_size == (uint64_t)copies * BH_SAMPLING_SLOT_SIZE(ch->max_message_size) :
+			 ch->buffer_size == (uint64_t)ch->max_messages * BH_MSG_SLOT_SIZE(ch->max_message_size));
+		channels[i] = (struct channel_rt){ .refresh_ticks = ns_to_ticks(ch->refresh_ns),
+						   .copies = copies };
 	}
 	for (unsigned i = 0; i < cfg->shm_count; i++) {
 		for (uint32_t m = 0; m < cfg->shm_regions[i].mapping_count; m++)
@@ -452,11 +481,48 @@ int64_t ports_hc_queuing_create(struct vcpu *v, struct arch_regs *r)
 
 /* --- Sampling ----------------------------------------------------------------------------- */
 
-/* A sampling channel's message is a sequence lock: the source writes it under the channel's
- * lock (its own vCPUs may write at once), with seq odd meanwhile; a reader copies it without the
- * lock and copies again if seq moved. Readers on other cores (other partitions, the description
- * may name any) never make the writer wait: under the lock, three readers copying 4 KiB each could
- * hold a writer on a shared core about 630 ticks (docs/performance.md). */
+/* A sampling channel keeps its message in several copies (config_tables.h): the last one
+ * written (latest), and one for each read in progress, which holds the copy it reads on its
+ * core (sampling_pins) until it has copied it out. A write goes to a copy that is neither, under
+ * the channel's lock (the source's own vCPUs may write at once), and then becomes the latest. So
+ * a read copies the message to its guest once, whatever the source does meanwhile, and never
+ * waits for it; and readers on other cores, any number the description names, never make the
+ * writer wait. A read holds its copy in two steps: it asks (SAMPLING_ASKED) and then takes the
+ * latest it sees, unless a write has answered its ask first with the latest then; a write looks
+ * at every core's ask or hold before it picks its copy. */
+#define SAMPLING_ASKED 0xffu
+
+static uint32_t pin_of(const struct port *p, uint32_t copy)
+{
+	return (uint32_t)(p->ch - sys->channels + 1) << 8 | copy;
+}
+
+static uint32_t *sampling_copy_at(const struct port *p, uint32_t copy)
+{
+	return (uint32_t *)(void *)(p->ch->buffer +
+				    (uint64_t)copy * BH_SAMPLING_SLOT_SIZE(p->ch->max_message_size));
+}
+
+/* The copies a write may not use (bit n: copy n): the latest, and those held by reads; a read
+ * that asked gets the latest. Channel lock held. */
+static uint32_t sampling_copies_in_use(const struct port *p)
+{
+	uint32_t latest = p->crt->latest, used = 1u << latest;
+
+	/* After the last write's latest, before the looks: a read that asked and then saw an older
+	 * latest is seen here (the store-buffer pattern both sides fence). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (unsigned core = 0; core < sys->core_count; core++) {
+		uint32_t pin = __atomic_load_n(&sampling_pins[core], __ATOMIC_ACQUIRE);
+		if (pin == pin_of(p, SAMPLING_ASKED))
+			__atomic_compare_exchange_n(&sampling_pins[core], &pin, pin_of(p, latest), false,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		if (pin >> 8 == pin_of(p, 0) >> 8 && (pin & 0xffu) != SAMPLING_ASKED)
+			used |= 1u << (pin & 0xffu);
+	}
+	return used;
+}
+
 int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t va = arg(r, 2), size = arg(r, 3);
@@ -467,23 +533,25 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 		return port_error(v, arg(r, 1), BH_CHANNEL_SAMPLING);
 	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
-	uint32_t *msg = slot(p, 0);
 	struct channel_rt *c = p->crt;
 	arch_spin_lock(&c->lock);
-	uint32_t seq = c->seq;
-	__atomic_store_n(&c->seq, seq + 1, __ATOMIC_RELAXED); /* odd: a write is under way */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (!guest_copy_from(v, msg + 2, va, size)) { /* a failed check copies nothing */
-		__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
+	uint32_t copy = (uint32_t)__builtin_ctz(~sampling_copies_in_use(p));
+	BH_CHECK(copy < c->copies); /* one read per core holds one copy at most */
+	uint32_t *msg = sampling_copy_at(p, copy);
+	if (!guest_copy_from(v, msg + 4, va, size)) { /* a failed check publishes nothing */
 		arch_spin_unlock(&c->lock);
 		return BH_INVALID_PARAM;
 	}
+	uint64_t now = arch_counter_read();
 	msg[0] = (uint32_t)size;
-	c->written_at = arch_counter_read();
+	msg[1] = c->seq + 1;
+	*(uint64_t *)(void *)(msg + 2) = now;
+	c->written_at = now;
 	c->count = 1;
-	__atomic_store_n(&c->seq, seq + 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->latest, copy, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
 	/* Before the look at the readers' marks: a reader that cleared its mark and then read the
-	 * old seq is armed here (sampling_read). */
+	 * old latest is armed here (sampling_read). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (uint32_t i = 0; i < p->ch->destination_count; i++)
 		if (arm(port_at(p->ch->destinations[i])))
@@ -498,47 +566,39 @@ static bool sampling_valid(const struct channel_rt *c, uint64_t now)
 	return c->count && now - c->written_at <= c->refresh_ticks;
 }
 
-/* One copy of the message to the reader, consistent if seq is the same after it (*seq: what it
- * was before; odd: a write was under way). False if the reader's buffer is bad. */
-static bool sampling_copy(struct vcpu *v, const struct port *p, uint64_t va, uint64_t size,
-			  uint32_t *seq, uint32_t *length, uint64_t *written_at)
+/* The copy a read on this core holds until it clears *pin: the latest when it looked, or the
+ * one a write answered its ask with. */
+static uint32_t sampling_pin(const struct port *p, volatile uint32_t *pin)
 {
-	const struct channel_rt *c = p->crt;
-	const uint32_t *msg = slot(p, 0);
+	uint32_t asked = pin_of(p, SAMPLING_ASKED);
 
-	*seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
-	*length = c->count ? msg[0] : 0;
-	*written_at = c->written_at;
-	if (*length > p->ch->max_message_size) /* torn: a write under way */
-		*length = 0;
-	return guest_copy_to(v, va, msg + 2, min_u32(*length, size));
+	__atomic_store_n(pin, asked, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint32_t copy = __atomic_load_n(&p->crt->latest, __ATOMIC_ACQUIRE);
+	if (!__atomic_compare_exchange_n(pin, &asked, pin_of(p, copy), false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		copy = asked & 0xffu; /* answered */
+	return copy;
 }
 
 int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 {
-	uint64_t va = arg(r, 2), size = arg(r, 3), written_at;
+	uint64_t va = arg(r, 2), size = arg(r, 3);
 	struct port *p = open_port(v, arg(r, 1), SAMPLING_DESTINATION);
-	uint32_t seq, length;
 
 	if (!p)
 		return port_error(v, arg(r, 1), BH_CHANNEL_SAMPLING);
 	struct channel_rt *c = p->crt;
-	/* Before the look at seq: a write it does not see arms the port again (arm). */
+	/* Before the look at latest: a write it does not see arms the port again (arm). */
 	__atomic_store_n(&p->notified, 0, __ATOMIC_SEQ_CST);
-	bool ok = false;
-	for (unsigned t = 0; t < SAMPLING_READ_TRIES && !ok; t++) {
-		if (!sampling_copy(v, p, va, size, &seq, &length, &written_at))
-			return c->count ? BH_INVALID_PARAM : BH_NO_ACTION;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		ok = !(seq & 1) && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq;
-	}
-	if (!ok) { /* the source kept writing: one copy under its lock */
-		arch_spin_lock(&c->lock);
-		bool copied = sampling_copy(v, p, va, size, &seq, &length, &written_at);
-		arch_spin_unlock(&c->lock);
-		if (!copied)
-			return BH_INVALID_PARAM;
-	}
+	volatile uint32_t *pin = &sampling_pins[this_cpu()->core];
+	const uint32_t *msg = sampling_copy_at(p, sampling_pin(p, pin));
+	uint32_t length = msg[0], seq = msg[1];
+	uint64_t written_at = *(const uint64_t *)(const void *)(msg + 2);
+	bool copied = guest_copy_to(v, va, msg + 4, min_u32(length, size));
+	__atomic_store_n(pin, 0u, __ATOMIC_RELEASE); /* after the copy's loads */
+	if (!copied)
+		return BH_INVALID_PARAM;
 	if (!length)
 		return BH_NO_ACTION; /* never written */
 	p->seen_seq = seq;
@@ -742,7 +802,8 @@ int64_t ports_hc_status(struct vcpu *v, struct arch_regs *r)
 		return BH_INVALID_PARAM;
 	arch_spin_lock(&p->crt->lock);
 	st.messages = p->crt->count;
-	st.last_size = p->crt->count ? slot(p, p->crt->head)[0] : 0;
+	st.last_size = !p->crt->count ? 0 : p->ch->kind == BH_CHANNEL_SAMPLING ?
+		       sampling_copy_at(p, p->crt->latest)[0] : slot(p, p->crt->head)[0];
 	if (p->ch->kind == BH_CHANNEL_SAMPLING && p->crt->count) {
 		st.timestamp_ns = ticks_to_ns(p->crt->written_at);
 		st.flags = sampling_valid(p->crt, arch_counter_read()) ? BH_MSG_VALID : 0;

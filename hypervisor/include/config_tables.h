@@ -166,15 +166,22 @@ struct bh_vmachine_cfg {
 };
 
 /* Channels: the hypervisor copies messages between ports through a buffer in its own memory,
- * emitted by the tool (one per channel, never mapped into a guest). The buffer holds
- * max_messages slots (1 for sampling) of BH_MSG_SLOT_SIZE(max_message_size) bytes: the
- * message's length (uint32_t), padding, then the message. */
+ * emitted by the tool (one per channel, never mapped into a guest). A queuing channel's buffer
+ * holds max_messages slots of BH_MSG_SLOT_SIZE(max_message_size) bytes: the message's length
+ * (uint32_t), padding, then the message. A sampling channel's holds BH_SAMPLING_COPIES copies of
+ * the message, each BH_SAMPLING_SLOT_SIZE(max_message_size) bytes: its length (uint32_t), the
+ * write's number (uint32_t), when it was written (uint64_t, counter ticks), then the message.
+ * The copies are the last message, one for a write under way, and one that a read in progress
+ * may hold on each core its destinations' vCPUs may run on (core/ports.c). */
 enum bh_channel_kind {
 	BH_CHANNEL_SAMPLING = 0, /* one source, 1+ destinations, the last message, overwritten */
 	BH_CHANNEL_QUEUING = 1,  /* one source, one destination, FIFO of max_messages */
 };
 
 #define BH_MSG_SLOT_SIZE(max) (8u + (((max) + 7u) & ~7u))
+#define BH_SAMPLING_SLOT_SIZE(max) (16u + (((max) + 7u) & ~7u))
+/* reader_cores: the cores its destination partitions' vCPUs may run on */
+#define BH_SAMPLING_COPIES(reader_cores) ((reader_cores) + 2u)
 
 /* Port `port` (the index in bh_partition_cfg.ports) of partition `partition`. */
 struct bh_port_ref {
@@ -192,7 +199,8 @@ struct bh_channel_cfg {
 	struct bh_port_ref source;
 	const struct bh_port_ref *destinations;
 	uint8_t *buffer;            /* hypervisor memory, 8-byte aligned, buffer_size bytes */
-	uint64_t buffer_size;       /* max_messages * BH_MSG_SLOT_SIZE(max_message_size) */
+	uint64_t buffer_size;       /* queuing: max_messages * BH_MSG_SLOT_SIZE(max_message_size);
+				     * sampling: BH_SAMPLING_COPIES * BH_SAMPLING_SLOT_SIZE */
 };
 
 /* A port of a partition; a partition's port descriptor is its index in bh_partition_cfg.ports. */

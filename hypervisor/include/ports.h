@@ -12,10 +12,6 @@
 struct vcpu;
 struct port;
 
-/* The copies a sampling read makes without the channel's lock before it takes it, while the
- * source keeps writing meanwhile (ports.c, ports_hc_sampling_read). */
-#define SAMPLING_READ_TRIES 4
-
 /* A vCPU's BH_HC_QUEUING_RECEIVE_WAIT, from the call until its result is in its registers
  * (struct vcpu.wait). Written by its own core, and by a sender's under the channel lock. */
 struct port_wait {

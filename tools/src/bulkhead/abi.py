@@ -151,3 +151,13 @@ SHM_DOORBELL_FLAG = "BH_SHM_DOORBELL"
 def msg_slot_size(max_message_size: int) -> int:
     """BH_MSG_SLOT_SIZE: a message's length word and padding, then the message rounded to 8."""
     return 8 + ((max_message_size + 7) & ~7)
+
+
+def sampling_slot_size(max_message_size: int) -> int:
+    """BH_SAMPLING_SLOT_SIZE: a sampling copy's length, write number and time, then the message."""
+    return 16 + ((max_message_size + 7) & ~7)
+
+
+def sampling_copies(reader_cores: int) -> int:
+    """BH_SAMPLING_COPIES: the last message, a write under way, and one read on each reader core."""
+    return reader_cores + 2

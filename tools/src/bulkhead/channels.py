@@ -13,8 +13,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from bulkhead.abi import (DESTINATION_PORT, MAX_CHANNEL_MEMORY, MAX_CHANNELS, MAX_MESSAGE_SIZE, MAX_PORTS,
-                          MAX_SHM_REGIONS, MAX_SYSTEM_PORTS, PORT_NAME_MAX, SOURCE_PORT, msg_slot_size)
+from bulkhead.abi import (DESTINATION_PORT, MAX_CHANNEL_MEMORY, MAX_CHANNELS, MAX_CORES, MAX_MESSAGE_SIZE, MAX_PORTS,
+                          MAX_SHM_REGIONS, MAX_SYSTEM_PORTS, PORT_NAME_MAX, SOURCE_PORT, msg_slot_size,
+                          sampling_copies, sampling_slot_size)
 from bulkhead.checks import NAME_CHARS, _inside, _overlaps, ram_range, rights_valid
 from bulkhead.diagnostics import Diagnostics, suggest
 from bulkhead.model import Area, Located, System
@@ -73,6 +74,7 @@ class Channel(Located):
     max_message_size: int | None = None
     max_messages: int | None = 1  # the queue depth; 1 for sampling
     refresh_period: int | None = 0  # sampling: ns a message stays valid; 0 for queuing
+    reader_cores: int = 0         # sampling: cores its destination partitions' vCPUs may run on
 
     @property
     def title(self) -> str:
@@ -85,6 +87,9 @@ class Channel(Located):
 
     @property
     def buffer_size(self) -> int:
+        """Hypervisor memory for its messages: a queue's slots, or a sampling channel's copies."""
+        if self.kind == "sampling":
+            return sampling_copies(self.reader_cores) * sampling_slot_size(self.max_message_size)
         return self.max_messages * msg_slot_size(self.max_message_size)
 
 
@@ -221,6 +226,7 @@ def check_channels(system: System, diags: Diagnostics) -> None:
     _check_names(ipc.channels, "channel", diags)
     _check_names(ipc.regions, "shared region", diags)
     _check_endpoints(system, ipc.channels, diags)
+    _count_reader_cores(system, ipc.channels)
     _check_sizes(ipc.channels, diags)
     _check_counts(system, ipc, diags)
     for region in ipc.regions:
@@ -304,6 +310,18 @@ def _check_fan_out(chan: Channel, diags: Diagnostics) -> None:
                 f"{DESTINATION_COST} bytes of the message, each further port of a partition as {PORT_COST}")
 
 
+def _count_reader_cores(system: System, channels: list[Channel]) -> None:
+    """A sampling channel keeps a copy of its message for a read on each core its destinations'
+    vCPUs may run on (core/ports.c), as the hypervisor counts them (reader_cores)."""
+    for chan in channels:
+        cores: set[int] = set()
+        for dest in chan.destinations:
+            part = system.partition_named(dest.partition) if dest.partition else None
+            for vcpu in part.vcpus if part else ():
+                cores |= set(vcpu.cores or ()) if vcpu.best_effort else {vcpu.core}
+        chan.reader_cores = len({c for c in cores if isinstance(c, int) and 0 <= c < MAX_CORES})
+
+
 def _check_sizes(channels: list[Channel], diags: Diagnostics) -> None:
     total = 0
     for chan in channels:
@@ -324,9 +342,11 @@ def _check_sizes(channels: list[Channel], diags: Diagnostics) -> None:
         total += chan.buffer_size
         if total > MAX_CHANNEL_MEMORY and total - chan.buffer_size <= MAX_CHANNEL_MEMORY:
             diags.error(chan.at("max_messages", "max_message_size"), f"{chan.title}: the message buffers of the "
-                        f"channels up to this one need {total} bytes of hypervisor memory (max_messages x "
-                        f"(max_message_size rounded up to 8, plus 8) each), more than the {MAX_CHANNEL_MEMORY} "
-                        f"({size_text(MAX_CHANNEL_MEMORY)}) allowed; make messages smaller or queues shorter")
+                        f"channels up to this one need {total} bytes of hypervisor memory (a queuing channel "
+                        f"max_messages x (max_message_size rounded up to 8, plus 8); a sampling channel "
+                        f"(max_message_size rounded up to 8, plus 16) x (2 + the cores its destinations' vCPUs "
+                        f"may run on)), more than the {MAX_CHANNEL_MEMORY} ({size_text(MAX_CHANNEL_MEMORY)}) "
+                        f"allowed; make messages smaller, queues shorter, or sampling readers fewer")
 
 
 def _check_counts(system: System, ipc: Channels, diags: Diagnostics) -> None:
