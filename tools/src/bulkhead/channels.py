@@ -18,6 +18,7 @@ from bulkhead.abi import (DESTINATION_PORT, MAX_CHANNEL_MEMORY, MAX_CHANNELS, MA
                           sampling_copies, sampling_slot_size)
 from bulkhead.checks import NAME_CHARS, _inside, _overlaps, ram_range, rights_valid
 from bulkhead.diagnostics import Diagnostics, suggest
+from bulkhead.firmware import emulated_ranges
 from bulkhead.model import Area, Located, System
 from bulkhead.reader import Key, Reader
 from bulkhead.units import M, align_down, align_up, hexa, size_text, span
@@ -430,7 +431,8 @@ def _mapped(regions: list[SharedRegion]) -> list[tuple[SharedRegion, ShmMapping]
 
 
 def _check_guest_overlaps(system: System, regions: list[SharedRegion], diags: Diagnostics) -> None:
-    """A mapping must not overlap its partition's areas or its other mappings in guest space."""
+    """A mapping must not overlap its partition's areas, what the hypervisor emulates for it (a Linux
+    or board partition's devices, a board's flash banks) or its other mappings in guest space."""
     earlier: list[tuple[SharedRegion, ShmMapping]] = []
     for region, mapping in _mapped(regions):
         part = system.partition_named(mapping.partition)
@@ -441,6 +443,11 @@ def _check_guest_overlaps(system: System, regions: list[SharedRegion], diags: Di
             if area.placed and _overlaps(mapping.guest, region.size, area.guest, area.size):
                 diags.error(mapping.at("guest"), f"{region.title}: guest range {here} of partition '{part.name}' "
                             f"overlaps its {area.title} (guest {span(area.guest, area.size)}); give the mapping "
+                            f"another guest address")
+        for what, base, size in emulated_ranges(part):
+            if _overlaps(mapping.guest, region.size, base, size):
+                diags.error(mapping.at("guest"), f"{region.title}: guest range {here} of partition '{part.name}' "
+                            f"overlaps {what} ({span(base, size)}) that the partition sees; give the mapping "
                             f"another guest address")
         for other, prior in earlier:
             if prior.partition == mapping.partition and _overlaps(mapping.guest, region.size, prior.guest, other.size):

@@ -222,6 +222,24 @@ def emulated_rtc(part: Partition) -> bool:
         a.is_device and a.placed and a.guest <= RTC_IPA < a.guest + a.size for a in part.areas)
 
 
+def emulated_ranges(part: Partition) -> list[tuple[str, int, int]]:
+    """(what, guest base, size) of everything the hypervisor emulates in part's guest address space
+    (nothing for a paravirtual partition): the machine of a Linux or board partition, a board's
+    PL031 and, with firmware, its flash banks. Stage 2 must map nothing there, or the guest's
+    accesses reach that memory instead of the device (and a flash bank's window is unmapped whole,
+    2 MiB at a time, whenever the bank leaves read-array mode)."""
+    from bulkhead import linux
+
+    if part.linux is None and part.board is None:
+        return []
+    ranges = linux.vmachine_ranges(len(part.vcpus))
+    if part.board is not None and emulated_rtc(part):
+        ranges.append(("the emulated PL031 real-time clock", RTC_IPA, RTC_SIZE))
+    if part.board is not None and part.firmware is not None:
+        ranges.append(("the flash banks", BANK_IPA[0], 2 * BANK_SIZE))
+    return ranges
+
+
 def check_boards(system: System, diags: Diagnostics) -> None:
     """No area of a board partition over its RTC, nor (with firmware) over its flash banks."""
     for part in system.partitions:
