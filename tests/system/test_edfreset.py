@@ -27,3 +27,15 @@ def test_an_edf_vcpu_restarted_at_will_does_not_get_its_budget_back():
     over = [(ran, wall) for ran, wall in runs
             if ran > (wall // PERIOD_US + 1) * BUDGET_US + RESETS_PER_REPORT * 10]
     assert not over, f"the restarted vCPU ran beyond its budget: {over}"
+
+
+def test_a_cold_restart_ends_on_the_shortest_edf_budget():
+    """configs/edf_reload.yaml: restart.elf alone on an EDF core with the shortest budget the tool
+    accepts (10us a period of 50us) faults, is cold-restarted by the health monitor and then asks
+    for a warm restart. Each reload step must fit in a budget: with 3us (accepted before) the cold
+    restart never ended, and nothing said so (its health line waits for the reload too)."""
+    run = run_system("edf_reload.yaml", timeout=60,
+                     until=lambda r: r.index(r"BHTEST-SUMMARY") >= 0)
+    assert run.index(r"partition restarter cold restart #1") >= 0, "the cold restart did not end"
+    assert run.index(r"BHTEST restart_cold_reloaded PASS") >= 0
+    assert run.index(r"BHTEST restart_warm_kept_memory PASS") >= 0

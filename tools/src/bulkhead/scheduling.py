@@ -240,6 +240,14 @@ def _check_edf_vcpu(vcpu: Vcpu, who: str, core: int, diags: Diagnostics) -> None
         if getattr(vcpu, key) == 0:
             diags.error(vcpu.at(key), f"{who}: {key} must be more than 0; give a duration such as 2ms")
     period, budget, deadline = vcpu.period or None, vcpu.budget or None, vcpu.deadline or None
+    if budget and budget < MIN_SLOT_NS:
+        # As a cyclic slot: a restarting partition reloads its image in vCPU 0's own time, a step
+        # at a time, and takes a step only when one fits before the core's next instant, here the
+        # budget's end. Shorter (3us), a cold restart never ended and said nothing (and under one
+        # counter tick the vCPU never ran at all): tests/system/test_edfreset.py.
+        diags.error(vcpu.at("budget"), f"{who}: budget {duration_text(budget)} is less than the shortest budget "
+                    f"({duration_text(MIN_SLOT_NS)}, as the shortest cyclic slot: a restarting partition reloads "
+                    f"its image in steps that must fit in it); make it at least {duration_text(MIN_SLOT_NS)}")
     if period and budget and budget > period:
         diags.error(vcpu.at("budget"), f"{who}: budget {duration_text(budget)} is more than the period "
                     f"{duration_text(period)}; a vCPU cannot use more than its period, lower the budget or "
