@@ -39,7 +39,7 @@ struct channel_rt {
 	uint64_t written_at;     /* sampling: counter at the last write */
 	uint64_t refresh_ticks;  /* sampling: validity */
 	volatile uint32_t latest; /* sampling: the copy that holds the last message */
-	uint32_t copies;          /* sampling: BH_SAMPLING_COPIES of its reader cores */
+	uint32_t copies;          /* sampling: BH_SAMPLING_COPIES of its port cores */
 };
 
 /* A configured port with its run-time state, resolved once by ports_init so a call finds
@@ -83,7 +83,7 @@ static uint32_t shm_keys[BH_MAX_SHM_REGIONS];
 static struct port *part_ports[BH_MAX_PARTITIONS];
 static uint32_t part_port_count[BH_MAX_PARTITIONS]; /* 0 until ports_init: every call fails */
 static volatile uint64_t doorbells[BH_MAX_PARTITIONS]; /* rung, not taken yet: bit = region */
-/* The sampling copy a read on each core holds (sampling_pin): 0, none. */
+/* The sampling copy a read or write on each core holds (sampling_pin): 0, none. */
 static volatile uint32_t sampling_pins[BH_MAX_CORES];
 
 static uint64_t arg(const struct arch_regs *r, unsigned i) { return arch_regs_arg(r, i); }
@@ -119,21 +119,28 @@ static uint64_t cfg_name_len(const char *name)
 	return n;
 }
 
-/* The number of cores a sampling read of ch may run on at once: those of its destination
- * partitions' vCPUs (a best-effort vCPU's whole set). */
-static uint32_t reader_cores(const struct bh_system_cfg *cfg, const struct bh_channel_cfg *ch)
+/* The cores the vCPUs of partition `id` may run on (bit n: core n). */
+static uint32_t partition_cores(const struct bh_system_cfg *cfg, uint32_t id)
 {
+	const struct bh_partition_cfg *p = &cfg->partitions[id];
 	uint32_t cores = 0;
 
-	for (uint32_t d = 0; d < ch->destination_count; d++) {
-		const struct bh_partition_cfg *p = &cfg->partitions[ch->destinations[d].partition];
-		for (uint32_t i = 0; i < p->vcpu_count; i++) {
-			const struct bh_vcpu_cfg *v = &p->vcpus[i];
-			cores |= v->flags & BH_VCPU_BEST_EFFORT ? v->core_mask :
-				 v->core < BH_MAX_CORES ? 1u << v->core : 0;
-		}
+	for (uint32_t i = 0; i < p->vcpu_count; i++) {
+		const struct bh_vcpu_cfg *v = &p->vcpus[i];
+		cores |= v->flags & BH_VCPU_BEST_EFFORT ? v->core_mask :
+			 v->core < BH_MAX_CORES ? 1u << v->core : 0;
 	}
-	uint32_t count = 0;
+	return cores;
+}
+
+/* The number of cores that may read or write sampling channel ch at once: those of its source's
+ * and destinations' partitions' vCPUs. */
+static uint32_t port_cores(const struct bh_system_cfg *cfg, const struct bh_channel_cfg *ch)
+{
+	uint32_t cores = partition_cores(cfg, ch->source.partition), count = 0;
+
+	for (uint32_t d = 0; d < ch->destination_count; d++)
+		cores |= partition_cores(cfg, ch->destinations[d].partition);
 	for (cores &= (1u << BH_MAX_CORES) - 1; cores; cores &= cores - 1)
 		count++;
 	return count;
@@ -149,7 +156,7 @@ static void check_channels(const struct bh_system_cfg *cfg)
 		BH_CHECK(valid_ref(cfg, ch->source) && ch->destination_count);
 		for (uint32_t d = 0; d < ch->destination_count; d++)
 			BH_CHECK(valid_ref(cfg, ch->destinations[d]));
-		uint32_t copies = BH_SAMPLING_COPIES(reader_cores(cfg, ch));
+		uint32_t copies = BH_SAMPLING_COPIES(port_cores(cfg, ch));
 		BH_CHECK(ch->kind == BH_CHANNEL_SAMPLING ?
 			 ch->buffer_size == (uint64_t)copies * BH_SAMPLING_SLOT_SIZE(ch->max_message_size) :
 			 ch->buffer_size == (uint64_t)ch->max_messages * BH_MSG_SLOT_SIZE(ch->max_message_size));
@@ -482,14 +489,15 @@ int64_t ports_hc_queuing_create(struct vcpu *v, struct arch_regs *r)
 /* --- Sampling ----------------------------------------------------------------------------- */
 
 /* A sampling channel keeps its message in several copies (config_tables.h): the last one
- * written (latest), and one for each read in progress, which holds the copy it reads on its
- * core (sampling_pins) until it has copied it out. A write goes to a copy that is neither, under
- * the channel's lock (the source's own vCPUs may write at once), and then becomes the latest. So
- * a read copies the message to its guest once, whatever the source does meanwhile, and never
- * waits for it; and readers on other cores, any number the description names, never make the
- * writer wait. A read holds its copy in two steps: it asks (SAMPLING_ASKED) and then takes the
- * latest it sees, unless a write has answered its ask first with the latest then; a write looks
- * at every core's ask or hold before it picks its copy. */
+ * written (latest), and one for each read or write in progress, which holds its copy on its core
+ * (sampling_pins) until it is done with it. A write picks a copy that is neither held nor the
+ * latest, fills it, and makes it the latest; the channel's lock covers only the pick and the
+ * publication (the source's own vCPUs may write at once), not the copy. So a read copies the
+ * message to its guest once, whatever the source does meanwhile, and waits for nobody; and
+ * readers on other cores, any number the description names, never make a writer wait, nor does
+ * one writer wait for another's copy. A read holds its copy in two steps: it asks
+ * (SAMPLING_ASKED) and then takes the latest it sees, unless a write has answered its ask first
+ * with the latest then; a write looks at every core's ask or hold before it picks its copy. */
 #define SAMPLING_ASKED 0xffu
 
 static uint32_t pin_of(const struct port *p, uint32_t copy)
@@ -503,8 +511,8 @@ static uint32_t *sampling_copy_at(const struct port *p, uint32_t copy)
 				    (uint64_t)copy * BH_SAMPLING_SLOT_SIZE(p->ch->max_message_size));
 }
 
-/* The copies a write may not use (bit n: copy n): the latest, and those held by reads; a read
- * that asked gets the latest. Channel lock held. */
+/* The copies a write may not use (bit n: copy n): the latest, and those held by reads and
+ * writes; a read that asked gets the latest. Channel lock held. */
 static uint32_t sampling_copies_in_use(const struct port *p)
 {
 	uint32_t latest = p->crt->latest, used = 1u << latest;
@@ -534,11 +542,17 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
 	struct channel_rt *c = p->crt;
+	volatile uint32_t *pin = &sampling_pins[this_cpu()->core];
 	arch_spin_lock(&c->lock);
 	uint32_t copy = (uint32_t)__builtin_ctz(~sampling_copies_in_use(p));
-	BH_CHECK(copy < c->copies); /* one read per core holds one copy at most */
+	BH_CHECK(copy < c->copies); /* a core holds one copy at most */
+	__atomic_store_n(pin, pin_of(p, copy), __ATOMIC_RELAXED); /* later writes leave it */
+	arch_spin_unlock(&c->lock);
 	uint32_t *msg = sampling_copy_at(p, copy);
-	if (!guest_copy_from(v, msg + 4, va, size)) { /* a failed check publishes nothing */
+	bool copied = guest_copy_from(v, msg + 4, va, size);
+	arch_spin_lock(&c->lock);
+	__atomic_store_n(pin, 0u, __ATOMIC_RELAXED);
+	if (!copied) { /* a failed check publishes nothing */
 		arch_spin_unlock(&c->lock);
 		return BH_INVALID_PARAM;
 	}

@@ -171,8 +171,8 @@ struct bh_vmachine_cfg {
  * (uint32_t), padding, then the message. A sampling channel's holds BH_SAMPLING_COPIES copies of
  * the message, each BH_SAMPLING_SLOT_SIZE(max_message_size) bytes: its length (uint32_t), the
  * write's number (uint32_t), when it was written (uint64_t, counter ticks), then the message.
- * The copies are the last message, one for a write under way, and one that a read in progress
- * may hold on each core its destinations' vCPUs may run on (core/ports.c). */
+ * The copies are the last message and one that a read or write in progress may hold on each core
+ * the vCPUs of its source and destination partitions may run on (core/ports.c). */
 enum bh_channel_kind {
 	BH_CHANNEL_SAMPLING = 0, /* one source, 1+ destinations, the last message, overwritten */
 	BH_CHANNEL_QUEUING = 1,  /* one source, one destination, FIFO of max_messages */
@@ -180,8 +180,8 @@ enum bh_channel_kind {
 
 #define BH_MSG_SLOT_SIZE(max) (8u + (((max) + 7u) & ~7u))
 #define BH_SAMPLING_SLOT_SIZE(max) (16u + (((max) + 7u) & ~7u))
-/* reader_cores: the cores its destination partitions' vCPUs may run on */
-#define BH_SAMPLING_COPIES(reader_cores) ((reader_cores) + 2u)
+/* port_cores: the cores its source's and destinations' partitions' vCPUs may run on */
+#define BH_SAMPLING_COPIES(port_cores) ((port_cores) + 1u)
 
 /* Port `port` (the index in bh_partition_cfg.ports) of partition `partition`. */
 struct bh_port_ref {

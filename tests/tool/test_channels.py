@@ -56,7 +56,7 @@ int main(void)
 """
 
 EXPECTED = """\
-channel attitude kind=0 size=20 messages=1 refresh=10000000 source=0.0 buffer=160 aligned=1 dst=1.0,0.1
+channel attitude kind=0 size=20 messages=1 refresh=10000000 source=0.0 buffer=120 aligned=1 dst=1.0,0.1
 channel commands kind=1 size=100 messages=3 refresh=0 source=1.1 buffer=336 aligned=1 dst=0.2
 shm frames phys=0x7fc00000 size=0x400000 flags=1 maps=0@0x50000000/3,1@0x60000000/1
 shm log phys=0x7fbfe000 size=0x2000 flags=0 maps=1@0x50000000/3
@@ -76,10 +76,10 @@ def test_channels_model(workdir):
     shutil.copy(GOOD_DIR / "channels.yaml", workdir / "channels.yaml")
     system = config.load("channels.yaml")
     attitude, commands = system.channels.channels
-    # Four copies of 16 + 24 bytes: the last message, a write, a read on each of cores 1 and 2 (its
-    # destinations' vCPUs: mon's, and ctl's for att_echo).
-    assert (attitude.kind, attitude.refresh_period, attitude.reader_cores) == ("sampling", 10_000_000, 2)
-    assert attitude.buffer_size == 4 * 40
+    # Three copies of 16 + 24 bytes: the last message, and one for a read or write on each of cores
+    # 1 and 2 (its ports' partitions' vCPUs: ctl's, the source and att_echo, and mon's).
+    assert (attitude.kind, attitude.refresh_period, attitude.port_cores) == ("sampling", 10_000_000, 2)
+    assert attitude.buffer_size == 3 * 40
     assert (commands.kind, commands.max_messages, commands.buffer_size) == ("queuing", 3, 3 * 112)
     ctl, mon = system.partitions
     assert [(p.name, p.channel, p.direction) for p in ctl.channel_ports] == [
@@ -120,8 +120,8 @@ def test_abi_mirrors_the_headers():
     assert "#define BH_MSG_SLOT_SIZE(max) (8u + (((max) + 7u) & ~7u))" in TABLES_H
     assert [abi.msg_slot_size(n) for n in (1, 8, 9, 100)] == [16, 16, 24, 112]
     assert "#define BH_SAMPLING_SLOT_SIZE(max) (16u + (((max) + 7u) & ~7u))" in TABLES_H
-    assert "#define BH_SAMPLING_COPIES(reader_cores) ((reader_cores) + 2u)" in TABLES_H
-    assert [abi.sampling_slot_size(n) for n in (1, 8, 9)] == [24, 24, 32] and abi.sampling_copies(3) == 5
+    assert "#define BH_SAMPLING_COPIES(port_cores) ((port_cores) + 1u)" in TABLES_H
+    assert [abi.sampling_slot_size(n) for n in (1, 8, 9)] == [24, 24, 32] and abi.sampling_copies(3) == 4
 
 
 def test_configuration_md_channels_example(workdir, cli):
@@ -140,23 +140,27 @@ def test_configuration_md_channels_example(workdir, cli):
     assert cli("check", "doc.yaml") == (0, f"doc.yaml: ok ({len(names)} partitions)\n", "")
 
 
-def test_a_sampling_channel_keeps_a_copy_for_each_core_its_destinations_may_read_on(workdir):
-    """Reader cores: a dedicated vCPU's core, a best-effort vCPU's whole set, each core once."""
+def test_a_sampling_channel_keeps_a_copy_for_each_core_its_ports_may_use(workdir):
+    """Port cores, of the source's and the destinations' vCPUs: a dedicated vCPU's core, a best-effort
+    vCPU's whole set, each core once; one copy more for the last message."""
     (workdir / "be.yaml").write_text("""\
 system: {name: be, platform: qemu-virt, cores: 4, memory: 1G}
 hypervisor: {memory: {base: 0x40000000, size: 32M}}
 schedule:
-  cores: [{core: 1, policy: fixed_priority}, {core: 2, policy: fixed_priority}, {core: 3, policy: fixed_priority}]
+  cores: [{core: 0, policy: fixed_priority}, {core: 1, policy: fixed_priority},
+          {core: 2, policy: fixed_priority}, {core: 3, policy: fixed_priority}]
 partitions:
-  - {name: src, id: 0, image: app.elf, vcpus: [{core: 1, priority: 1}],
+  - {name: src, id: 0, image: app.elf, vcpus: [{core: 0, priority: 1}],
      memory: [{phys: 0x42000000, guest: 0x40000000, size: 2M, rights: rwx}]}
-  - {name: dst, id: 1, image: app.elf, vcpus: [{core: 1, priority: 2}, {best_effort: true, cores: [1, 2, 3]}],
+  - {name: dst, id: 1, image: app.elf, vcpus: [{core: 1, priority: 2}, {best_effort: true, cores: [1, 2]}],
      memory: [{phys: 0x42200000, guest: 0x40000000, size: 2M, rights: rwx}]}
+  - {name: near, id: 2, image: app.elf, vcpus: [{core: 0, priority: 3}],
+     memory: [{phys: 0x42400000, guest: 0x40000000, size: 2M, rights: rwx}]}
 channels:
   sampling:
     - {name: s, source: src.out, destinations: [dst.in], max_message_size: 100, refresh_period: 1ms}
-    - {name: self, source: dst.out, destinations: [src.in], max_message_size: 8, refresh_period: 1ms}
+    - {name: local, source: src.out2, destinations: [near.in], max_message_size: 8, refresh_period: 1ms}
 """)
-    s, own = config.load("be.yaml").channels.channels
-    assert (s.reader_cores, s.buffer_size) == (3, 5 * (16 + 104))
-    assert (own.reader_cores, own.buffer_size) == (1, 3 * (16 + 8))
+    s, local = config.load("be.yaml").channels.channels
+    assert (s.port_cores, s.buffer_size) == (3, 4 * (16 + 104))
+    assert (local.port_cores, local.buffer_size) == (1, 2 * (16 + 8))

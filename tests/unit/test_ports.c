@@ -17,8 +17,9 @@
 
 enum { SAMPLING, QUEUING };
 
-/* Beta, the destination, has vCPUs on cores 1 and 2 (fixture.c): reads on two cores at once. */
-#define SAMPLING_COPIES BH_SAMPLING_COPIES(2)
+/* Alpha, the source, has its vCPU on core 0 and beta, the destination, on cores 1 and 2
+ * (fixture.c): reads on two cores at once. */
+#define SAMPLING_COPIES BH_SAMPLING_COPIES(3)
 static uint8_t sampling_buf[SAMPLING_COPIES * BH_SAMPLING_SLOT_SIZE(16)] __attribute__((aligned(8)));
 static uint8_t queue_buf[2 * BH_MSG_SLOT_SIZE(8)] __attribute__((aligned(8)));
 static const struct bh_port_ref sampling_dst[] = { { .partition = 1, .port = 0 } };
@@ -212,9 +213,13 @@ static void alpha_writes(uint8_t value)
 {
 	struct arch_regs w = { .x = { BH_HC_SAMPLING_WRITE, 0, BUF, 16 } };
 
+	unsigned core = fake.core; /* the reader's, when this plays alpha's core during a read */
+
 	memset(fake_ram + (BUF - ALPHA_RAM_IPA), value, 16);
 	writing = true;
+	fake.core = alpha()->core;
 	EXPECT_EQ(hypercall_dispatch(alpha(), &w), BH_OK);
+	fake.core = core;
 	writing = false;
 }
 
@@ -259,7 +264,7 @@ TEST(a_sampling_read_copies_the_message_to_the_guest_once_however_the_source_wri
 	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 16);
 	EXPECT_EQ(guest_copies, 1);
 	EXPECT(beta_read_whole(BETA_BUF, 'a'));
-	EXPECT_EQ(locks_taken, 7); /* the source's writes only */
+	EXPECT_EQ(locks_taken, 2 * 7); /* the source's writes only: the pick, the publication */
 
 	locks_taken = guest_copies = 0;
 	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 16);
@@ -303,6 +308,43 @@ TEST(sampling_reads_on_two_cores_each_keep_their_copy_while_the_source_writes)
 	EXPECT(beta_read_whole(BETA_BUF, 'p' + 4));     /* the last write */
 	EXPECT_EQ(call(beta(), BH_HC_PORT_STATUS, 0, BETA_BUF + 0x200, 0, 0, 0), BH_OK);
 	EXPECT_EQ(((struct bh_port_status *)(void *)beta_ram_at(BETA_BUF + 0x200))->last_size, 16);
+}
+
+/* A write copies from its guest outside the channel's lock: another write meanwhile (another
+ * vCPU of the source, here played by alpha's on core 3) does not wait for it, and each
+ * publishes a whole message, the last to end the latest. */
+static void alpha_writes_on_core_3(void)
+{
+	static bool nested;
+	struct vcpu *a = alpha();
+
+	if (nested)
+		return;
+	nested = true;
+	unsigned core = a->core;
+	struct arch_regs w = { .x = { BH_HC_SAMPLING_WRITE, 0, BUF + 0x100, 16 } };
+	memset(fake_ram + (BUF + 0x100 - ALPHA_RAM_IPA), 'n', 16);
+	a->core = 3;
+	fixture_run(3, a);
+	EXPECT_EQ(hypercall_dispatch(a, &w), BH_OK);
+	a->core = core;
+	fake.core = core;
+	nested = false;
+}
+
+TEST(a_sampling_write_copies_outside_the_lock_and_another_write_meanwhile_waits_for_nothing)
+{
+	boot_with_sampling_ports();
+	fake.held_lock_takes = 0;
+	fake.copy_hook = alpha_writes_on_core_3;
+	memset(fake_ram + (BUF - ALPHA_RAM_IPA), 'o', 16);
+	EXPECT_EQ(call(alpha(), BH_HC_SAMPLING_WRITE, 0, BUF, 16, 0, 0), BH_OK);
+	fake.copy_hook = NULL;
+	EXPECT_EQ(fake.held_lock_takes, 0); /* the inner write never met the lock held */
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 16);
+	EXPECT(beta_read_whole(BETA_BUF, 'o')); /* the outer write ended last */
+	EXPECT_EQ(call(beta(), BH_HC_PORT_READY, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT_EQ(regs.x[1], 0); /* and was numbered last: nothing newer unread */
 }
 
 /* A write whose buffer fails its check publishes nothing: readers keep the last message. */

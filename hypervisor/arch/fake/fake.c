@@ -55,6 +55,7 @@ void arch_spin_lock(struct spinlock *l)
 {
 	if (fake.lock_hook)
 		fake.lock_hook();
+	fake.held_lock_takes += l->word != 0;
 	l->word = 1;
 }
 void arch_spin_unlock(struct spinlock *l) { l->word = 0; }

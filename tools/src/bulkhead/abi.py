@@ -158,6 +158,6 @@ def sampling_slot_size(max_message_size: int) -> int:
     return 16 + ((max_message_size + 7) & ~7)
 
 
-def sampling_copies(reader_cores: int) -> int:
-    """BH_SAMPLING_COPIES: the last message, a write under way, and one read on each reader core."""
-    return reader_cores + 2
+def sampling_copies(port_cores: int) -> int:
+    """BH_SAMPLING_COPIES: the last message, and one for a read or write on each of its ports' cores."""
+    return port_cores + 1

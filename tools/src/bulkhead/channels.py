@@ -75,7 +75,7 @@ class Channel(Located):
     max_message_size: int | None = None
     max_messages: int | None = 1  # the queue depth; 1 for sampling
     refresh_period: int | None = 0  # sampling: ns a message stays valid; 0 for queuing
-    reader_cores: int = 0         # sampling: cores its destination partitions' vCPUs may run on
+    port_cores: int = 0           # sampling: cores its source's and destinations' vCPUs may run on
 
     @property
     def title(self) -> str:
@@ -90,7 +90,7 @@ class Channel(Located):
     def buffer_size(self) -> int:
         """Hypervisor memory for its messages: a queue's slots, or a sampling channel's copies."""
         if self.kind == "sampling":
-            return sampling_copies(self.reader_cores) * sampling_slot_size(self.max_message_size)
+            return sampling_copies(self.port_cores) * sampling_slot_size(self.max_message_size)
         return self.max_messages * msg_slot_size(self.max_message_size)
 
 
@@ -227,7 +227,7 @@ def check_channels(system: System, diags: Diagnostics) -> None:
     _check_names(ipc.channels, "channel", diags)
     _check_names(ipc.regions, "shared region", diags)
     _check_endpoints(system, ipc.channels, diags)
-    _count_reader_cores(system, ipc.channels)
+    _count_port_cores(system, ipc.channels)
     _check_sizes(ipc.channels, diags)
     _check_counts(system, ipc, diags)
     for region in ipc.regions:
@@ -311,16 +311,16 @@ def _check_fan_out(chan: Channel, diags: Diagnostics) -> None:
                 f"{DESTINATION_COST} bytes of the message, each further port of a partition as {PORT_COST}")
 
 
-def _count_reader_cores(system: System, channels: list[Channel]) -> None:
-    """A sampling channel keeps a copy of its message for a read on each core its destinations'
-    vCPUs may run on (core/ports.c), as the hypervisor counts them (reader_cores)."""
+def _count_port_cores(system: System, channels: list[Channel]) -> None:
+    """A sampling channel keeps a copy of its message for a read or write on each core its source's
+    and destinations' vCPUs may run on (core/ports.c), as the hypervisor counts them (port_cores)."""
     for chan in channels:
         cores: set[int] = set()
-        for dest in chan.destinations:
-            part = system.partition_named(dest.partition) if dest.partition else None
+        for end in [chan.source, *chan.destinations]:
+            part = system.partition_named(end.partition) if end and end.partition else None
             for vcpu in part.vcpus if part else ():
                 cores |= set(vcpu.cores or ()) if vcpu.best_effort else {vcpu.core}
-        chan.reader_cores = len({c for c in cores if isinstance(c, int) and 0 <= c < MAX_CORES})
+        chan.port_cores = len({c for c in cores if isinstance(c, int) and 0 <= c < MAX_CORES})
 
 
 def _check_sizes(channels: list[Channel], diags: Diagnostics) -> None:
@@ -345,8 +345,8 @@ def _check_sizes(channels: list[Channel], diags: Diagnostics) -> None:
             diags.error(chan.at("max_messages", "max_message_size"), f"{chan.title}: the message buffers of the "
                         f"channels up to this one need {total} bytes of hypervisor memory (a queuing channel "
                         f"max_messages x (max_message_size rounded up to 8, plus 8); a sampling channel "
-                        f"(max_message_size rounded up to 8, plus 16) x (2 + the cores its destinations' vCPUs "
-                        f"may run on)), more than the {MAX_CHANNEL_MEMORY} ({size_text(MAX_CHANNEL_MEMORY)}) "
+                        f"(max_message_size rounded up to 8, plus 16) x (1 + the cores its source's and "
+                        f"destinations' vCPUs may run on)), more than the {MAX_CHANNEL_MEMORY} ({size_text(MAX_CHANNEL_MEMORY)}) "
                         f"allowed; make messages smaller, queues shorter, or sampling readers fewer")
 
 

@@ -38,6 +38,8 @@ struct fake_state {
 	void (*counter_hook)(void);  /* at every arch_counter_read */
 	void (*switch_hook)(void);   /* at every arch_vcpu_switch, after it */
 	void (*lock_hook)(void);     /* at every arch_spin_lock */
+	unsigned held_lock_takes;    /* arch_spin_lock of a lock held: a wait on hardware (one core: a
+				      * hook playing another core took it while the first held it) */
 	void (*copy_hook)(void);     /* at every arch_phys_to_ptr: inside guest copies */
 	char uart[65536];
 	unsigned uart_len;
