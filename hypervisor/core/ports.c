@@ -40,6 +40,7 @@ struct channel_rt {
 	uint64_t refresh_ticks;  /* sampling: validity */
 	volatile uint32_t latest; /* sampling: the copy that holds the last message */
 	uint32_t copies;          /* sampling: BH_SAMPLING_COPIES of its port cores */
+	uint32_t pin_tag;         /* sampling: its pins' upper bits, its index + 1 (pin_of) */
 };
 
 /* A configured port with its run-time state, resolved once by ports_init so a call finds
@@ -161,7 +162,7 @@ static void check_channels(const struct bh_system_cfg *cfg)
 			 ch->buffer_size == (uint64_t)copies * BH_SAMPLING_SLOT_SIZE(ch->max_message_size) :
 			 ch->buffer_size == (uint64_t)ch->max_messages * BH_MSG_SLOT_SIZE(ch->max_message_size));
 		channels[i] = (struct channel_rt){ .refresh_ticks = ns_to_ticks(ch->refresh_ns),
-						   .copies = copies };
+						   .copies = copies, .pin_tag = (i + 1) << 8 };
 	}
 	for (unsigned i = 0; i < cfg->shm_count; i++) {
 		for (uint32_t m = 0; m < cfg->shm_regions[i].mapping_count; m++)
@@ -502,7 +503,7 @@ int64_t ports_hc_queuing_create(struct vcpu *v, struct arch_regs *r)
 
 static uint32_t pin_of(const struct port *p, uint32_t copy)
 {
-	return (uint32_t)(p->ch - sys->channels + 1) << 8 | copy;
+	return p->crt->pin_tag | copy;
 }
 
 static uint32_t *sampling_copy_at(const struct port *p, uint32_t copy)
@@ -525,7 +526,7 @@ static uint32_t sampling_copies_in_use(const struct port *p)
 		if (pin == pin_of(p, SAMPLING_ASKED))
 			__atomic_compare_exchange_n(&sampling_pins[core], &pin, pin_of(p, latest), false,
 						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-		if (pin >> 8 == pin_of(p, 0) >> 8 && (pin & 0xffu) != SAMPLING_ASKED)
+		if ((pin & ~0xffu) == p->crt->pin_tag && pin != pin_of(p, SAMPLING_ASKED))
 			used |= 1u << (pin & 0xffu);
 	}
 	return used;
