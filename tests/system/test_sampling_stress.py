@@ -32,3 +32,18 @@ def test_a_partition_writing_and_reading_two_channels_on_four_cores():
                      until=lambda r: all(any(k[1] == n for k in r.verdicts()) for n in readers)
                      or r.index("check failed") >= 0)
     check(run, readers)
+
+
+def test_best_effort_readers_on_every_core_while_writers_and_readers_are_restarted():
+    readers = ["p1_v0_done", "p1_v1_done", "p2_v0_done", "p2_v1_done"]
+
+    def done(r):
+        at = r.index(r"chaos done")
+        return r.index("check failed") >= 0 or at >= 0 and all(
+            any(re.search(rf"BHTEST {n} ", line) for line in r.lines[at:]) for n in readers)
+    run = run_system("sample_stress_be.yaml", timeout=400, until=done)
+    assert run.index(r"samplestress: chaos done, 60 restarts") >= 0, "chaos did not finish"
+    check(run, readers)
+    incarnations = {(int(m[1]), int(m[2])) for m in (re.search(r"reader (\d+)\.\d+: .* inc (\d+)", line)
+                                                     for line in run.lines) if m}
+    assert {p for p, inc in incarnations if inc > 0} >= {1, 2}, "the readers were not restarted"

@@ -1,7 +1,7 @@
 /* samplestress: sampling channels under more stress than samplecheck (test_sampling_stress.py,
  * without -icount). A partition's role comes from the ports it has:
- *   w_a, w_b      sources of channels a (4064-byte messages) and b (1001 bytes): each vCPU
- *                 writes them back to back, each message filled with one byte derived from
+ *   w_a, w_b      sources of channels a and b: each vCPU writes them back to back, messages of
+ *                 the channel's max_message_size, each message filled with one byte derived from
  *                 its writer (partition, vCPU, incarnation, number);
  *   r_a, r_a2, r_b destinations (r_a and r_a2 two ports of one partition on channel a): each
  *                 vCPU reads each in turn and checks every message is whole and of the full
@@ -29,7 +29,7 @@ struct header {
 static const char *const wnames[2] = { "w_a", "w_b" };
 static const char *const rnames[3] = { "r_a", "r_a2", "r_b" };
 static const unsigned rchan[3] = { 0, 0, 1 };
-static const unsigned sizes[2] = { 4064, 1001 };
+static unsigned sizes[2]; /* each channel's max_message_size: every message has it */
 
 static unsigned char fill_of(struct header h)
 {
@@ -51,12 +51,12 @@ static void write_one(int desc, unsigned c, unsigned vcpu, unsigned number)
 		b[i] = fill;
 	__builtin_memcpy(b, &h, sizeof(h));
 	long rc = bh_sampling_write(desc, b, sizes[c]);
-	if (rc != BH_OK)
+	if (rc != BH_OK && rc != BH_INVALID_PARAM) /* that: the port closed by a restart */
 		bh_printf("samplestress: write %u of vcpu %u on %s: %ld\n", number, vcpu, wnames[c], rc);
 }
 
 struct counts {
-	unsigned reads, torn, stale, changes, empty;
+	unsigned reads, torn, stale, changes, empty, closed;
 	struct header prev;
 };
 
@@ -69,6 +69,10 @@ static void read_one(int desc, unsigned r, unsigned vcpu, struct counts *k)
 	k->reads++;
 	if (n == BH_NO_ACTION) {
 		k->empty++;
+		return;
+	}
+	if (n == BH_INVALID_PARAM) { /* the port closed: its partition is restarting */
+		k->closed++;
 		return;
 	}
 	struct header h;
@@ -125,9 +129,21 @@ static void run(unsigned vcpu)
 	u64 changes = bh_test_param("p_changes") ? bh_test_param("p_changes") : CHANGES;
 	struct counts k = { .prev = { ~0u, ~0u, ~0u, ~0u } };
 
-	if (vcpu == 0 && bh_test_param("p_chaos"))
-		chaos();
+	if (bh_test_param("p_chaos")) {
+		if (vcpu == 0)
+			chaos();
+		for (;;)
+			bh_idle();
+	}
+	for (unsigned r = 0; r < 3; r++) {
+		struct bh_port_info info = { 0 };
+		if (bh_port_info(rnames[r], &info) == BH_OK)
+			sizes[rchan[r]] = info.max_message_size;
+	}
 	for (unsigned c = 0; c < 2; c++) {
+		struct bh_port_info info = { 0 };
+		if (bh_port_info(wnames[c], &info) == BH_OK)
+			sizes[c] = info.max_message_size;
 		long d = bh_port_open(wnames[c]);
 		w[c] = d >= 0 ? (int)d : -1;
 		writers += d >= 0;
@@ -148,8 +164,8 @@ static void run(unsigned vcpu)
 		if (readers && !reported && (k.changes >= changes || k.reads >= READS)) {
 			reported = 1;
 			bh_printf("BHSTAT samplestress reader %u.%u: reads %u torn %u stale %u changes %u "
-				  "empty %u inc %u\n", me, vcpu, k.reads, k.torn, k.stale, k.changes, k.empty,
-				  incarnation);
+				  "empty %u closed %u inc %u\n", me, vcpu, k.reads, k.torn, k.stale, k.changes,
+				  k.empty, k.closed, incarnation);
 			char name[16] = "p0_v0_done";
 			name[1] = (char)('0' + me);
 			name[4] = (char)('0' + vcpu);
