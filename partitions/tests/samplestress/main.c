@@ -67,7 +67,7 @@ static void read_one(int desc, unsigned r, unsigned vcpu, struct counts *k)
 	long n = bh_sampling_read(desc, b, sizes[c], &flags, &size);
 
 	k->reads++;
-	if (n == BH_NO_ACTION) {
+	if (n == BH_NO_ACTION && k->prev.part == ~0u) { /* nothing written yet */
 		k->empty++;
 		return;
 	}
