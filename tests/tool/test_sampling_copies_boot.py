@@ -1,6 +1,6 @@
-"""A sampling channel's copies as the tool counts them (channels.py _count_reader_cores) and as the
-hypervisor does at boot (core/ports.c reader_cores, which checks the buffer's size): the same for
-destinations of every vCPU form at once: cyclic, fixed-priority and EDF cores, best-effort sets
+"""A sampling channel's copies as the tool counts them (channels.py _count_port_cores) and as the
+hypervisor does at boot (core/ports.c port_cores, which checks the buffer's size): the same for
+sources and destinations of every vCPU form at once: cyclic, fixed-priority and EDF cores, best-effort sets
 over cores of each policy in any order, several ports of one partition on one channel, the source's
 own partition as a destination, a channel whose destinations share cores."""
 
@@ -44,14 +44,14 @@ channels:
 """
 
 
-def test_reader_cores_of_every_vcpu_form_boot(checker, workdir):
+def test_port_cores_of_every_vcpu_form_boot(checker, workdir):
     (workdir / "odd.yaml").write_text(ODD)
     system, errors = config.check(workdir / "odd.yaml")
     assert errors == [], errors[0].format("odd.yaml")
-    counted = {c.name: c.reader_cores for c in system.channels.channels}
-    assert counted == {"all": 4, "one": 3, "self": 3, "edf": 1}
+    counted = {c.name: c.port_cores for c in system.channels.channels}
+    assert counted == {"all": 4, "one": 4, "self": 3, "edf": 4}
     result = boot(system, "odd.yaml", workdir / "out")
     assert result.ok, result.output
-    system.channels.channels[0].reader_cores -= 1  # one copy short, as a miscount would leave it
+    system.channels.channels[0].port_cores -= 1  # one copy short, as a miscount would leave it
     result = boot(system, "odd.yaml", workdir / "out2")
     assert result.status == 1 and "check failed" in result.output, result.output
