@@ -186,6 +186,18 @@ HOT_INLINE_GLOBAL bool guest_translate_readable(const struct vcpu *v, uint64_t v
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 /* Two pieces on each side: at most three copies. */
+void guest_pieces_write(const struct guest_pieces *to, const void *src, uint32_t len)
+{
+	const uint8_t *s = src;
+
+	for (unsigned i = 0; i < to->count && len; i++) {
+		uint32_t n = min_u32(len, to->piece[i].len);
+		memcpy(arch_phys_to_ptr(to->piece[i].pa), s, n);
+		s += n;
+		len -= n;
+	}
+}
+
 void guest_pieces_copy_split(const struct guest_pieces *to, const struct guest_pieces *from,
 			     uint32_t len)
 {

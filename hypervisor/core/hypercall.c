@@ -19,6 +19,9 @@ typedef int64_t (*hypercall_fn)(struct vcpu *v, struct arch_regs *r);
 /* Shortest period of a periodic BH_HC_SET_TIMER: bounds the interrupt rate a guest can ask for. */
 #define TIMER_MIN_INTERVAL_NS 10000u
 #define TRACE_READ_MAX 64u
+/* A read's buffer is translated whole before anything is taken: one page at most. */
+_Static_assert(TRACE_READ_MAX * sizeof(struct bh_trace_event) <= 4096, "trace read within a page");
+_Static_assert(BH_HM_LOG_READ_MAX * sizeof(struct bh_hm_log_entry) <= 4096, "HM read within a page");
 
 static uint64_t arg(const struct arch_regs *r, unsigned i) { return arch_regs_arg(r, i); }
 static bool is_system(const struct vcpu *v) { return v->partition->cfg->flags & BH_PART_SYSTEM; }
@@ -270,13 +273,15 @@ static int64_t hc_trace_read(struct vcpu *v, struct arch_regs *r)
 		return BH_INVALID_PARAM;
 	if (max > TRACE_READ_MAX)
 		max = TRACE_READ_MAX;
-	/* Check the buffer first: events read are gone from the ring. max 0 answers 0 whatever
-	 * the pointer (nothing to copy, nothing to check). */
-	if (!guest_writable(v, va, max * sizeof(events[0])))
+	if (!max)
+		return 0; /* nothing to copy, nothing to check, whatever the pointer */
+	/* The buffer translated first: events read are gone from the ring, and the copy into it
+	 * cannot fail after (not even if another vCPU changes the page tables meanwhile). */
+	struct guest_pieces buf;
+	if (!guest_translate_writable(v, va, max * sizeof(events[0]), &buf))
 		return BH_INVALID_PARAM;
 	unsigned n = trace_read((unsigned)core, events, (unsigned)max);
-	if (n && !guest_copy_to(v, va, events, n * sizeof(events[0])))
-		return BH_INVALID_PARAM;
+	guest_pieces_write(&buf, events, n * (uint32_t)sizeof(events[0]));
 	return n;
 }
 
@@ -295,12 +300,13 @@ static int64_t hc_hm_read(struct vcpu *v, struct arch_regs *r)
 		return BH_PERM_ERROR;
 	if (max > BH_HM_LOG_READ_MAX)
 		max = BH_HM_LOG_READ_MAX;
-	/* Check the buffer first: entries read are gone from the log. */
-	if (!guest_writable(v, va, max * sizeof(entries[0])))
+	/* The buffer translated first, as for the trace: entries taken are gone from the log. */
+	struct guest_pieces buf;
+	if (max && !guest_translate_writable(v, va, max * sizeof(entries[0]), &buf))
 		return BH_INVALID_PARAM;
 	unsigned n = hm_log_take(entries, (unsigned)max, &lost);
-	if (!guest_copy_to(v, va, entries, n * sizeof(entries[0])))
-		return BH_INVALID_PARAM;
+	if (n)
+		guest_pieces_write(&buf, entries, n * (uint32_t)sizeof(entries[0]));
 	arch_regs_set(r, 1, lost);
 	return n;
 }

@@ -47,6 +47,9 @@ bool guest_translate_writable(const struct vcpu *v, uint64_t va, size_t len,
 /* The same for readable [va, va+len); inline into a hand-over of a message to a waiter. */
 bool guest_translate_readable(const struct vcpu *v, uint64_t va, size_t len,
 			      struct guest_pieces *out);
+/* Copy len bytes of hypervisor memory src into `to` (len at most its length): a write that
+ * cannot fail, whatever the guest's page tables became since the translation. */
+void guest_pieces_write(const struct guest_pieces *to, const void *src, uint32_t len);
 /* The copy of guest_pieces_copy when a piece on either side is shorter than len. */
 void guest_pieces_copy_split(const struct guest_pieces *to, const struct guest_pieces *from,
 			     uint32_t len);

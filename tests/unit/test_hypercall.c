@@ -8,6 +8,8 @@
 #include "partition.h"
 #include "percpu.h"
 #include "sched.h"
+#include "hm.h"
+#include "trace.h"
 #include "unit.h"
 
 static struct arch_regs regs;
@@ -202,4 +204,60 @@ TEST(partition_ctl_says_when_the_state_left_nothing_to_do)
 	EXPECT_EQ(partition_ctl(BH_PARTITION_SUSPEND, 0, 0), BH_NO_ACTION);
 	EXPECT_EQ(partition_ctl(BH_PARTITION_RESTART, 0, BH_RESET_COLD), BH_OK); /* a halted one too */
 	EXPECT_EQ(partitions[0].state, PARTITION_RESTARTING);
+}
+
+/* The health log's reader (the system partition) gets every entry it takes: the buffer is
+ * translated before the take, so that a change of the guest's page tables meanwhile (here the
+ * fake's translation failing from the take on, as another vCPU unmapping the buffer would make
+ * it) no longer drops them. The same for trace reads. */
+static void unmap_guest_buffers(void)
+{
+	fake.guest_mmu_fault = true;
+}
+
+TEST(a_health_log_read_loses_no_entry_it_took)
+{
+	struct hm_event ev = { .kind = BH_HM_PARTITION_ERROR, .address = 0x1234, .pc = 0x40000120,
+			       .detail = "test" };
+	const uint64_t buf = ALPHA_RAM_IPA + 0x4000; /* beta's RAM: the IPAs are alike */
+	const struct bh_hm_log_entry *got =
+		(const void *)(fake_ram + (BETA_RAM_PHYS - ALPHA_RAM_PHYS) + 0x4000);
+
+	fixture_boot();
+	bool goes_on = false;
+	struct vcpu *a = alpha();
+	FAKE_RUN(goes_on = hm_raise(a, &ev));
+	(void)goes_on;
+	fixture_run(beta()->core, beta());
+	fake.lock_hook = unmap_guest_buffers;
+	EXPECT_EQ(call(beta(), BH_HC_HM_READ, buf, BH_HM_LOG_READ_MAX), 1);
+	fake.lock_hook = NULL;
+	fake.guest_mmu_fault = false;
+	EXPECT_EQ(got->address, 0x1234);
+	EXPECT_EQ(call(beta(), BH_HC_HM_READ, buf, BH_HM_LOG_READ_MAX), 0);
+	fake.guest_mmu_fault = true; /* unmapped before the call: nothing taken */
+	EXPECT_EQ(call(beta(), BH_HC_HM_READ, buf, 1), BH_INVALID_PARAM);
+	fake.guest_mmu_fault = false;
+}
+
+TEST(a_trace_read_loses_no_event_it_took)
+{
+	const struct bh_trace_event *got =
+		(const void *)(fake_ram + (BETA_RAM_PHYS - ALPHA_RAM_PHYS) + 0x4000);
+	struct bh_trace_event all[64];
+
+	fixture_boot();
+	while (trace_read(2, all, 64)) /* core 2's ring emptied */
+		;
+	fixture_run(2, &partitions[1].vcpus[1]);
+	trace_emit_at(BH_TRACE_HYPERCALL, &partitions[1].vcpus[1], 0x77, 5);
+	fixture_run(beta()->core, beta());
+	memset(&regs, 0, sizeof(regs));
+	regs.x[0] = BH_HC_TRACE_READ, regs.x[1] = 2, regs.x[2] = ALPHA_RAM_IPA + 0x4000, regs.x[3] = 64;
+	fake.lock_hook = unmap_guest_buffers;
+	FAKE_RUN(regs.x[0] = (uint64_t)hypercall_dispatch(beta(), &regs));
+	fake.lock_hook = NULL;
+	fake.guest_mmu_fault = false;
+	EXPECT_EQ(regs.x[0], 1);
+	EXPECT_EQ(got->arg, 0x77);
 }
