@@ -7,9 +7,8 @@
  * legacy (version 1) or the modern (version 2) virtio-mmio interface, polls one request to
  * completion, and checks every answer of the device. Every line starts with "blkprobe: ". */
 #include <stdint.h>
+#include "pl011_print.h"
 
-#define UART_DR 0x09000000ul
-#define UART_FR 0x09000018ul
 #define RAM_BASE 0x40000000ul
 #define PSCI_SYSTEM_OFF 0x84000008u
 
@@ -79,35 +78,7 @@ static struct blk_req request __attribute__((aligned(16)));
 static volatile uint8_t sector[SECTOR] __attribute__((aligned(16)));
 static volatile uint8_t request_status;
 
-static inline uint32_t rd32(uint64_t a) { return *(volatile uint32_t *)a; }
-static inline void wr32(uint64_t a, uint32_t v) { *(volatile uint32_t *)a = v; }
 static inline void dsb(void) { __asm__ volatile("dsb sy" ::: "memory"); }
-
-static void putc_(char c)
-{
-	while (rd32(UART_FR) & (1u << 5)) /* TXFF */
-		;
-	wr32(UART_DR, (uint8_t)c);
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		putc_(*s++);
-}
-
-static void puthex(uint64_t v)
-{
-	char buf[17];
-	int n = 0;
-	do {
-		buf[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	puts_("0x");
-	while (n)
-		putc_(buf[--n]);
-}
 
 static void putdec(uint64_t v)
 {

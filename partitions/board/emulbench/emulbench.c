@@ -9,9 +9,8 @@
  * access's own instruction counted. Every access of a kind must cost the same; the line gives
  * the largest and the smallest: `BENCH emul_<op> <max> cycles <min>`, then `BENCH-DONE`. */
 #include <stdint.h>
+#include "pl011_print.h"
 
-#define UART_DR 0x09000000ul
-#define UART_FR 0x09000018ul
 #define GICD 0x08000000ul
 #define GICD_TYPER (GICD + 0x0004)
 #define GICD_ISENABLER1 (GICD + 0x0104)  /* SPIs 32-63 */
@@ -21,22 +20,6 @@
 
 typedef void timed_fn(uint64_t addr, uint64_t value, uint64_t reads[32]);
 timed_fn timed_nop, timed_ldr32, timed_str32, timed_hvc, timed_smc;
-
-static inline uint32_t rd32(uint64_t a) { return *(volatile uint32_t *)a; }
-static inline void wr32(uint64_t a, uint32_t v) { *(volatile uint32_t *)a = v; }
-
-static void putc_(char c)
-{
-	while (rd32(UART_FR) & (1u << 5)) /* TXFF */
-		;
-	wr32(UART_DR, (uint8_t)c);
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		putc_(*s++);
-}
 
 static void putdec(uint64_t v)
 {

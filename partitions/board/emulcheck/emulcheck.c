@@ -4,9 +4,9 @@
  * the bad accesses come with the health-monitor events the test expects (its partition
  * ignores memory violations and SMCs: a bad read gives 0 and the program goes on). */
 #include <stdint.h>
+#include "pl011_print.h"
 
-#define UART 0x09000000ul
-#define UART_FR (UART + 0x18)
+#define UART UART_DR
 #define GICD 0x08000000ul
 #define GICD_TYPER (GICD + 0x0004)
 #define GICD_ISENABLER1 (GICD + 0x0104)
@@ -21,36 +21,6 @@ uint32_t read16(uint64_t addr);
 int64_t smc_imm1(uint64_t fn);
 int64_t smc_call(uint64_t fn);
 int64_t hvc_call(uint64_t fn);
-
-static inline uint32_t rd32(uint64_t a) { return *(volatile uint32_t *)a; }
-static inline void wr32(uint64_t a, uint32_t v) { *(volatile uint32_t *)a = v; }
-
-static void putc_(char c)
-{
-	while (rd32(UART_FR) & (1u << 5)) /* TXFF */
-		;
-	wr32(UART, (uint8_t)c);
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		putc_(*s++);
-}
-
-static void puthex(uint64_t v)
-{
-	char buf[17];
-	int n = 0;
-
-	do {
-		buf[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	puts_("0x");
-	while (n)
-		putc_(buf[--n]);
-}
 
 static void line(const char *what, uint64_t v)
 {

@@ -4,9 +4,9 @@
  * memory_violation event (its partition ignores them) or nothing at all, never a hypervisor
  * fault, and the program must go on to its last line. */
 #include <stdint.h>
+#include "pl011_print.h"
 
-#define UART 0x09000000ul
-#define UART_FR (UART + 0x18)
+#define UART UART_DR
 #define GICD 0x08000000ul
 
 uint32_t ldxr_at(uint64_t addr);
@@ -19,36 +19,12 @@ uint64_t ldr_post_at(uint64_t addr);
 uint64_t str_pre_at(uint64_t addr, uint32_t value);
 void stp_at(uint64_t addr, uint32_t value);
 
-static inline uint32_t rd32(uint64_t a) { return *(volatile uint32_t *)a; }
-static inline void wr32(uint64_t a, uint32_t v) { *(volatile uint32_t *)a = v; }
-
-static void putc_(char c)
-{
-	while (rd32(UART_FR) & (1u << 5)) /* TXFF */
-		;
-	wr32(UART, (uint8_t)c);
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		putc_(*s++);
-}
-
 static void line(const char *what, uint64_t v)
 {
-	char buf[17];
-	int n = 0;
-
 	puts_("mmioatk: ");
 	puts_(what);
-	puts_(" 0x");
-	do {
-		buf[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n)
-		putc_(buf[--n]);
+	putc_(' ');
+	puthex(v);
 	putc_('\n');
 }
 

@@ -3,9 +3,8 @@
  * partition with `board: qemu-virt`, and prints the same lines in both (tests/system/test_boards.py
  * compares them). Every line starts with "virtprobe: ". */
 #include <stdint.h>
+#include "pl011_print.h"
 
-#define UART_DR 0x09000000ul
-#define UART_FR 0x09000018ul
 #define GICD 0x08000000ul
 #define GICR 0x080a0000ul
 #define GICR_STRIDE 0x20000ul
@@ -28,35 +27,6 @@ static volatile uint32_t cpu1_up;
 
 #define SYSREG_R(name) ({ uint64_t v_; __asm__ volatile("mrs %0, " name : "=r"(v_)); v_; })
 #define SYSREG_W(name, v) __asm__ volatile("msr " name ", %0" :: "r"((uint64_t)(v)))
-
-static inline uint32_t rd32(uint64_t a) { return *(volatile uint32_t *)a; }
-static inline void wr32(uint64_t a, uint32_t v) { *(volatile uint32_t *)a = v; }
-
-static void putc_(char c)
-{
-	while (rd32(UART_FR) & (1u << 5)) /* TXFF */
-		;
-	wr32(UART_DR, (uint8_t)c);
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		putc_(*s++);
-}
-
-static void puthex(uint64_t v)
-{
-	char buf[17];
-	int n = 0;
-	do {
-		buf[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	puts_("0x");
-	while (n)
-		putc_(buf[--n]);
-}
 
 static void putdec(uint64_t v)
 {
