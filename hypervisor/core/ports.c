@@ -53,7 +53,7 @@ struct port {
 	struct port *peer;           /* queuing: the channel's other end */
 	uint32_t type;               /* TYPE(kind, direction) */
 	volatile uint32_t open_gen;  /* owner's restarts + 1 once opened: a restart closes */
-	uint32_t seen_seq;           /* sampling destination: channel seq at its last read */
+	uint32_t seen_seq;           /* sampling destination: the newest write it has read */
 	uint32_t notified;           /* BH_VIRQ_PORT raised and not re-armed yet (channel lock) */
 	struct vcpu *waiter;         /* queuing destination: blocked in a receive wait, or POSTED:
 				      * a buffer is posted (lock) */
@@ -581,6 +581,19 @@ static bool sampling_valid(const struct channel_rt *c, uint64_t now)
 	return c->count && now - c->written_at <= c->refresh_ticks;
 }
 
+/* A read of write number seq: the port has seen it, unless another of its partition's vCPUs,
+ * reading at the same time, has seen a newer one (readiness must not go back to an older
+ * message). Each failed exchange is another read's newer number: the loop ends there. */
+static void seen_at_least(struct port *p, uint32_t seq)
+{
+	uint32_t seen = __atomic_load_n(&p->seen_seq, __ATOMIC_RELAXED);
+
+	while ((int32_t)(seq - seen) > 0 &&
+	       !__atomic_compare_exchange_n(&p->seen_seq, &seen, seq, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 /* The copy a read on this core holds until it clears *pin: the latest when it looked, or the
  * one a write answered its ask with. */
 static uint32_t sampling_pin(const struct port *p, volatile uint32_t *pin)
@@ -616,7 +629,7 @@ int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 		return BH_INVALID_PARAM;
 	if (!length)
 		return BH_NO_ACTION; /* never written */
-	p->seen_seq = seq;
+	seen_at_least(p, seq);
 	bool valid = arch_counter_read() - written_at <= c->refresh_ticks;
 	arch_regs_set(r, 1, valid ? BH_MSG_VALID : 0);
 	arch_regs_set(r, 2, length);

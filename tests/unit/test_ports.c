@@ -347,6 +347,38 @@ TEST(a_sampling_write_copies_outside_the_lock_and_another_write_meanwhile_waits_
 	EXPECT_EQ(regs.x[1], 0); /* and was numbered last: nothing newer unread */
 }
 
+/* Readiness never goes back: beta's vCPU on core 1 reads the message while the source writes a
+ * newer one and beta's vCPU on core 2 reads that; the first read, of the older message, ends
+ * last, and the port still counts the newer one as read (before, it said "a message you have
+ * not read" again: helper-48). */
+static void newer_write_and_read_on_core_2(void)
+{
+	struct vcpu *second = &partitions[1].vcpus[1];
+	struct arch_regs r = { .x = { BH_HC_SAMPLING_READ, 0, BETA_BUF + 0x100, 16 } };
+
+	if (writing)
+		return;
+	fake.copy_hook = NULL;
+	alpha_writes('n');
+	fixture_run(second->core, second);
+	EXPECT_EQ(hypercall_dispatch(second, &r), 16);
+}
+
+TEST(a_slower_read_of_an_older_message_leaves_the_newer_one_read)
+{
+	boot_with_sampling_ports();
+	alpha_writes('o');
+	fake.copy_hook = newer_write_and_read_on_core_2;
+	EXPECT_EQ(call(beta(), BH_HC_SAMPLING_READ, 0, BETA_BUF, 16, 0, 0), 16);
+	fake.copy_hook = NULL;
+	EXPECT(beta_read_whole(BETA_BUF, 'o') && beta_read_whole(BETA_BUF + 0x100, 'n'));
+	EXPECT_EQ(call(beta(), BH_HC_PORT_READY, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT_EQ(regs.x[1], 0); /* 'n', the newest, was read */
+	alpha_writes('m');
+	EXPECT_EQ(call(beta(), BH_HC_PORT_READY, 0, 0, 0, 0, 0), BH_OK);
+	EXPECT_EQ(regs.x[1], 1);
+}
+
 /* A write whose buffer fails its check publishes nothing: readers keep the last message. */
 TEST(a_failed_sampling_write_leaves_the_last_message)
 {
