@@ -185,7 +185,6 @@ HOT_INLINE_GLOBAL bool guest_translate_readable(const struct vcpu *v, uint64_t v
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-/* Two pieces on each side: at most three copies. */
 void guest_pieces_write(const struct guest_pieces *to, const void *src, uint32_t len)
 {
 	const uint8_t *s = src;
@@ -198,6 +197,7 @@ void guest_pieces_write(const struct guest_pieces *to, const void *src, uint32_t
 	}
 }
 
+/* Two pieces on each side: at most three copies. */
 void guest_pieces_copy_split(const struct guest_pieces *to, const struct guest_pieces *from,
 			     uint32_t len)
 {

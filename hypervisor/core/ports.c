@@ -36,7 +36,6 @@ struct channel_rt {
 	volatile uint32_t head;  /* queuing: slot of the oldest message */
 	volatile uint32_t count; /* messages held (sampling: 1 once written) */
 	volatile uint32_t seq;   /* sampling: writes so far */
-	uint64_t written_at;     /* sampling: counter at the last write */
 	uint64_t refresh_ticks;  /* sampling: validity */
 	volatile uint32_t latest; /* sampling: the copy that holds the last message */
 	uint32_t copies;          /* sampling: BH_SAMPLING_COPIES of its port cores */
@@ -501,15 +500,23 @@ int64_t ports_hc_queuing_create(struct vcpu *v, struct arch_regs *r)
  * with the latest then; a write looks at every core's ask or hold before it picks its copy. */
 #define SAMPLING_ASKED 0xffu
 
+/* One copy of a sampling message (BH_SAMPLING_SLOT_SIZE: the header, then the message). */
+struct sampling_copy {
+	uint32_t length;     /* 0: never written */
+	uint32_t seq;        /* the write's number (channel_rt.seq after it) */
+	uint64_t written_at; /* counter ticks */
+	uint8_t message[];
+};
+
 static uint32_t pin_of(const struct port *p, uint32_t copy)
 {
 	return p->crt->pin_tag | copy;
 }
 
-static uint32_t *sampling_copy_at(const struct port *p, uint32_t copy)
+static struct sampling_copy *sampling_copy_at(const struct port *p, uint32_t copy)
 {
-	return (uint32_t *)(void *)(p->ch->buffer +
-				    (uint64_t)copy * BH_SAMPLING_SLOT_SIZE(p->ch->max_message_size));
+	return (struct sampling_copy *)(void *)(p->ch->buffer + (uint64_t)copy *
+						BH_SAMPLING_SLOT_SIZE(p->ch->max_message_size));
 }
 
 /* The copies a write may not use (bit n: copy n): the latest, and those held by reads and
@@ -549,19 +556,17 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 	BH_CHECK(copy < c->copies); /* a core holds one copy at most */
 	__atomic_store_n(pin, pin_of(p, copy), __ATOMIC_RELAXED); /* later writes leave it */
 	arch_spin_unlock(&c->lock);
-	uint32_t *msg = sampling_copy_at(p, copy);
-	bool copied = guest_copy_from(v, msg + 4, va, size);
+	struct sampling_copy *msg = sampling_copy_at(p, copy);
+	bool copied = guest_copy_from(v, msg->message, va, size);
 	arch_spin_lock(&c->lock);
 	__atomic_store_n(pin, 0u, __ATOMIC_RELAXED);
 	if (!copied) { /* a failed check publishes nothing */
 		arch_spin_unlock(&c->lock);
 		return BH_INVALID_PARAM;
 	}
-	uint64_t now = arch_counter_read();
-	msg[0] = (uint32_t)size;
-	msg[1] = c->seq + 1;
-	*(uint64_t *)(void *)(msg + 2) = now;
-	c->written_at = now;
+	msg->length = (uint32_t)size;
+	msg->seq = c->seq + 1;
+	msg->written_at = arch_counter_read();
 	c->count = 1;
 	__atomic_store_n(&c->latest, copy, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
@@ -574,11 +579,6 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 	arch_spin_unlock(&c->lock);
 	notify(wake, BH_VIRQ_PORT);
 	return BH_OK;
-}
-
-static bool sampling_valid(const struct channel_rt *c, uint64_t now)
-{
-	return c->count && now - c->written_at <= c->refresh_ticks;
 }
 
 /* A read of write number seq: the port has seen it, unless another of its partition's vCPUs,
@@ -620,10 +620,10 @@ int64_t ports_hc_sampling_read(struct vcpu *v, struct arch_regs *r)
 	/* Before the look at latest: a write it does not see arms the port again (arm). */
 	__atomic_store_n(&p->notified, 0, __ATOMIC_SEQ_CST);
 	volatile uint32_t *pin = &sampling_pins[this_cpu()->core];
-	const uint32_t *msg = sampling_copy_at(p, sampling_pin(p, pin));
-	uint32_t length = msg[0], seq = msg[1];
-	uint64_t written_at = *(const uint64_t *)(const void *)(msg + 2);
-	bool copied = guest_copy_to(v, va, msg + 4, min_u32(length, size));
+	const struct sampling_copy *msg = sampling_copy_at(p, sampling_pin(p, pin));
+	uint32_t length = msg->length, seq = msg->seq; /* read while the copy is held */
+	uint64_t written_at = msg->written_at;
+	bool copied = guest_copy_to(v, va, msg->message, min_u32(length, size));
 	__atomic_store_n(pin, 0u, __ATOMIC_RELEASE); /* after the copy's loads */
 	if (!copied)
 		return BH_INVALID_PARAM;
@@ -830,11 +830,13 @@ int64_t ports_hc_status(struct vcpu *v, struct arch_regs *r)
 		return BH_INVALID_PARAM;
 	arch_spin_lock(&p->crt->lock);
 	st.messages = p->crt->count;
-	st.last_size = !p->crt->count ? 0 : p->ch->kind == BH_CHANNEL_SAMPLING ?
-		       sampling_copy_at(p, p->crt->latest)[0] : slot(p, p->crt->head)[0];
-	if (p->ch->kind == BH_CHANNEL_SAMPLING && p->crt->count) {
-		st.timestamp_ns = ticks_to_ns(p->crt->written_at);
-		st.flags = sampling_valid(p->crt, arch_counter_read()) ? BH_MSG_VALID : 0;
+	if (p->ch->kind == BH_CHANNEL_QUEUING) {
+		st.last_size = p->crt->count ? slot(p, p->crt->head)[0] : 0;
+	} else if (p->crt->count) { /* the latest copy: no write changes it while the lock is held */
+		const struct sampling_copy *msg = sampling_copy_at(p, p->crt->latest);
+		st.last_size = msg->length;
+		st.timestamp_ns = ticks_to_ns(msg->written_at);
+		st.flags = arch_counter_read() - msg->written_at <= p->crt->refresh_ticks ? BH_MSG_VALID : 0;
 	}
 	arch_spin_unlock(&p->crt->lock);
 	return guest_copy_to(v, arg(r, 2), &st, sizeof(st)) ? BH_OK : BH_INVALID_PARAM;

@@ -275,9 +275,20 @@ TEST(a_sampling_read_copies_the_message_to_the_guest_once_however_the_source_wri
 	fake.copy_hook = NULL;
 }
 
+/* Beta's second vCPU (core 2) reads 16 bytes to BETA_BUF + 0x100, inside a call of its first:
+ * the outer call's registers are its own. */
+static void second_vcpu_reads(void)
+{
+	struct vcpu *second = &partitions[1].vcpus[1];
+	struct arch_regs r = { .x = { BH_HC_SAMPLING_READ, 0, BETA_BUF + 0x100, 16 } };
+
+	fixture_run(second->core, second);
+	EXPECT_EQ(hypercall_dispatch(second, &r), 16);
+}
+
 /* Beta's second vCPU (core 2) reads while its first (core 1) is in its copy, and the source
  * writes during both: each holds its own copy, the writes take the others (the channel has one
- * for each reader core, the last message and the write). */
+ * for each core its ports' vCPUs may use, and the last message). */
 static void read_on_core_2_during_copy(void)
 {
 	static bool nested;
@@ -288,10 +299,7 @@ static void read_on_core_2_during_copy(void)
 	alpha_writes('x');
 	fake.copy_hook = write_during_copy;
 	writes_left = 5, next_value = 'p';
-	struct vcpu *second = &partitions[1].vcpus[1];
-	struct arch_regs r = { .x = { BH_HC_SAMPLING_READ, 0, BETA_BUF + 0x100, 16 } };
-	fixture_run(second->core, second);
-	EXPECT_EQ(hypercall_dispatch(second, &r), 16); /* the outer call's registers are its own */
+	second_vcpu_reads();
 	nested = false;
 }
 
@@ -353,15 +361,11 @@ TEST(a_sampling_write_copies_outside_the_lock_and_another_write_meanwhile_waits_
  * not read" again: helper-48). */
 static void newer_write_and_read_on_core_2(void)
 {
-	struct vcpu *second = &partitions[1].vcpus[1];
-	struct arch_regs r = { .x = { BH_HC_SAMPLING_READ, 0, BETA_BUF + 0x100, 16 } };
-
 	if (writing)
 		return;
 	fake.copy_hook = NULL;
 	alpha_writes('n');
-	fixture_run(second->core, second);
-	EXPECT_EQ(hypercall_dispatch(second, &r), 16);
+	second_vcpu_reads();
 }
 
 TEST(a_slower_read_of_an_older_message_leaves_the_newer_one_read)

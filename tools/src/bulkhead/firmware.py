@@ -232,10 +232,16 @@ def emulated_ranges(part: Partition) -> list[tuple[str, int, int]]:
 
     if part.linux is None and part.board is None:
         return []
-    ranges = linux.vmachine_ranges(len(part.vcpus))
-    if part.board is not None and emulated_rtc(part):
-        ranges.append(("the emulated PL031 real-time clock", RTC_IPA, RTC_SIZE))
-    if part.board is not None and part.firmware is not None:
+    return linux.vmachine_ranges(len(part.vcpus)) + board_ranges(part)
+
+
+def board_ranges(part: Partition) -> list[tuple[str, int, int]]:
+    """(what, guest base, size) of a board partition's own emulated devices: its PL031, and with
+    firmware its flash banks (none for other partitions)."""
+    if part.board is None:
+        return []
+    ranges = [("the emulated PL031 real-time clock", RTC_IPA, RTC_SIZE)] if emulated_rtc(part) else []
+    if part.firmware is not None:
         ranges.append(("the flash banks", BANK_IPA[0], 2 * BANK_SIZE))
     return ranges
 
@@ -243,11 +249,7 @@ def emulated_ranges(part: Partition) -> list[tuple[str, int, int]]:
 def check_boards(system: System, diags: Diagnostics) -> None:
     """No area of a board partition over its RTC, nor (with firmware) over its flash banks."""
     for part in system.partitions:
-        if part.board is None:
-            continue
-        ranges = [("the emulated PL031 real-time clock", RTC_IPA, RTC_SIZE)] if emulated_rtc(part) else []
-        if part.firmware is not None:
-            ranges.append(("the flash banks", BANK_IPA[0], 2 * BANK_SIZE))
+        ranges = board_ranges(part)
         for area in part.areas:
             if not area.placed or getattr(area, "flash_bank", None) is not None:
                 continue
