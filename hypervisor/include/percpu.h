@@ -34,6 +34,16 @@ extern struct percpu percpu[BH_MAX_CORES];
 
 static inline struct percpu *this_cpu(void) { return arch_this_cpu(); }
 
+/* The instant by which a trap must give this core back to its scheduler: the hypervisor
+ * timer's deadline (the lead before the core's next instant, a best-effort vCPU's hand-back),
+ * 0 when it fired and no decision has programmed it since, TIME_NEVER when nothing is due. A
+ * trap that would wait past it for a lock other cores hold gives up instead and leaves the
+ * trapped instruction to run again (arch_spin_lock_before). */
+static inline uint64_t core_give_way_at(void)
+{
+	return this_cpu()->sched.timer_at;
+}
+
 /* Ask this core to do work before it returns to its guest. */
 static inline void exit_work_set(uint32_t bits)
 {

@@ -78,6 +78,35 @@ void arch_spin_lock(struct spinlock *l)
 			 : "cc", "memory");
 }
 
+/* Not a ticket: a waiter that gives up cannot leave the queue. Each pass arms the turn timer as
+ * arch_spin_lock does, at give_up_at at the latest, so that under -icount the core looks at the
+ * time then; the WFE ends at any store to the lock word (a release, a ticket taken). */
+bool arch_spin_lock_before(struct spinlock *l, uint64_t give_up_at)
+{
+	if (give_up_at == UINT64_MAX) {
+		arch_spin_lock(l);
+		return true;
+	}
+	while (!arch_spin_trylock(l)) {
+		uint64_t now = arch_counter_read(), turn_at = now + SPIN_TURN_TICKS;
+		uint32_t seen = __atomic_load_n(&l->word, __ATOMIC_RELAXED), word;
+		if (now >= give_up_at)
+			return false;
+		__asm__ volatile("	msr	cntp_cval_el0, %2\n"
+				 "	msr	cntp_ctl_el0, %3\n"
+				 "	ldaxr	%w0, [%1]\n"
+				 "	cmp	%w0, %w4\n"
+				 "	b.ne	1f\n"
+				 "	wfe\n"
+				 "1:	msr	cntp_ctl_el0, xzr\n"
+				 : "=&r"(word)
+				 : "r"(&l->word), "r"(turn_at < give_up_at ? turn_at : give_up_at),
+				   "r"(CNTP_CTL_ENABLE_MASKED), "r"(seen)
+				 : "cc", "memory");
+	}
+	return true;
+}
+
 bool arch_spin_trylock(struct spinlock *l)
 {
 	uint32_t w = __atomic_load_n(&l->word, __ATOMIC_RELAXED);

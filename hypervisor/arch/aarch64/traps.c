@@ -167,10 +167,12 @@ static bool flash_load_writeback(struct vcpu *v, struct arch_regs *r, uint64_t e
 
 static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
-	if ((esr & ISS_DABT_ISV) && !(esr & ISS_DABT_S1PTW) &&
-	    arch_vmachine_mmio(v, r, esr, fault_ipa())) {
-		arch_skip_instruction(r);
-		return;
+	if ((esr & ISS_DABT_ISV) && !(esr & ISS_DABT_S1PTW)) {
+		enum mmio_result done = arch_vmachine_mmio(v, r, esr, fault_ipa());
+		if (done == MMIO_DONE)
+			arch_skip_instruction(r);
+		if (done != MMIO_UNCLAIMED)
+			return;
 	}
 	if (!(esr & ISS_DABT_ISV) && (flash_load_pair(v, r, esr) || flash_load_writeback(v, r, esr))) {
 		arch_skip_instruction(r);
@@ -333,9 +335,10 @@ bool aarch64_emulate(struct vcpu *v, struct arch_regs *r)
 	}
 	if (!(esr & ISS_DABT_ISV) || (esr & ISS_DABT_S1PTW))
 		return false;
-	if (esr & ISS_DABT_WNR) /* tail calls: no frame here */
-		return arch_vmachine_mmio_write(v, r, esr, fault_ipa());
-	return arch_vmachine_mmio(v, r, esr, fault_ipa());
+	/* MMIO_AGAIN declines too: the full path asks the device again (it changed nothing). */
+	if (esr & ISS_DABT_WNR)
+		return arch_vmachine_mmio_write(v, r, esr, fault_ipa()) == MMIO_DONE;
+	return arch_vmachine_mmio(v, r, esr, fault_ipa()) == MMIO_DONE;
 }
 
 /* Hypercalls do not come here: vectors.S sends them to aarch64_hvc. */

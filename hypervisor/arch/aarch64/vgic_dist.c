@@ -304,15 +304,19 @@ static bool dist_read_unlocked(const struct vcpu *v, uint64_t off, unsigned size
 }
 
 /* Everything else, under the machine's lock; out of line, so that the reads above build no
- * stack frame for it. */
-static __attribute__((noinline)) bool dist_access_locked(struct vcpu *v, uint64_t off,
-							  unsigned size, bool write, uint64_t *val)
+ * stack frame for it. The partition's vCPUs on other cores may keep the lock busy (a
+ * GICD_ISPENDR write holds it for up to 32 injections): a core whose instant comes first
+ * stops waiting at its timer, and the guest makes the access again (MMIO_AGAIN). */
+static __attribute__((noinline)) enum mmio_result dist_access_locked(struct vcpu *v,
+								      uint64_t off, unsigned size,
+								      bool write, uint64_t *val)
 {
 	struct vmachine *m = vm(v);
 	struct vgic_dist *d = &m->dist;
 	uint64_t value = write ? *val : 0;
 
-	arch_spin_lock(&m->lock);
+	if (!arch_spin_lock_before(&m->lock, core_give_way_at()))
+		return MMIO_AGAIN;
 	if (off >= GICD_IROUTER + 8 * 32 && off < GICD_IROUTER + 8 * VGIC_IRQS && size >= 4) {
 		unsigned intid = (unsigned)(off - GICD_IROUTER) / 8;
 		if (!write)
@@ -336,13 +340,14 @@ static __attribute__((noinline)) bool dist_access_locked(struct vcpu *v, uint64_
 	arch_spin_unlock(&m->lock);
 	if (!write)
 		*val = value;
-	return true; /* reserved registers read as zero and ignore writes, as on hardware */
+	return MMIO_DONE; /* reserved registers read as zero and ignore writes, as on hardware */
 }
 
-bool vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val)
+enum mmio_result vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
+				  uint64_t *val)
 {
 	if (!write && dist_read_unlocked(v, off, size, val))
-		return true;
+		return MMIO_DONE;
 	return dist_access_locked(v, off, size, write, val);
 }
 
@@ -355,20 +360,23 @@ static uint64_t redist_typer(const struct partition *p, unsigned index)
 	return typer;
 }
 
-bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val)
+/* Under the machine's lock, given up at the core's timer as the distributor's. */
+enum mmio_result vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
+				    uint64_t *val)
 {
 	struct partition *p = v->partition;
 	unsigned index = (unsigned)(off / GICR_STRIDE);
 	uint64_t reg = off % GICR_STRIDE;
 
 	if (index >= p->cfg->vcpu_count)
-		return false;
+		return MMIO_UNCLAIMED;
 	struct vmachine *m = vm(v);
 	struct vgic_redist *rd = &m->redist[index];
 	struct vcpu *owner = &p->vcpus[index];
 	uint64_t value = write ? *val : 0;
 
-	arch_spin_lock(&m->lock);
+	if (!arch_spin_lock_before(&m->lock, core_give_way_at()))
+		return MMIO_AGAIN;
 	if (reg >= GICR_FRAME) {
 		/* The bit blocks act on the redistributor's own vCPU, whoever writes them. */
 		if (!irq_regs(owner, reg - GICR_FRAME, size, write, &value, &rd->group, rd->config,
@@ -394,7 +402,7 @@ bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 	arch_spin_unlock(&m->lock);
 	if (!write)
 		*val = value;
-	return true;
+	return MMIO_DONE;
 }
 
 /* ICC_SGI1R_EL1: TargetList 15:0, Aff1 23:16, INTID 27:24, Aff2 39:32, IRM 40, RS 47:44,

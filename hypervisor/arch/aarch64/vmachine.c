@@ -58,7 +58,11 @@ static bool steal_access(struct vcpu *v, uint64_t off, unsigned size, bool write
 	return true;
 }
 
-static bool mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val)
+/* The device models' bool is MMIO_UNCLAIMED or MMIO_DONE as it stands. */
+_Static_assert(MMIO_UNCLAIMED == false && MMIO_DONE == true, "a device model's bool");
+
+static enum mmio_result mmio(struct vcpu *v, uint64_t ipa, unsigned size, bool write,
+			     uint64_t *val)
 {
 	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
 
@@ -108,17 +112,19 @@ static void load_result(struct arch_regs *r, uint64_t esr, uint64_t val)
 	r->x[rt] = esr & DABT_SF ? val : val & 0xffffffffu;
 }
 
-bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa)
+enum mmio_result arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr,
+				    uint64_t ipa)
 {
 	unsigned size = DABT_SAS(esr), rt = DABT_SRT(esr);
 	bool write = esr & DABT_WNR;
 	uint64_t val = write && rt < 31 ? r->x[rt] & size_mask(size) : 0;
 
-	if (!v->partition->cfg->vmachine || (ipa & (size - 1)) || !mmio(v, ipa, size, write, &val))
-		return false;
-	if (!write)
+	if (!v->partition->cfg->vmachine || (ipa & (size - 1)))
+		return MMIO_UNCLAIMED;
+	enum mmio_result done = mmio(v, ipa, size, write, &val);
+	if (done == MMIO_DONE && !write)
 		load_result(r, esr, val);
-	return true;
+	return done;
 }
 
 /* The trap an unmodified guest takes most: a byte to its console, a store of at most a word to
@@ -130,17 +136,19 @@ static bool console_byte(const struct vcpu *v, uint64_t esr, uint64_t ipa)
 	return m && ipa == m->uart_ipa && DABT_SAS(esr) <= 4;
 }
 
-static __attribute__((noipa)) bool console_byte_write(struct vcpu *v, struct arch_regs *r,
-							 uint64_t esr, uint64_t ipa)
+static __attribute__((noipa)) enum mmio_result console_byte_write(struct vcpu *v,
+								     struct arch_regs *r,
+								     uint64_t esr, uint64_t ipa)
 {
 	unsigned rt = DABT_SRT(esr);
 
 	if (vuart_data_write(v->partition, rt < 31 ? r->x[rt] : 0))
-		return true;
+		return MMIO_DONE;
 	return arch_vmachine_mmio(v, r, esr, ipa); /* a UART state change: the locked way */
 }
 
-bool arch_vmachine_mmio_write(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa)
+enum mmio_result arch_vmachine_mmio_write(struct vcpu *v, struct arch_regs *r, uint64_t esr,
+					  uint64_t ipa)
 {
 	if (console_byte(v, esr, ipa))
 		return console_byte_write(v, r, esr, ipa);

@@ -105,9 +105,21 @@ struct vmachine *vmachine_of(const struct partition *p); /* NULL for paravirtual
 /* The same for a partition known to have one (its device models): no check. */
 struct vmachine *vmachine_of_emulated(const struct partition *p);
 
-/* Emulated MMIO: true if the access hit an emulated device (value read into *val). */
-bool vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
-bool vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+/* What the emulated machine made of a trapped access. A device model's bool is the first two
+ * (true: MMIO_DONE). */
+enum mmio_result {
+	MMIO_UNCLAIMED = 0, /* no device register there: the caller raises a health-monitor event */
+	MMIO_DONE = 1,      /* emulated (a read's value in *val): on to the next instruction */
+	MMIO_AGAIN = 2,     /* nothing done, the same instruction runs again: the device's lock
+			     * was held by other cores until the core's instant (core_give_way_at) */
+};
+
+/* Emulated MMIO: true if the access hit an emulated device (value read into *val). The
+ * interrupt controller's may also answer MMIO_AGAIN. */
+enum mmio_result vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
+				  uint64_t *val);
+enum mmio_result vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
+				    uint64_t *val);
 bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 /* A byte written to UARTDR that changes no UART state (transmit interrupt raised, nothing
  * unmasked pending: a guest that polls) goes to the console without the UART's lock; false,
@@ -146,12 +158,15 @@ void vgpio_reset(struct partition *p);
 void vflash_reset(struct partition *p);
 void vrtc_reset(struct partition *p);
 
-/* Trap handlers: true if the access was emulated (the caller skips the instruction), false
- * if it is not part of the machine (the caller raises a health-monitor event). */
-bool arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa);
+/* Trap handlers: MMIO_DONE if the access was emulated (the caller skips the instruction),
+ * MMIO_UNCLAIMED if it is not part of the machine (the caller raises a health-monitor event),
+ * MMIO_AGAIN if it is to be made again (the caller leaves the instruction to run again). */
+enum mmio_result arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_t esr,
+				    uint64_t ipa);
 /* The same for a write (ESR WNR set): a guest's console byte (UARTDR) is taken first, without
  * a frame: the trap an unmodified guest takes most. */
-bool arch_vmachine_mmio_write(struct vcpu *v, struct arch_regs *r, uint64_t esr, uint64_t ipa);
+enum mmio_result arch_vmachine_mmio_write(struct vcpu *v, struct arch_regs *r, uint64_t esr,
+					  uint64_t ipa);
 bool arch_vmachine_sysreg(struct vcpu *v, struct arch_regs *r, uint64_t esr);
 
 /* PSCI: emulated into r->x[0]; false if the function is not one we emulate. */
