@@ -83,11 +83,13 @@ void arch_spin_lock(struct spinlock *l)
  * time then; the WFE ends at any store to the lock word (a release, a ticket taken). */
 bool arch_spin_lock_before(struct spinlock *l, uint64_t give_up_at)
 {
+	if (arch_spin_trylock(l))
+		return true; /* free: nobody queued to be fair to */
 	if (give_up_at == UINT64_MAX) {
 		arch_spin_lock(l);
 		return true;
 	}
-	while (!arch_spin_trylock(l)) {
+	do {
 		uint64_t now = arch_counter_read(), turn_at = now + SPIN_TURN_TICKS;
 		uint32_t seen = __atomic_load_n(&l->word, __ATOMIC_RELAXED), word;
 		if (now >= give_up_at)
@@ -103,7 +105,7 @@ bool arch_spin_lock_before(struct spinlock *l, uint64_t give_up_at)
 				 : "r"(&l->word), "r"(turn_at < give_up_at ? turn_at : give_up_at),
 				   "r"(CNTP_CTL_ENABLE_MASKED), "r"(seen)
 				 : "cc", "memory");
-	}
+	} while (!arch_spin_trylock(l));
 	return true;
 }
 

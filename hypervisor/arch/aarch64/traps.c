@@ -318,11 +318,13 @@ int64_t aarch64_hvc(struct vcpu *v, struct arch_regs *r)
 /* From vectors.S's emulation fast path (x0-x18, x30 and ELR saved; x19-x29 are live in the
  * registers, not in the save area, so vectors.S sends an access through one of them the full
  * way): a data abort on an emulated device or an SMCCC call by SMC, the same emulation and the
- * same checks as data_abort and smc_trap, and true; vectors.S then skips the instruction (as
- * they do). Anything else -- an access no device takes, a fault, an SMC that is not a firmware
- * call -- returns false with nothing changed, and the full path raises its health-monitor
- * event as before (arch_vmachine_mmio changes nothing when it fails). */
-bool aarch64_emulate(struct vcpu *v, struct arch_regs *r)
+ * same checks as data_abort and smc_trap, and MMIO_DONE; vectors.S then skips the instruction
+ * (as they do). Anything else -- an access no device takes, a fault, an SMC that is not a
+ * firmware call -- returns MMIO_UNCLAIMED with nothing changed, and the full path raises its
+ * health-monitor event as before (arch_vmachine_mmio changes nothing when it fails); MMIO_AGAIN
+ * (a lock given up, nothing changed) takes the full path too, which asks the device again and
+ * leaves the instruction to run again. vectors.S tells MMIO_DONE by its bit 0 alone. */
+enum mmio_result aarch64_emulate(struct vcpu *v, struct arch_regs *r)
 {
 	uint64_t esr = read_esr_el2();
 
@@ -331,14 +333,13 @@ bool aarch64_emulate(struct vcpu *v, struct arch_regs *r)
 		    !vpsci_smc_is_smccc((uint32_t)r->x[0], (unsigned)esr & 0xffff))
 			return false;
 		r->x[0] = (uint64_t)vpsci_smccc_call(v, r);
-		return true;
+		return MMIO_DONE;
 	}
 	if (!(esr & ISS_DABT_ISV) || (esr & ISS_DABT_S1PTW))
-		return false;
-	/* MMIO_AGAIN declines too: the full path asks the device again (it changed nothing). */
-	if (esr & ISS_DABT_WNR)
-		return arch_vmachine_mmio_write(v, r, esr, fault_ipa()) == MMIO_DONE;
-	return arch_vmachine_mmio(v, r, esr, fault_ipa()) == MMIO_DONE;
+		return MMIO_UNCLAIMED;
+	if (esr & ISS_DABT_WNR) /* tail calls: no frame here */
+		return arch_vmachine_mmio_write(v, r, esr, fault_ipa());
+	return arch_vmachine_mmio(v, r, esr, fault_ipa());
 }
 
 /* Hypercalls do not come here: vectors.S sends them to aarch64_hvc. */

@@ -254,12 +254,12 @@ guest_emulate:
 	caller_saved stp, str, x1
 	ldp	x2, x3, [sp], #16
 	stp	x2, x3, [x1, #0]
-	bl	aarch64_emulate         /* w0: emulated */
+	bl	aarch64_emulate         /* w0: enum mmio_result, bit 0 set for MMIO_DONE alone */
 	mrs	x1, tpidr_el2
 	ldr	w2, [x1, #PERCPU_EXIT_WORK]
 	ldr	x1, [x1, #PERCPU_REGS]
 	mrs	x3, elr_el2             /* untouched meanwhile: EL2 takes no exceptions */
-	cbz	w0, emulate_declined
+	tbz	w0, #0, emulate_declined
 	add	x3, x3, #4              /* emulated: on to the next instruction */
 	cbnz	w2, emulate_slow_exit
 	msr	elr_el2, x3

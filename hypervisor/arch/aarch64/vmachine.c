@@ -122,9 +122,11 @@ enum mmio_result arch_vmachine_mmio(struct vcpu *v, struct arch_regs *r, uint64_
 	if (!v->partition->cfg->vmachine || (ipa & (size - 1)))
 		return MMIO_UNCLAIMED;
 	enum mmio_result done = mmio(v, ipa, size, write, &val);
-	if (done == MMIO_DONE && !write)
+	if (!(done & MMIO_DONE)) /* the one value with bit 0 set: a single test */
+		return done;
+	if (!write)
 		load_result(r, esr, val);
-	return done;
+	return MMIO_DONE;
 }
 
 /* The trap an unmodified guest takes most: a byte to its console, a store of at most a word to

@@ -109,7 +109,8 @@ struct vmachine *vmachine_of_emulated(const struct partition *p);
  * (true: MMIO_DONE). */
 enum mmio_result {
 	MMIO_UNCLAIMED = 0, /* no device register there: the caller raises a health-monitor event */
-	MMIO_DONE = 1,      /* emulated (a read's value in *val): on to the next instruction */
+	MMIO_DONE = 1,      /* emulated (a read's value in *val): on to the next instruction; the
+			     * one value with bit 0 set (vectors.S tests it alone) */
 	MMIO_AGAIN = 2,     /* nothing done, the same instruction runs again: the device's lock
 			     * was held by other cores until the core's instant (core_give_way_at) */
 };
