@@ -27,6 +27,19 @@ struct trace_ring {
 
 struct vcpu;
 
+/* Where event number `head` goes: its slot, or the scratch event when the ring is full. The same
+ * instructions whether the ring is full or not: tracing must not change timing (a full ring used
+ * to skip the slot's address, 5 instructions: a real-time vCPU's wake-up came a tick earlier once
+ * best-effort work had filled the ring). The empty asm makes the slot's address a value the
+ * compiler must compute; the mask selects without a branch. */
+static inline struct trace_raw_event *trace_slot(struct trace_ring *r, uint32_t head, uint32_t full)
+{
+	uintptr_t slot = (uintptr_t)&r->events[head % TRACE_RING_EVENTS];
+	uintptr_t mask = -(uintptr_t)full;
+	__asm__("" : "+r"(slot), "+r"(mask));
+	return (struct trace_raw_event *)((slot & ~mask) | ((uintptr_t)&r->scratch & mask));
+}
+
 /* One event into r, the calling core's ring: source packed with the type already. Inline for
  * the switch path; trace_emit_at is the general form. */
 static inline void trace_record(struct trace_ring *r, uint64_t source, uint64_t arg,
@@ -34,20 +47,33 @@ static inline void trace_record(struct trace_ring *r, uint64_t source, uint64_t 
 {
 	uint32_t head = r->head;
 	uint32_t full = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS;
-	/* The same instructions whether the ring is full or not: tracing must not change timing
-	 * (a full ring used to skip the slot's address, 5 instructions: a real-time vCPU's wake-up
-	 * came a tick earlier once best-effort work had filled the ring). The empty asm makes the
-	 * slot's address a value the compiler must compute; the mask selects without a branch. */
-	uintptr_t slot = (uintptr_t)&r->events[head % TRACE_RING_EVENTS];
-	uintptr_t mask = -(uintptr_t)full;
-	__asm__("" : "+r"(slot), "+r"(mask));
-	struct trace_raw_event *e =
-		(struct trace_raw_event *)((slot & ~mask) | ((uintptr_t)&r->scratch & mask));
+	struct trace_raw_event *e = trace_slot(r, head, full);
 
 	e->time = time;
 	e->source = source;
 	e->arg = arg;
 	__atomic_store_n(&r->head, head + !full, __ATOMIC_RELEASE);
+}
+
+/* Two events at one time, as two trace_record calls would write them (each into the ring if it
+ * has room), published by one store: the hand-back's timer interrupt and switch. */
+static inline void trace_record_pair(struct trace_ring *r, uint64_t first, uint64_t second,
+				     uint64_t time)
+{
+	uint32_t head = r->head;
+	uint32_t used = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint32_t full_first = used >= TRACE_RING_EVENTS;
+	uint32_t full_second = used + 1 >= TRACE_RING_EVENTS;
+	struct trace_raw_event *a = trace_slot(r, head, full_first);
+	struct trace_raw_event *b = trace_slot(r, head + 1, full_second);
+
+	a->time = time;
+	a->source = first;
+	a->arg = 0;
+	b->time = time;
+	b->source = second;
+	b->arg = 0;
+	__atomic_store_n(&r->head, head + !full_first + !full_second, __ATOMIC_RELEASE);
 }
 
 struct trace_ring *trace_ring_of(unsigned core);
