@@ -41,7 +41,9 @@ def last_entry(path: list[int], start: int) -> list[int]:
     return path[max(i for i, pc in enumerate(path) if pc == start):]
 
 
-def collect(log: Path, symbols: Symbols, cpu: int, stop: str, needed: set[str]) -> list[list[int]]:
+def collect(log: Path, symbols: Symbols, cpu: int, stop: str, needed: set[str],
+            one_of: set[str] | None = None) -> list[list[int]]:
+    """The paths to stop whose functions include every one of needed and, if given, one of one_of."""
     start = symbols.address("guest_irq")
     with log.open() as lines:
         found = paths(lines, cpu, start, symbols.address(stop))
@@ -49,9 +51,14 @@ def collect(log: Path, symbols: Symbols, cpu: int, stop: str, needed: set[str]) 
     for path in found:
         tail = last_entry(path, start)
         names = {symbols.name(pc) for pc in tail}
-        if needed <= names and "guest_hvc" not in names:
+        if needed <= names and (not one_of or one_of & names) and "guest_hvc" not in names:
             chosen.append(tail)
     return chosen
+
+
+# A best-effort vCPU leaving its core: detached for another vCPU, or given back with the core
+# left idle (its own vCPU loaded again).
+LEAVES = {"arch_vcpu_detach", "arch_vcpu_give_back"}
 
 
 def one_pass(found: list[list[int]], symbols: Symbols) -> list[list[int]]:
@@ -73,7 +80,7 @@ def measure(image: Path, cpu: int, seconds: float) -> tuple[list[list[int]], lis
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "exec.log"
         record(image, log, seconds, HYPERVISOR_TEXT)
-        return (collect(log, symbols, cpu, "arch_wait_for_interrupt", {"be_put", "arch_vcpu_detach"}),
+        return (collect(log, symbols, cpu, "arch_wait_for_interrupt", {"be_put"}, LEAVES),
                 one_pass(collect(log, symbols, cpu, "aarch64_guest_return", {"be_take", "arch_el1_switch"}),
                          symbols))
 

@@ -450,6 +450,16 @@ static void run(struct percpu *c, struct vcpu *next, uint64_t now)
 		vcpu_switched_out_stopped(prev);
 }
 
+/* run(c, NULL, now) after best-effort `out`: nothing runs, and a stop posted to `out` is the
+ * queue's to count (be_put). */
+HOT_INLINE void run_nothing_after(struct percpu *c, struct vcpu *out, uint64_t now)
+{
+	account_stolen(out, NULL, now);
+	c->regs = &c->idle_regs;
+	c->vcpu = NULL;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* as run's, before the core's looks that follow */
+}
+
 static void switch_to(struct percpu *c, struct vcpu *next, uint64_t now)
 {
 	if (next == c->vcpu)
@@ -768,10 +778,11 @@ static void be_leave(struct percpu *c, struct vcpu *out, struct vcpu *next)
 {
 	if (c->loaded != out)
 		return; /* taken, never run */
-	arch_vcpu_detach(out);
-	if (next)
+	if (next) {
+		arch_vcpu_detach(out);
 		return;
-	arch_vcpu_switch(out, c->sched.be_home);
+	}
+	arch_vcpu_give_back(out, c->sched.be_home);
 	c->loaded = c->sched.be_home;
 }
 
@@ -974,8 +985,19 @@ static bool be_peek_home(struct percpu *c)
 	return true;
 }
 
+/* The timer the hand-back arms, the core's own vCPUs' next wake-up being `wake` and the live
+ * virtual timer of the vCPU loaded back `live`: what the full decision after the switch arms
+ * (settle), nothing running (no execution clock: a fixed-priority wake-up is led in full). */
+static uint64_t hand_back_timer(const struct sched_core *s, uint64_t wake, uint64_t live)
+{
+	if (s->policy == BH_POLICY_FIXED_PRIORITY)
+		wake = lead_ahead(s, min_u64(wake, live));
+	return min_u64(s->be_policy_at, wake);
+}
+
 /* A decision that leaves best-effort work on the core counts, for the hand-back at be_until,
- * the core's timers as they will be with be_home loaded again (be_home_counted). The one that
+ * the core's timers as they will be with be_home loaded again (be_home_counted), and the timer
+ * the hand-back arms from them (be_back_timer). The one that
  * takes the first best-effort vCPU has just counted them with be_home loaded
  * (decide, before the switch): those counts, unless the vCPU switched out counted a deadline
  * of its execution clock, which goes with it; then, and at every later decision that keeps
@@ -989,12 +1011,48 @@ static void be_count_home(struct percpu *c)
 
 	if (!s->be) { /* the first: be_home loaded, decide counted with it */
 		s->be_home_state = s->be_home ? s->be_home->state : 0;
-		if (!v || v->timer_clock != BH_CLOCK_EXEC || v->timer_deadline == TIME_NEVER) {
-			s->be_home_counted = true;
-			return;
-		}
+		s->be_home_counted = !v || v->timer_clock != BH_CLOCK_EXEC ||
+				     v->timer_deadline == TIME_NEVER;
+	} else {
+		s->be_home_counted = false;
 	}
-	s->be_home_counted = be_peek_home(c);
+	if (!s->be_home_counted)
+		s->be_home_counted = be_peek_home(c);
+	if (s->be_home_counted)
+		s->be_back_timer = hand_back_timer(s, s->be_home_wake, s->be_home_live);
+}
+
+/* The trace event of the timer that fired in `out` and of the switch from it to nothing, at one
+ * time, as the full decision records them. */
+static void trace_hand_back(struct percpu *c, const struct vcpu *out, uint64_t at)
+{
+	uint64_t idle = trace_source(c->core, BH_TRACE_IDLE_PARTITION, BH_TRACE_IDLE_VCPU);
+
+	trace_record_pair(c->trace, out->trace_source | BH_TRACE_HYP_TIMER,
+			  idle | BH_TRACE_VCPU_SWITCH, at);
+}
+
+/* The core's timers after the hand-back, as the full decision's pass after its switch leaves
+ * them, and the timer it arms. */
+static uint64_t hand_back_count(struct percpu *c, uint64_t at)
+{
+	struct sched_core *s = &c->sched;
+	uint64_t wake, timer;
+
+	if (s->be_home_counted) {
+		wake = s->be_home_wake;
+		s->live_wake = s->be_home_live;
+		timer = s->be_back_timer;
+	} else {
+		wake = service_timers(c, at);
+		timer = hand_back_timer(s, wake, s->live_wake);
+	}
+	s->be_home_counted = false;
+	s->next_wake = s->other_wake = wake; /* nothing runs: no execution clock counts */
+	s->exec_wake = TIME_NEVER;
+	if (s->policy == BH_POLICY_FIXED_PRIORITY) /* the wake-up the timer leads (fp_boundary) */
+		s->boundary = min_u64(wake, s->live_wake);
+	return timer;
 }
 
 /* The timer at be_until, and nothing else since the last decision (sched_timer_event): give the
@@ -1010,45 +1068,35 @@ static void be_count_home(struct percpu *c)
  * is the one the decision computed. Its timers' part is the count the last decision made for it
  * (be_count_home: the same vCPUs, the same one loaded, none of them due before the instant,
  * and no event since); when that found something the pass would serve, a pass after the
- * switch, as the full decision's. */
+ * switch, as the full decision's. It does no spare-time work (console output, stopped
+ * partitions' lines): from be_until on the core has none. False, with the timer's trace event
+ * recorded, if the full decision must run instead. */
 static bool be_hand_back(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
 	struct vcpu *out = s->be;
 
-	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
+	__atomic_fetch_and(&c->exit_work, ~EXIT_HAND_BACK, __ATOMIC_RELAXED);
 	uint64_t at = arch_counter_read();
 	bool armed_for_now = at - s->be_until < BE_LEAD_TICKS; /* be_until <= at, by less */
-	if (!out || c->requests || c->vcpu != out || !armed_for_now)
+	if (!out || c->requests || c->vcpu != out || !armed_for_now) {
+		trace_emit_at(BH_TRACE_HYP_TIMER, c->vcpu, 0, at);
 		return false; /* not the hand-back it was armed for: the full decision */
+	}
 	account(c, at);
 	if (out->timer_deadline != TIME_NEVER || out->state != VCPU_READY)
 		service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
 	s->be_until = 0;
-	be_leave(c, out, NULL);
 	s->be = NULL;
-	run(c, NULL, at);
-	/* The switch's event as the full decision records it, straight in (nothing is deferred). */
-	trace_record(c->trace, trace_source(c->core, BH_TRACE_IDLE_PARTITION, BH_TRACE_IDLE_VCPU) |
-				       BH_TRACE_VCPU_SWITCH, 0, at);
+	arch_vcpu_give_back(out, s->be_home);
+	c->loaded = s->be_home;
+	run_nothing_after(c, out, at);
+	trace_hand_back(c, out, at);
 	be_put(out);
-	uint64_t wake;
-	if (s->be_home_counted) {
-		wake = s->be_home_wake;
-		s->live_wake = s->be_home_live;
-	} else {
-		wake = service_timers(c, at);
-	}
-	s->be_home_counted = false;
-	s->next_wake = wake;
+	uint64_t timer = hand_back_count(c, at);
 	if (c->exit_work & EXIT_RESCHED)
 		return false; /* something came meanwhile */
-	if (s->policy == BH_POLICY_FIXED_PRIORITY) { /* its own wake-up, led (decide) */
-		s->exec_wake = TIME_NEVER; /* nothing runs now: no execution clock counts */
-		s->boundary = fp_boundary(s, wake);
-		wake = led(s, min_u64(wake, s->live_wake));
-	}
-	program_timer(c, min_u64(s->be_policy_at, wake));
+	program_timer(c, timer);
 	return true;
 }
 
@@ -1266,8 +1314,8 @@ static bool settle(struct percpu *c, struct decision d, struct vcpu *next, uint6
 
 /* The full decision. Out of line, so the one-comparison way, inline on the way out of the
  * hypervisor, saves only the registers it uses itself. change: what made it due (EXIT_DECIDE's
- * bits): EXIT_PREEMPT alone with no sched.woken, the timer at be_until alone; EXIT_BLOCKED
- * alone, the running vCPU blocked. */
+ * bits): EXIT_HAND_BACK alone, the timer at be_until alone; EXIT_BLOCKED alone, the running
+ * vCPU blocked. */
 static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 {
 	struct sched_core *s = &c->sched;
@@ -1277,7 +1325,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
-	if (change == EXIT_PREEMPT && !s->woken && be_hand_back(c))
+	if (change == EXIT_HAND_BACK && be_hand_back(c))
 		goto sleep;
 	for (;;) {
 		core_process_requests();
@@ -1312,8 +1360,8 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 			before_running(c, next);
 			return;
 		}
-sleep:
 		idle_drain(c); /* an idle core moves queued console output, in time it has spare */
+sleep:
 		idle(c);
 		s->console_asleep = false;
 	}
@@ -1379,19 +1427,25 @@ void sched_vcpu_idle(struct vcpu *v)
 		exit_work_set(EXIT_RESCHED);
 }
 
+/* The timer at be_until, and nothing else since the core's last decision: the hand-back alone
+ * (be_hand_back), which records the timer's trace event with its switch. */
+static bool timer_hands_back(const struct percpu *c)
+{
+	const struct sched_core *s = &c->sched;
+
+	return s->be && s->be_until && s->timer_at == s->be_until && !(c->exit_work & EXIT_DECIDE);
+}
+
 void sched_timer_event(void)
 {
 	struct percpu *c = this_cpu();
-	struct sched_core *s = &c->sched;
-	/* The timer at be_until, the one change since the last decision: the hand-back alone. */
-	bool be_due = s->be && s->be_until && s->timer_at == s->be_until &&
-		      !(c->exit_work & EXIT_DECIDE);
+	bool hand_back = timer_hands_back(c);
 
-	s->timer_at = 0; /* it fired and is off: program it again */
-	if (be_due) {
-		s->woken = NULL;
-		exit_work_set(EXIT_PREEMPT);
+	c->sched.timer_at = 0; /* it fired and is off: program it again */
+	if (hand_back) {
+		exit_work_set(EXIT_HAND_BACK);
 	} else {
+		trace_emit(BH_TRACE_HYP_TIMER, c->vcpu, 0);
 		exit_work_set(EXIT_RESCHED);
 	}
 }
@@ -1399,15 +1453,12 @@ void sched_timer_event(void)
 HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 {
 	struct percpu *c = this_cpu();
-	struct sched_core *s = &c->sched;
 
 	/* sched_timer_event's test, and the best-effort vCPU running (be_hand_back asks it too). */
-	if (!s->be || c->vcpu != s->be || !s->be_until || s->timer_at != s->be_until ||
-	    (c->exit_work & EXIT_DECIDE))
+	if (c->vcpu != c->sched.be || !timer_hands_back(c))
 		return false;
-	s->timer_at = 0;
-	s->woken = NULL;
-	exit_work_set(EXIT_PREEMPT);
+	c->sched.timer_at = 0;
+	exit_work_set(EXIT_HAND_BACK);
 	return true;
 }
 

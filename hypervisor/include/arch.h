@@ -65,6 +65,9 @@ void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next);
  * save (FP/SIMD registers, moved lazily) goes to v->arch now, and the registers get back the
  * FP/SIMD state of the core's own vCPU that v displaced, if any. */
 void arch_vcpu_detach(struct vcpu *v);
+/* Best-effort v, loaded, leaves this core idle: detached (arch_vcpu_detach) and switched out
+ * for `home`, the core's own vCPU that was loaded when v came (or for nothing: NULL). */
+void arch_vcpu_give_back(struct vcpu *v, struct vcpu *home);
 void arch_vcpu_load(struct vcpu *v); /* v->arch -> registers, stage 2 and GIC included */
 /* v stops (on its core, loaded or not): its virtual timer is switched off, and the interrupts
  * its list registers held are withdrawn, forwarded physical ones ended; FP state dropped. */

@@ -72,8 +72,7 @@ struct sched_core {
 	uint64_t boundary;                 /* the instant the timer leads (a cyclic slot boundary,
 					    * a fixed-priority wake-up), or NEVER */
 	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
-	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready;
-					    * NULL: the timer at be_until (a hand-back) */
+	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready */
 	uint64_t live_wake;                /* the virtual timer of the loaded idle vCPU, which wakes
 					    * it in hardware (on a fixed-priority core the core's
 					    * timer leads it) */
@@ -102,6 +101,7 @@ struct sched_core {
 					    * the hand-back at be_until */
 	bool be_home_counted;              /* the last decision counted them for the hand-back
 					    * (sched.c be_count_home) */
+	uint64_t be_back_timer;            /* counted so, the timer the hand-back arms */
 	uint32_t be_home_state;            /* be_home's state when be_home_live was counted */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
@@ -139,7 +139,8 @@ void sched_vcpu_block(struct vcpu *v);
  * core, a fixed-priority decision that only has to compare it with the running vCPU;
  * elsewhere, a kick. */
 void sched_vcpu_woken(struct vcpu *v);
-/* This core's hypervisor timer fired. */
+/* This core's hypervisor timer fired: its trace event, unless it is the hand-back's (recorded
+ * with the hand-back's switch). */
 void sched_timer_event(void);
 /* This core's hypervisor timer fired in its best-effort vCPU at be_until, with nothing else since
  * the core's last decision: true, and marked as sched_timer_event marks it for the hand-back

@@ -402,6 +402,18 @@ void aarch64_fp_trap(struct vcpu *v)
 	*owner = v;
 }
 
+/* v's FP/SIMD registers out, the displaced owner's back in (arch_vcpu_detach), with v owning
+ * them: FP/SIMD is not trapped (v's first use cleared CPTR_EL2.TFP, aarch64_fp_trap, or its
+ * load found it the owner, load_rest) and the next vCPU's load sets the trap again. */
+HOT_INLINE void fp_detach_owner(struct vcpu *v, unsigned core)
+{
+	fp_save(v);
+	fp_owner[core] = fp_home[core];
+	if (fp_home[core])
+		fp_load(fp_home[core]);
+	fp_home[core] = NULL;
+}
+
 /* Only while it owns the registers: otherwise nothing of it is in them, and the owner is the
  * core's own vCPU, untouched. */
 void arch_vcpu_detach(struct vcpu *v)
@@ -412,11 +424,17 @@ void arch_vcpu_detach(struct vcpu *v)
 		return;
 	write_cptr_el2(CPTR_EL2_RES1); /* FP at EL2 too; the next vCPU's load sets it again */
 	isb();
-	fp_save(v);
-	fp_owner[core] = fp_home[core];
-	if (fp_home[core])
-		fp_load(fp_home[core]);
-	fp_home[core] = NULL;
+	fp_detach_owner(v, core);
+}
+
+/* v is loaded: if it owns the FP/SIMD registers, they are not trapped (fp_detach_owner). */
+void arch_vcpu_give_back(struct vcpu *v, struct vcpu *home)
+{
+	unsigned core = this_cpu()->core;
+
+	if (fp_owner[core] == v)
+		fp_detach_owner(v, core);
+	arch_vcpu_switch(v, home);
 }
 
 void arch_vcpu_resume(void)

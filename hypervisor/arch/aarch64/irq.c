@@ -47,7 +47,6 @@ static bool dispatch(struct percpu *c, unsigned intid)
 	switch (intid) {
 	case PPI_HYP_TIMER:
 		write_cnthp_ctl_el2(0);
-		trace_emit(BH_TRACE_HYP_TIMER, c->vcpu, 0);
 		sched_timer_event();
 		break;
 	case PPI_VTIMER:
@@ -70,18 +69,15 @@ static bool dispatch(struct percpu *c, unsigned intid)
 }
 
 /* The hypervisor timer, taken from a best-effort guest at its be_until with nothing else since
- * the core's last decision (sched_timer_hands_back): handled alone, as dispatch handles it, and
- * no other interrupt is acknowledged before the hand-back. One pending meanwhile wakes the core
- * from its WFI at once, and the full decision after it sees it, as one that came just after the
- * hand-back (sched.c be_hand_back). */
+ * the core's last decision (sched_timer_hands_back): handled alone, as dispatch handles it (its
+ * trace event goes in with the hand-back's switch), and no other interrupt is acknowledged before
+ * the hand-back. One pending meanwhile wakes the core from its WFI at once, and the full decision
+ * after it sees it, as one that came just after the hand-back (sched.c be_hand_back). */
 HOT_INLINE_GLOBAL bool aarch64_timer_hands_back(void)
 {
-	struct percpu *c = this_cpu();
-
 	if (!sched_timer_hands_back())
 		return false;
 	write_cnthp_ctl_el2(0);
-	trace_record(c->trace, c->vcpu->trace_source | BH_TRACE_HYP_TIMER, 0, arch_counter_read());
 	gic_end(PPI_HYP_TIMER);
 	return true;
 }

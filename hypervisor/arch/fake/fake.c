@@ -123,6 +123,11 @@ void arch_vcpu_switch(struct vcpu *prev, struct vcpu *next)
 		fake.switch_hook();
 }
 void arch_vcpu_detach(struct vcpu *v) { v->arch.detached++; fake.detaches++; }
+void arch_vcpu_give_back(struct vcpu *v, struct vcpu *home)
+{
+	arch_vcpu_detach(v);
+	arch_vcpu_switch(v, home);
+}
 void arch_vcpu_release(struct vcpu *v)
 {
 	v->arch.released++;
