@@ -4,6 +4,10 @@
  * hypervisor bug: dump and stop. */
 #include "arch/asm_offsets.h"
 
+.if REGS_ELR != 240 + 8
+.error "irq_full stores x30 and ELR as a pair"
+.endif
+
 /* x2-x17 to or from the save area at \base. */
 .macro x2_to_x17 op, base
 	\op	x2, x3, [\base, #16]
@@ -124,31 +128,33 @@ guest_sync_full:
  * vCPU has to itself. Anything else, or the timer when that way is closed (an interrupt
  * queued or in flight, the timer disabled by the guest, no vCPU or another one loaded),
  * continues in aarch64_guest_irq with everything saved. Same result as the queued way
- * (virq_inject, then arch_vgic_flush on the way out), which vgic.c documents. */
+ * (virq_inject, then arch_vgic_flush on the way out), which vgic.c documents. Only x0 and x1
+ * go to the stack before the interrupt is known: any other goes straight into the save area
+ * (irq_full), the timer's way saves x2-x9 beside them. */
 guest_irq:
 	stp	x0, x1, [sp, #-80]!
-	stp	x2, x3, [sp, #16]
-	stp	x4, x5, [sp, #32]
-	stp	x6, x7, [sp, #48]
-	stp	x8, x9, [sp, #64]
 	mrs	x0, icc_iar1_el1
 	and	w0, w0, #0xffffff
 	cmp	w0, #INTID_VTIMER
 	b.ne	irq_full
+	stp	x2, x3, [sp, #16]
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	stp	x8, x9, [sp, #64]
 	mrs	x1, tpidr_el2
 	ldp	x2, x3, [x1, #PERCPU_VCPU]      /* running, loaded */
 	cmp	x2, x3
 	ccmp	x2, #0, #4, eq                  /* Z: another one loaded, or none */
-	b.eq	irq_full
+	b.eq	irq_timer_full
 	ldr	w3, [x2, #VCPU_VIRQ_COUNT]
-	cbnz	w3, irq_full
+	cbnz	w3, irq_timer_full
 	ldr	w3, [x2, #VCPU_VIRQ_DISABLED]
-	tbnz	w3, #INTID_VTIMER, irq_full
+	tbnz	w3, #INTID_VTIMER, irq_timer_full
 	mrs	x3, ich_elrsr_el2
 	adrp	x4, vgic_lrs_all_empty
 	ldr	x4, [x4, :lo12:vgic_lrs_all_empty]
 	bics	xzr, x4, x3
-	b.ne	irq_full
+	b.ne	irq_timer_full
 	/* List register: pending, hardware, group 1, the guest's priority, pINTID = vINTID. */
 	ldr	x4, [x2, #VCPU_VTIMER_PRIORITY]
 	ldrb	w4, [x4]
@@ -186,19 +192,27 @@ guest_irq:
 	ldp	x0, x1, [sp], #80
 	eret
 
-irq_full:                               /* x0 = the interrupt taken; x0-x9 on the stack */
-	mrs	x1, tpidr_el2
-	ldr	x1, [x1, #PERCPU_REGS]
+irq_timer_full:                         /* the timer's way closed: x2-x9 back from the stack */
 	ldp	x2, x3, [sp, #16]
 	ldp	x4, x5, [sp, #32]
 	ldp	x6, x7, [sp, #48]
 	ldp	x8, x9, [sp, #64]
-	caller_saved stp, str, x1
-	save_rest x1
+irq_full:                               /* x0 = the interrupt taken; x0, x1 on the stack */
+	mrs	x1, tpidr_el2
+	ldr	x1, [x1, #PERCPU_REGS]
+	x2_to_x17 stp, x1
+	stp	x18, x19, [x1, #144]
+	stp	x20, x21, [x1, #160]
+	stp	x22, x23, [x1, #176]
+	stp	x24, x25, [x1, #192]
+	stp	x26, x27, [x1, #208]
+	stp	x28, x29, [x1, #224]
+	mrs	x2, elr_el2
+	stp	x30, x2, [x1, #240]             /* x30, then ELR at REGS_ELR */
+	mrs	x2, spsr_el2
+	str	x2, [x1, #REGS_SPSR]
 	ldp	x2, x3, [sp], #80
 	stp	x2, x3, [x1, #0]
-	mrs	x2, elr_el2
-	str	x2, [x1, #REGS_ELR]
 	bl	aarch64_guest_irq
 	b	aarch64_guest_return
 
