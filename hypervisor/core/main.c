@@ -79,7 +79,8 @@ void core_exit_work(void)
 	struct percpu *c = this_cpu();
 
 	for (;;) {
-		core_process_requests();
+		if (c->requests) /* mostly nothing is posted: no call */
+			core_process_requests();
 		if ((c->exit_work & EXIT_DECIDE) || !c->vcpu)
 			sched_reschedule();
 		if (c->vcpu->state == VCPU_LOADING) { /* never entered: it has no guest yet */
