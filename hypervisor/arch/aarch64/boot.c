@@ -19,6 +19,17 @@ _Static_assert(__builtin_offsetof(struct arch_regs, elr) == REGS_ELR, "REGS_ELR"
 _Static_assert(sizeof(struct arch_regs) == REGS_SIZE, "REGS_SIZE");
 _Static_assert(__builtin_offsetof(struct percpu, loaded) == PERCPU_LOADED, "PERCPU_LOADED");
 _Static_assert(__builtin_offsetof(struct percpu, trace) == PERCPU_TRACE, "PERCPU_TRACE");
+/* el1_ctx.S's aarch64_switch_plain moves these as pairs. */
+_Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, cntv_ctl) == CTX_CNTV_CTL &&
+	       __builtin_offsetof(struct arch_vcpu_ctx, cntv_cval) == CTX_CNTV_CTL + 8, "CTX_CNTV_CTL");
+_Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, vmpidr) == CTX_VMPIDR &&
+	       __builtin_offsetof(struct arch_vcpu_ctx, vttbr) == CTX_VMPIDR + 8, "CTX_VMPIDR");
+_Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, vmcr) == CTX_VMCR &&
+	       __builtin_offsetof(struct arch_vcpu_ctx, ich_hcr) == CTX_VMCR + 8, "CTX_VMCR");
+_Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, ap1r) == CTX_AP1R, "CTX_AP1R");
+_Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, vtimer_active) == CTX_VTIMER_ACTIVE &&
+	       __builtin_offsetof(struct arch_vcpu_ctx, lrs_live) == CTX_VTIMER_ACTIVE + 4,
+	       "CTX_VTIMER_ACTIVE");
 _Static_assert(__builtin_offsetof(struct vcpu, arch.vtimer_priority) == VCPU_VTIMER_PRIORITY,
 	       "VCPU_VTIMER_PRIORITY");
 _Static_assert(__builtin_offsetof(struct vcpu, trace_source) == VCPU_TRACE_SOURCE,

@@ -1,6 +1,7 @@
 /* The EL1 system registers of a vCPU (struct arch_vcpu_ctx, fields sctlr to mdscr, in that
  * order: cpu.c checks the offsets), saved and loaded in pairs: every partition switch moves
  * all of them, so each instruction here is paid at every switch. */
+#include "arch/asm_offsets.h"
 
 	.text
 
@@ -49,4 +50,53 @@ arch_el1_switch:
 	.global arch_el1_load
 arch_el1_load:
 	el1_registers load_pair
+	ret
+
+/* bool aarch64_switch_plain(struct arch_vcpu_ctx *save, const struct arch_vcpu_ctx *load,
+ *                           uint64_t cptr)
+ * cpu.c's arch_vcpu_switch in one pass, for its common case: every list register empty (the
+ * vCPU switched out has nothing in flight), and what cpu.c's caller has checked (one
+ * active-priority register, nothing to withdraw or make active, the vCPU switched in saved with
+ * empty list registers). The saved vCPU's virtual timer, then its GIC interface, its EL1
+ * registers out and the next's in, then the next's stage 2, timer and GIC interface, in
+ * arch_vcpu_switch's order; CPTR_EL2 = cptr (its FP/SIMD trap). Returns 0, having touched
+ * nothing, if a list register is occupied: arch_vcpu_switch's way then. */
+	.global aarch64_switch_plain
+aarch64_switch_plain:
+	mrs	x3, ich_elrsr_el2
+	adrp	x4, vgic_lrs_all_empty
+	ldr	x4, [x4, :lo12:vgic_lrs_all_empty]
+	bics	xzr, x4, x3
+	b.ne	1f
+	mov	x9, x2
+	mrs	x2, cntv_ctl_el0
+	mrs	x3, cntv_cval_el0
+	stp	x2, x3, [x0, #CTX_CNTV_CTL]
+	msr	cntv_ctl_el0, xzr               /* its timer must not fire for the next vCPU */
+	mrs	x2, ich_vmcr_el2
+	mrs	x3, ich_hcr_el2
+	stp	x2, x3, [x0, #CTX_VMCR]
+	mrs	x2, ich_ap1r0_el2
+	str	x2, [x0, #CTX_AP1R]
+	str	xzr, [x0, #CTX_VTIMER_ACTIVE]   /* and lrs_live: nothing in flight */
+	el1_registers save_pair
+	mov	x0, x1
+	el1_registers load_pair
+	ldp	x1, x2, [x0, #CTX_VMPIDR]
+	msr	vmpidr_el2, x1
+	msr	vttbr_el2, x2
+	ldp	x1, x2, [x0, #CTX_CNTV_CTL]
+	msr	cntv_cval_el0, x2
+	msr	cntv_ctl_el0, x1
+	ldp	x1, x2, [x0, #CTX_VMCR]
+	msr	ich_vmcr_el2, x1
+	ldr	x1, [x0, #CTX_AP1R]
+	msr	ich_ap1r0_el2, x1
+	orr	x2, x2, #1                      /* the virtual CPU interface on (vgic_load) */
+	msr	ich_hcr_el2, x2
+	msr	cptr_el2, x9
+	isb
+	mov	w0, #1
+	ret
+1:	mov	w0, #0
 	ret

@@ -171,6 +171,13 @@ HOT_INLINE_GLOBAL void vgic_load(const struct arch_vcpu_ctx *a)
 	write_ich_hcr_el2(a->ich_hcr | ICH_HCR_EN);
 }
 
+/* Whether vgic_load of a is its plain part alone, as aarch64_switch_plain does it: no list
+ * register to fill, one active-priority register. */
+HOT_INLINE_GLOBAL bool vgic_loads_plainly(const struct arch_vcpu_ctx *a)
+{
+	return !a->lrs_live && apr_count == 1;
+}
+
 void vgic_reset(struct arch_vcpu_ctx *a)
 {
 	for (unsigned n = 0; n < VGIC_MAX_LRS; n++)

@@ -62,6 +62,7 @@ void vgic_init_core(void);
 void vgic_save(struct arch_vcpu_ctx *a); /* ... and leaves every list register empty */
 void vgic_clear(void);                   /* empties every list register */
 void vgic_load(const struct arch_vcpu_ctx *a);
+bool vgic_loads_plainly(const struct arch_vcpu_ctx *a);
 void vgic_reset(struct arch_vcpu_ctx *a);
 void vgic_maintenance(void);
 bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid);

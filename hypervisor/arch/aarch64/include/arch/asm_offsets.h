@@ -23,6 +23,11 @@
 #define TRACE_VIRQ     5     /* BH_TRACE_VIRQ */
 #define INTID_VTIMER   27    /* PPI_VTIMER */
 #define LR_PENDING_HW_GROUP1 0x7000 /* ICH_LR<n>_EL2 bits 63:48: pending, hardware, group 1 */
+#define CTX_CNTV_CTL   192   /* struct arch_vcpu_ctx: cntv_ctl, then cntv_cval */
+#define CTX_VMPIDR     208   /* vmpidr, then vttbr */
+#define CTX_VMCR       352   /* vmcr, then ich_hcr */
+#define CTX_AP1R       368   /* ap1r[0] */
+#define CTX_VTIMER_ACTIVE 400 /* vtimer_active, then lrs_live (32 bits each) */
 #define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
 #define REGS_SPSR      256
 #define REGS_SIZE      264
