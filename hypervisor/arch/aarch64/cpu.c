@@ -19,10 +19,10 @@
 #define SCTLR_EL1_RESET 0x30D00800ul   /* RES1 bits; MMU and caches off */
 
 /* The vCPU whose FP/SIMD state is in each core's registers. */
-static struct vcpu *fp_owner[BH_MAX_CORES];
+struct vcpu *fp_owner[BH_MAX_CORES]; /* el1_ctx.S's arch_vcpu_give_back reads them too */
 /* The core's own vCPU whose FP/SIMD state was in the registers when a best-effort vCPU's first
  * FP instruction took them: it gets them back when the best-effort vCPU leaves the core. */
-static struct vcpu *fp_home[BH_MAX_CORES];
+struct vcpu *fp_home[BH_MAX_CORES];
 
 #define CNTV_CTL_ENABLE (1ul << 0)
 #define CNTV_CTL_IMASK (1ul << 1)
@@ -276,12 +276,6 @@ HOT_INLINE void save_timer_and_gic(struct vcpu *v)
 		gic_set_ppi_active(PPI_VTIMER, 0);
 }
 
-/* FP/SIMD moves lazily: CPTR_EL2 traps v's first use unless the registers already hold v's. */
-static uint64_t fp_trap_for(const struct vcpu *v)
-{
-	return fp_owner[v->core] == v ? CPTR_EL2_RES1 : CPTR_EL2_RES1 | CPTR_TFP;
-}
-
 /* Everything of v but its EL1 registers, after they are in. */
 HOT_INLINE void load_rest(struct vcpu *v)
 {
@@ -292,7 +286,8 @@ HOT_INLINE void load_rest(struct vcpu *v)
 	write_cntv_cval_el0(a->cntv_cval);
 	write_cntv_ctl_el0(a->cntv_ctl);
 	vgic_load(a);
-	write_cptr_el2(fp_trap_for(v));
+	/* FP/SIMD moves lazily: trap the first use unless the registers already hold v's. */
+	write_cptr_el2(fp_owner[v->core] == v ? CPTR_EL2_RES1 : CPTR_EL2_RES1 | CPTR_TFP);
 	if (a->vtimer_active)
 		gic_set_ppi_active(PPI_VTIMER, 1); /* its guest ends it, as before the switch */
 	isb();
@@ -432,29 +427,14 @@ void arch_vcpu_detach(struct vcpu *v)
 	fp_detach_owner(v, core);
 }
 
-bool aarch64_switch_plain(struct arch_vcpu_ctx *save, const struct arch_vcpu_ctx *load,
-			  uint64_t cptr);
-
-/* Whether arch_vcpu_switch(prev, next) is aarch64_switch_plain's, but for the list registers
- * (which it looks at itself): nothing of prev's timer interrupt to take back (save_timer_and_gic)
- * and nothing of next's to make active or fill in (load_rest). */
-static bool switch_is_plain(const struct vcpu *prev, const struct vcpu *next)
-{
-	return !(prev->virq.forwarded[PPI_VTIMER / 32] & (1u << (PPI_VTIMER % 32))) &&
-	       !next->arch.vtimer_active && vgic_loads_plainly(&next->arch);
-}
-
-/* v is loaded: if it owns the FP/SIMD registers, they are not trapped (fp_detach_owner). Its
- * switch to home, mostly the plain one in one pass (a hand-back at be_until). */
-void arch_vcpu_give_back(struct vcpu *v, struct vcpu *home)
+/* arch_vcpu_give_back (el1_ctx.S) for anything but its common case: called from there alone. */
+__attribute__((used)) void aarch64_give_back_slow(struct vcpu *v, struct vcpu *home)
 {
 	unsigned core = this_cpu()->core;
 
 	if (fp_owner[core] == v)
 		fp_detach_owner(v, core);
-	if (!home || !switch_is_plain(v, home) ||
-	    !aarch64_switch_plain(&v->arch, &home->arch, fp_trap_for(home)))
-		arch_vcpu_switch(v, home);
+	arch_vcpu_switch(v, home);
 }
 
 void arch_vcpu_resume(void)

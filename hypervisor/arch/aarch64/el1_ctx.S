@@ -52,23 +52,74 @@ arch_el1_load:
 	el1_registers load_pair
 	ret
 
-/* bool aarch64_switch_plain(struct arch_vcpu_ctx *save, const struct arch_vcpu_ctx *load,
- *                           uint64_t cptr)
- * cpu.c's arch_vcpu_switch in one pass, for its common case: every list register empty (the
- * vCPU switched out has nothing in flight), and what cpu.c's caller has checked (one
- * active-priority register, nothing to withdraw or make active, the vCPU switched in saved with
- * empty list registers). The saved vCPU's virtual timer, then its GIC interface, its EL1
- * registers out and the next's in, then the next's stage 2, timer and GIC interface, in
- * arch_vcpu_switch's order; CPTR_EL2 = cptr (its FP/SIMD trap). Returns 0, having touched
- * nothing, if a list register is occupied: arch_vcpu_switch's way then. */
-	.global aarch64_switch_plain
-aarch64_switch_plain:
-	mrs	x3, ich_elrsr_el2
-	adrp	x4, vgic_lrs_all_empty
-	ldr	x4, [x4, :lo12:vgic_lrs_all_empty]
-	bics	xzr, x4, x3
-	b.ne	1f
-	mov	x9, x2
+/* q0-q31, FPCR and FPSR to the FP/SIMD save area at \base (x7, x8 scratch), as fpsimd_save. */
+.macro fp_save_to base
+	stp	q0, q1, [\base, #0]
+	stp	q2, q3, [\base, #32]
+	stp	q4, q5, [\base, #64]
+	stp	q6, q7, [\base, #96]
+	stp	q8, q9, [\base, #128]
+	stp	q10, q11, [\base, #160]
+	stp	q12, q13, [\base, #192]
+	stp	q14, q15, [\base, #224]
+	stp	q16, q17, [\base, #256]
+	stp	q18, q19, [\base, #288]
+	stp	q20, q21, [\base, #320]
+	stp	q22, q23, [\base, #352]
+	stp	q24, q25, [\base, #384]
+	stp	q26, q27, [\base, #416]
+	stp	q28, q29, [\base, #448]
+	stp	q30, q31, [\base, #480]
+	mrs	x7, fpcr
+	mrs	x8, fpsr
+	str	x7, [\base, #512]
+	str	x8, [\base, #520]
+.endm
+
+/* void arch_vcpu_give_back(struct vcpu *v, struct vcpu *home)
+ * cpu.c's aarch64_give_back_slow (FP/SIMD detach, then arch_vcpu_switch(v, home)) in one pass,
+ * for the hand-back's common case: home is a vCPU, nothing of either's virtual timer
+ * interrupt to take back or make active (virq_withdraw, vtimer_active), every list register
+ * empty and home saved so (no list register to move either way), one active-priority register
+ * (vgic_plain_lrs), and no displaced owner's FP/SIMD state to load back (fp_home). Anything
+ * else goes the C way, before anything is touched. In arch_vcpu_switch's order: v's FP/SIMD
+ * registers if it owns them (not trapped then: cpu.c fp_detach_owner), its virtual timer, its
+ * GIC interface, its EL1 registers out and home's in, home's stage 2, timer and GIC interface,
+ * and CPTR_EL2: FP/SIMD trapped unless home owns the registers. */
+	.global arch_vcpu_give_back
+arch_vcpu_give_back:
+	cbz	x1, aarch64_give_back_slow
+	ldr	w2, [x0, #VCPU_VIRQ_FORWARDED]
+	tbnz	w2, #INTID_VTIMER, aarch64_give_back_slow
+	ldr	x2, [x1, #VCPU_ARCH + CTX_VTIMER_ACTIVE]   /* and lrs_live */
+	cbnz	x2, aarch64_give_back_slow
+	mrs	x2, ich_elrsr_el2
+	adrp	x3, vgic_plain_lrs
+	ldr	x3, [x3, :lo12:vgic_plain_lrs]
+	bics	xzr, x3, x2
+	b.ne	aarch64_give_back_slow
+	mrs	x2, tpidr_el2
+	ldr	w2, [x2, #PERCPU_CORE]
+	adrp	x3, fp_owner
+	add	x3, x3, :lo12:fp_owner
+	ldr	x4, [x3, x2, lsl #3]
+	cmp	x4, x0
+	b.ne	1f                              /* v's FP/SIMD state is not in the registers */
+	adrp	x4, fp_home
+	add	x4, x4, :lo12:fp_home
+	ldr	x4, [x4, x2, lsl #3]
+	cbnz	x4, aarch64_give_back_slow
+	add	x5, x0, #VCPU_ARCH + CTX_FP
+	fp_save_to x5
+	str	xzr, [x3, x2, lsl #3]           /* no owner: fp_home is none */
+	mov	x4, xzr
+1:	mov	x9, #(CPTR_EL2_PLAIN & 0xffff)   /* x4: the owner now */
+	movk	x9, #(CPTR_EL2_PLAIN >> 16), lsl #16
+	orr	x10, x9, #(1 << CPTR_EL2_TFP_BIT)
+	cmp	x4, x1
+	csel	x9, x9, x10, eq                 /* trapped unless home owns them (load_rest) */
+	add	x0, x0, #VCPU_ARCH
+	add	x1, x1, #VCPU_ARCH
 	mrs	x2, cntv_ctl_el0
 	mrs	x3, cntv_cval_el0
 	stp	x2, x3, [x0, #CTX_CNTV_CTL]
@@ -96,7 +147,4 @@ aarch64_switch_plain:
 	msr	ich_hcr_el2, x2
 	msr	cptr_el2, x9
 	isb
-	mov	w0, #1
-	ret
-1:	mov	w0, #0
 	ret

@@ -36,6 +36,9 @@ static unsigned lr_count;
  * priority the saved registers do not cover blocks or lets through the wrong ones. */
 static unsigned apr_count;
 uint64_t vgic_lrs_all_empty; /* ICH_ELRSR_EL2 with every list register empty */
+/* The same where one active-priority register holds them all (el1_ctx.S arch_vcpu_give_back
+ * moves only that one); with more, no ICH_ELRSR_EL2 value: that way is never taken. */
+uint64_t vgic_plain_lrs;
 
 /* The list registers are separate system registers: these name each implemented one. */
 #define EACH_LR(op) op(15) op(14) op(13) op(12) op(11) op(10) op(9) op(8) op(7) op(6) op(5) \
@@ -66,6 +69,7 @@ void vgic_init_core(void)
 	vgic_lrs_all_empty = (1ul << lr_count) - 1;
 	unsigned pre_bits = (unsigned)((read_ich_vtr_el2() >> 26) & 7) + 1;
 	apr_count = pre_bits >= 7 ? 4 : pre_bits == 6 ? 2 : 1;
+	vgic_plain_lrs = apr_count == 1 ? vgic_lrs_all_empty : ~0ul;
 }
 
 /* Active-priority registers: AP1R0 always, the others (6 or 7 priority bits) after one
@@ -169,13 +173,6 @@ HOT_INLINE_GLOBAL void vgic_load(const struct arch_vcpu_ctx *a)
 	write_ich_vmcr_el2(a->vmcr);
 	apr_load(a);
 	write_ich_hcr_el2(a->ich_hcr | ICH_HCR_EN);
-}
-
-/* Whether vgic_load of a is its plain part alone, as aarch64_switch_plain does it: no list
- * register to fill, one active-priority register. */
-HOT_INLINE_GLOBAL bool vgic_loads_plainly(const struct arch_vcpu_ctx *a)
-{
-	return !a->lrs_live && apr_count == 1;
 }
 
 void vgic_reset(struct arch_vcpu_ctx *a)

@@ -62,7 +62,6 @@ void vgic_init_core(void);
 void vgic_save(struct arch_vcpu_ctx *a); /* ... and leaves every list register empty */
 void vgic_clear(void);                   /* empties every list register */
 void vgic_load(const struct arch_vcpu_ctx *a);
-bool vgic_loads_plainly(const struct arch_vcpu_ctx *a);
 void vgic_reset(struct arch_vcpu_ctx *a);
 void vgic_maintenance(void);
 bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid);
@@ -70,7 +69,11 @@ bool vgic_holds_forwarded(const struct arch_vcpu_ctx *a, unsigned intid);
 unsigned vgic_lr_forwarded(uint64_t lr);
 /* ICH_ELRSR_EL2 when every list register is empty (vectors.S reads it too). */
 extern uint64_t vgic_lrs_all_empty;
+/* The same if one active-priority register is all a switch moves, else none (el1_ctx.S). */
+extern uint64_t vgic_plain_lrs;
 
+/* arch_vcpu_give_back's way (el1_ctx.S) for anything but its common case. */
+void aarch64_give_back_slow(struct vcpu *v, struct vcpu *home);
 /* The guest touched FP/SIMD while its state was not loaded: load it (lazy switch). */
 void aarch64_fp_trap(struct vcpu *v);
 /* FP/SIMD registers (fpsimd.S). */

@@ -6,13 +6,16 @@
 #define PERCPU_SIZE    0x800
 #define PERCPU_REGS    0     /* struct percpu: pointer to the running vCPU's register save area */
 #define PERCPU_STACK   8     /* struct percpu: top of this core's stack */
+#define PERCPU_CORE    16    /* struct percpu: this core's number */
 #define PERCPU_EXIT_WORK 20  /* struct percpu: work before returning to a guest */
 #define PERCPU_VCPU    24    /* struct percpu: the vCPU running on this core */
 #define PERCPU_LOADED  32    /* struct percpu: the vCPU whose EL1 state is loaded (after VCPU) */
 #define PERCPU_TRACE   40    /* struct percpu: this core's trace ring */
+#define VCPU_ARCH            272  /* struct vcpu: arch (struct arch_vcpu_ctx) */
 #define VCPU_VTIMER_PRIORITY 680  /* struct vcpu: arch.vtimer_priority */
 #define VCPU_TRACE_SOURCE    1240 /* struct vcpu: trace_source */
 #define VCPU_VIRQ_DISABLED   1380 /* struct vcpu: virq.disabled[0] */
+#define VCPU_VIRQ_FORWARDED  1416 /* struct vcpu: virq.forwarded[0] */
 #define VCPU_VIRQ_COUNT      1452 /* struct vcpu: virq.count */
 #define RING_HEAD      4     /* struct trace_ring */
 #define RING_TAIL      8
@@ -28,6 +31,9 @@
 #define CTX_VMCR       352   /* vmcr, then ich_hcr */
 #define CTX_AP1R       368   /* ap1r[0] */
 #define CTX_VTIMER_ACTIVE 400 /* vtimer_active, then lrs_live (32 bits each) */
+#define CTX_FP         416   /* fp[32] (16 bytes each), then fpcr and fpsr at CTX_FP + 512, + 520 */
+#define CPTR_EL2_PLAIN 0x401033ff /* CPTR_EL2_RES1 (aarch64.h): FP/SIMD not trapped */
+#define CPTR_EL2_TFP_BIT 10  /* CPTR_TFP */
 #define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
 #define REGS_SPSR      256
 #define REGS_SIZE      264
