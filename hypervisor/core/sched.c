@@ -1026,10 +1026,10 @@ static void be_count_home(struct percpu *c)
  * time, as the full decision records them. */
 static void trace_hand_back(struct percpu *c, const struct vcpu *out, uint64_t at)
 {
-	uint64_t idle = trace_source(c->core, BH_TRACE_IDLE_PARTITION, BH_TRACE_IDLE_VCPU);
+	uint64_t source = out->trace_source; /* its core is this one: set as it was taken */
 
-	trace_record_pair(c->trace, out->trace_source | BH_TRACE_HYP_TIMER,
-			  idle | BH_TRACE_VCPU_SWITCH, at);
+	trace_record_pair(c->trace, source | BH_TRACE_HYP_TIMER,
+			  trace_source_idle_of_core_in(source) | BH_TRACE_VCPU_SWITCH, at);
 }
 
 /* The core's timers after the hand-back, as the full decision's pass after its switch leaves
@@ -1096,7 +1096,8 @@ static bool be_hand_back(struct percpu *c)
 	uint64_t timer = hand_back_count(c, at);
 	if (c->exit_work & EXIT_RESCHED)
 		return false; /* something came meanwhile */
-	program_timer(c, timer);
+	c->sched.timer_at = timer; /* off since it fired (sched_timer_hands_back): program it */
+	arch_timer_program(timer);
 	return true;
 }
 

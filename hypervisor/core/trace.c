@@ -10,6 +10,8 @@ _Static_assert(sizeof(struct trace_raw_event) == sizeof(struct bh_trace_event),
 	       "trace event layout");
 _Static_assert(BH_MAX_CORES <= 0x100 && BH_MAX_PARTITIONS <= 0x100 && BH_MAX_VCPUS <= 0x10000,
 	       "trace_source's fields hold every core, partition and vCPU id (BH_HC_GET_IDS too)");
+_Static_assert(BH_TRACE_IDLE_PARTITION == 0xff && BH_TRACE_IDLE_VCPU == 0xffff,
+	       "trace_source_idle_of_core_in's idle fields");
 
 static struct trace_ring rings[BH_MAX_CORES];
 

@@ -83,6 +83,12 @@ uint64_t trace_source(unsigned core, unsigned partition, unsigned vcpu);
 /* And back: a running vCPU's own are current (a best-effort vCPU's core is set as it is taken),
  * so BH_HC_GET_IDS answers from its one word. */
 static inline unsigned trace_source_core(uint64_t s) { return (unsigned)(s >> 16) & 0xff; }
+/* The idle source (BH_TRACE_IDLE_PARTITION, BH_TRACE_IDLE_VCPU) of the core s names: s's core
+ * field, the others all ones (trace_source's layout). */
+static inline uint64_t trace_source_idle_of_core_in(uint64_t s)
+{
+	return (s & 0xff0000ul) | 0xffffff000000ul;
+}
 static inline unsigned trace_source_partition(uint64_t s) { return (unsigned)(s >> 24) & 0xff; }
 static inline unsigned trace_source_vcpu(uint64_t s) { return (unsigned)(s >> 32) & 0xffff; }
 void trace_emit(unsigned type, const struct vcpu *v, uint64_t arg);
