@@ -1068,9 +1068,11 @@ static uint64_t hand_back_count(struct percpu *c, uint64_t at)
  * is the one the decision computed. Its timers' part is the count the last decision made for it
  * (be_count_home: the same vCPUs, the same one loaded, none of them due before the instant,
  * and no event since); when that found something the pass would serve, a pass after the
- * switch, as the full decision's. It does no spare-time work (console output, stopped
- * partitions' lines): from be_until on the core has none. False, with the timer's trace event
- * recorded, if the full decision must run instead. */
+ * switch, as the full decision's. Of an idle pass's work (idle_drain) it leaves the console's
+ * output to the core's next take of a best-effort vCPU, which drains it (before_running), and
+ * prints the lines of stopped partitions, which only idle passes print (each only if it ends
+ * before the core's instant). False, with the timer's trace event recorded, if the full
+ * decision must run instead. */
 static bool be_hand_back(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
@@ -1326,8 +1328,11 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
-	if (change == EXIT_HAND_BACK && be_hand_back(c))
+	if (change == EXIT_HAND_BACK && be_hand_back(c)) {
+		if (partition_stopped_lines_waiting()) /* mostly none: no call */
+			print_stopped_lines(s);
 		goto sleep;
+	}
 	for (;;) {
 		core_process_requests();
 		__atomic_fetch_and(&c->exit_work, ~EXIT_DECIDE, __ATOMIC_RELAXED);
