@@ -1081,7 +1081,7 @@ static bool be_hand_back(struct percpu *c)
 	__atomic_fetch_and(&c->exit_work, ~EXIT_HAND_BACK, __ATOMIC_RELAXED);
 	uint64_t at = arch_counter_read();
 	bool armed_for_now = at - s->be_until < BE_LEAD_TICKS; /* be_until <= at, by less */
-	if (!out || c->requests || c->vcpu != out || !armed_for_now) {
+	if (c->requests || !armed_for_now) { /* out runs: timer_hands_back */
 		trace_emit_at(BH_TRACE_HYP_TIMER, c->vcpu, 0, at);
 		return false; /* not the hand-back it was armed for: the full decision */
 	}
@@ -1433,13 +1433,15 @@ void sched_vcpu_idle(struct vcpu *v)
 		exit_work_set(EXIT_RESCHED);
 }
 
-/* The timer at be_until, and nothing else since the core's last decision: the hand-back alone
- * (be_hand_back), which records the timer's trace event with its switch. */
+/* The timer at be_until in the best-effort vCPU the core runs, and nothing else since the core's
+ * last decision: the hand-back alone (be_hand_back), which records the timer's trace event with
+ * its switch. */
 static bool timer_hands_back(const struct percpu *c)
 {
 	const struct sched_core *s = &c->sched;
 
-	return s->be && s->be_until && s->timer_at == s->be_until && !(c->exit_work & EXIT_DECIDE);
+	return s->be && c->vcpu == s->be && s->be_until && s->timer_at == s->be_until &&
+	       !(c->exit_work & EXIT_DECIDE);
 }
 
 void sched_timer_event(void)
@@ -1460,8 +1462,7 @@ HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 {
 	struct percpu *c = this_cpu();
 
-	/* sched_timer_event's test, and the best-effort vCPU running (be_hand_back asks it too). */
-	if (c->vcpu != c->sched.be || !timer_hands_back(c))
+	if (!timer_hands_back(c)) /* sched_timer_event's test */
 		return false;
 	c->sched.timer_at = 0;
 	exit_work_set(EXIT_HAND_BACK);
