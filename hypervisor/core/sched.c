@@ -1055,8 +1055,8 @@ static uint64_t hand_back_count(struct percpu *c, uint64_t at)
 	return timer;
 }
 
-/* The timer at be_until, and nothing else since the last decision (sched_timer_event): give the
- * best-effort vCPU back and sleep until the core's own instant, without a decision. The last
+/* The timer at be_until, and nothing else since the last decision (sched_timer_hands_back): give
+ * the best-effort vCPU back and sleep until the core's own instant, without a decision. The last
  * decision found nothing of the core's own to run and computed its own next instant, be_until +
  * BE_LEAD_TICKS; nothing of the core's changes before that instant but by an event, and every
  * event (a kick, a wake-up, a request) either came before (then this is not the one change, and
@@ -1081,7 +1081,7 @@ static bool be_hand_back(struct percpu *c)
 	__atomic_fetch_and(&c->exit_work, ~EXIT_HAND_BACK, __ATOMIC_RELAXED);
 	uint64_t at = arch_counter_read();
 	bool armed_for_now = at - s->be_until < BE_LEAD_TICKS; /* be_until <= at, by less */
-	if (c->requests || !armed_for_now) { /* out runs: timer_hands_back */
+	if (c->requests || !armed_for_now) { /* out runs: sched_timer_hands_back */
 		trace_emit_at(BH_TRACE_HYP_TIMER, c->vcpu, 0, at);
 		return false; /* not the hand-back it was armed for: the full decision */
 	}
@@ -1098,7 +1098,7 @@ static bool be_hand_back(struct percpu *c)
 	uint64_t timer = hand_back_count(c, at);
 	if (c->exit_work & EXIT_RESCHED)
 		return false; /* something came meanwhile */
-	c->sched.timer_at = timer; /* off since it fired (sched_timer_hands_back): program it */
+	s->timer_at = timer; /* off since it fired (sched_timer_hands_back): program it */
 	arch_timer_program(timer);
 	return true;
 }
@@ -1433,38 +1433,25 @@ void sched_vcpu_idle(struct vcpu *v)
 		exit_work_set(EXIT_RESCHED);
 }
 
-/* The timer at be_until in the best-effort vCPU the core runs, and nothing else since the core's
- * last decision: the hand-back alone (be_hand_back), which records the timer's trace event with
- * its switch. */
-static bool timer_hands_back(const struct percpu *c)
-{
-	const struct sched_core *s = &c->sched;
-
-	return s->be && c->vcpu == s->be && s->be_until && s->timer_at == s->be_until &&
-	       !(c->exit_work & EXIT_DECIDE);
-}
-
 void sched_timer_event(void)
 {
 	struct percpu *c = this_cpu();
-	bool hand_back = timer_hands_back(c);
 
 	c->sched.timer_at = 0; /* it fired and is off: program it again */
-	if (hand_back) {
-		exit_work_set(EXIT_HAND_BACK);
-	} else {
-		trace_emit(BH_TRACE_HYP_TIMER, c->vcpu, 0);
-		exit_work_set(EXIT_RESCHED);
-	}
+	exit_work_set(EXIT_RESCHED);
 }
 
+/* The one test of the hand-back's way (be_hand_back), on the interrupt taken from the guest:
+ * every other hypervisor timer event takes the full decision (sched_timer_event). */
 HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 {
 	struct percpu *c = this_cpu();
+	struct sched_core *s = &c->sched;
 
-	if (!timer_hands_back(c)) /* sched_timer_event's test */
+	if (!s->be || c->vcpu != s->be || !s->be_until || s->timer_at != s->be_until ||
+	    (c->exit_work & EXIT_DECIDE))
 		return false;
-	c->sched.timer_at = 0;
+	s->timer_at = 0;
 	exit_work_set(EXIT_HAND_BACK);
 	return true;
 }

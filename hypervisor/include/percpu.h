@@ -17,7 +17,8 @@
 #define EXIT_BLOCKED (1u << 3) /* the one change since the last decision: the running vCPU blocked */
 #define EXIT_HAND_BACK (1u << 4) /* the one change since the last decision: the timer at be_until
 				  * fired in the best-effort vCPU the core holds (sched.c be_hand_back) */
-#define EXIT_DECIDE  (EXIT_RESCHED | EXIT_PREEMPT | EXIT_BLOCKED | EXIT_HAND_BACK) /* a decision is due */
+/* A decision is due. */
+#define EXIT_DECIDE  (EXIT_RESCHED | EXIT_PREEMPT | EXIT_BLOCKED | EXIT_HAND_BACK)
 
 struct percpu {
 	struct arch_regs *regs;     /* save area of the running vCPU (or idle_regs) */

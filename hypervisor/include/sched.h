@@ -139,12 +139,12 @@ void sched_vcpu_block(struct vcpu *v);
  * core, a fixed-priority decision that only has to compare it with the running vCPU;
  * elsewhere, a kick. */
 void sched_vcpu_woken(struct vcpu *v);
-/* This core's hypervisor timer fired: its trace event, unless it is the hand-back's (recorded
- * with the hand-back's switch). */
+/* This core's hypervisor timer fired (its trace event recorded): the full decision. */
 void sched_timer_event(void);
 /* This core's hypervisor timer fired in its best-effort vCPU at be_until, with nothing else since
- * the core's last decision: true, and marked as sched_timer_event marks it for the hand-back
- * alone; false, nothing done (then sched_timer_event). */
+ * the core's last decision, taken from that guest: true, and marked for the hand-back alone
+ * (sched.c be_hand_back), which records the timer's trace event with its switch; false, nothing
+ * done (then the timer's event and sched_timer_event). */
 bool sched_timer_hands_back(void);
 
 /* State changes of a vCPU (a posted request, a suspend or resume, its partition's state), from

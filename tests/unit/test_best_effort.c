@@ -80,13 +80,21 @@ static struct vcpu *on(unsigned core, uint64_t now)
 	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
 }
 
-/* Core `core`'s hypervisor timer fires at `now` (sched_timer_event, as the interrupt handler
- * calls it), and the core leaves the hypervisor: returns the vCPU it runs, or NULL if it idles. */
+/* The core's hypervisor timer fires in its guest, as aarch64_guest_irq takes it: the hand-back's
+ * test first, else the timer's event. */
+static void timer_fires(void)
+{
+	if (!sched_timer_hands_back())
+		sched_timer_event();
+}
+
+/* Core `core`'s hypervisor timer fires at `now` (timer_fires), and the core leaves the
+ * hypervisor: returns the vCPU it runs, or NULL if it idles. */
 static struct vcpu *timer_on(unsigned core, uint64_t now)
 {
 	fake.core = core;
 	fake.counter = now;
-	sched_timer_event();
+	timer_fires();
 	FAKE_RUN(core_exit_work());
 	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
 }
@@ -634,7 +642,7 @@ static void kick_with_the_timer_at_be_until(bool kick_first)
 	fake.counter = back;
 	if (kick_first)
 		exit_work_set(EXIT_RESCHED); /* the kick's interrupt */
-	sched_timer_event();
+	timer_fires();
 	if (!kick_first)
 		exit_work_set(EXIT_RESCHED);
 	FAKE_RUN(core_exit_work());

@@ -27,7 +27,8 @@ _Static_assert(__builtin_offsetof(struct vcpu, virq.forwarded) == VCPU_VIRQ_FORW
 _Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, fp) == CTX_FP &&
 	       __builtin_offsetof(struct arch_vcpu_ctx, fpcr) == CTX_FP + 512 &&
 	       __builtin_offsetof(struct arch_vcpu_ctx, fpsr) == CTX_FP + 520, "CTX_FP");
-_Static_assert(CPTR_EL2_PLAIN == CPTR_EL2_RES1 && CPTR_TFP == 1ul << CPTR_EL2_TFP_BIT, "CPTR_EL2_PLAIN");
+_Static_assert(CPTR_EL2_PLAIN == CPTR_EL2_RES1 && CPTR_TFP == 1ul << CPTR_EL2_TFP_BIT,
+	       "CPTR_EL2_PLAIN");
 _Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, cntv_ctl) == CTX_CNTV_CTL &&
 	       __builtin_offsetof(struct arch_vcpu_ctx, cntv_cval) == CTX_CNTV_CTL + 8, "CTX_CNTV_CTL");
 _Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, vmpidr) == CTX_VMPIDR &&

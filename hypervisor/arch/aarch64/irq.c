@@ -47,6 +47,7 @@ static bool dispatch(struct percpu *c, unsigned intid)
 	switch (intid) {
 	case PPI_HYP_TIMER:
 		write_cnthp_ctl_el2(0);
+		trace_emit(BH_TRACE_HYP_TIMER, c->vcpu, 0);
 		sched_timer_event();
 		break;
 	case PPI_VTIMER:
