@@ -92,7 +92,10 @@ bool arch_spin_lock_before(struct spinlock *l, uint64_t give_up_at)
 	do {
 		uint64_t now = arch_counter_read(), turn_at = now + SPIN_TURN_TICKS;
 		uint32_t seen = __atomic_load_n(&l->word, __ATOMIC_RELAXED), word;
-		if (now >= give_up_at)
+		/* A physical interrupt pending (a kick: a vCPU of the core woken from another core, a
+		 * request; a device's): the core has something to look at before its timer, and the
+		 * holders may keep the lock taken until then. */
+		if (now >= give_up_at || arch_irq_pending())
 			return false;
 		__asm__ volatile("	msr	cntp_cval_el0, %2\n"
 				 "	msr	cntp_ctl_el0, %3\n"
