@@ -28,9 +28,10 @@ struct spinlock { volatile uint32_t word; }; /* owner in bits 15:0, next ticket 
 void arch_spin_lock(struct spinlock *l);
 bool arch_spin_trylock(struct spinlock *l);
 /* l taken, true; or false, nothing taken, if it is still held when the counter reaches
- * give_up_at (TIME_NEVER: arch_spin_lock). For a trap on a core whose instant is near: it
- * waits for other cores' holders only until the core's timer, then leaves the trapped access
- * to run again (core_give_way_at). Not fair: it takes the lock only when it is free. */
+ * give_up_at or a physical interrupt is pending (TIME_NEVER: arch_spin_lock). For a trap on a
+ * core whose instant is near: it waits for other cores' holders only until the core's timer
+ * or a kick, then leaves the trapped access to run again (core_give_way_at). Not fair: it
+ * takes the lock only when it is free. */
 bool arch_spin_lock_before(struct spinlock *l, uint64_t give_up_at);
 void arch_spin_unlock(struct spinlock *l);
 /* One step of a cross-core wait loop (YIELD/WFE). */
