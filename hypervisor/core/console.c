@@ -475,14 +475,17 @@ static bool opens_held_line(int s)
 }
 
 /* Put the next record in flight, if none is: src's own first, then the oldest of anyone's
- * (while a line is held, the open line's source's only). False when nothing may go out. */
-static bool start_next(int src)
+ * (while a line is held, the open line's source's only). False when nothing may go out; *held
+ * set if that is because the open line holds everyone else's. */
+static bool start_next(int src, bool *held)
 {
 	if (cur.source >= 0)
 		return true;
 	if (line_held()) {
-		if (ring_empty(&rings[open_line]))
+		if (ring_empty(&rings[open_line])) {
+			*held = true;
 			return false;
+		}
 		start_record(open_line);
 		return true;
 	}
@@ -500,11 +503,13 @@ static bool start_next(int src)
 /* Whole lines only, so none is ever left half on the wire, while the next one fits in what is
  * left of the budget (CONSOLE_DRAIN_CHUNK holds the longest line). A record none of whose
  * lines went out is not in flight: it waits in its ring, in its order. *stopped: a line that
- * may go out did not fit. */
+ * may go out did not fit, or everyone else's lines wait for the focus partition's open line.
+ * The latter as start_next found it, not by a later look: the hold may end in between, and the
+ * lines it held would then be left with nobody told to come back for them (drain). */
 static uint32_t drain_locked(int src, uint32_t budget, bool *stopped)
 {
 	*stopped = false;
-	while (start_next(src)) {
+	while (start_next(src, stopped)) {
 		bool newline = false;
 		uint32_t len = cur.flags & RECORD_NOTE ? NOTE_MAX :
 			       cur.flags ? cur.len : next_line(&newline);
@@ -588,13 +593,11 @@ static bool drain(int src)
 			return left_queued(src);
 		}
 		__atomic_store_n(&drain_wanted, 0u, __ATOMIC_SEQ_CST);
-		bool stopped;
+		bool stopped; /* out of budget, or everyone else's lines wait for the open line */
 		uint32_t left = drain_locked(src, budget, &stopped);
-		/* Out of budget, or everyone else's lines wait for the focus partition's open line. */
-		bool more = stopped || line_held();
 		arch_spin_unlock(&wire_lock);
 		if (!left || !__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
-			return more && anything_queued() ? left_queued(src) : false;
+			return stopped && anything_queued() ? left_queued(src) : false;
 	}
 	return left_queued(src);
 }

@@ -282,6 +282,36 @@ TEST(console_idle_drain_says_when_to_drain_again_until_all_is_out)
 	end_with_uart();
 }
 
+/* A writer's drain that leaves its line held behind the focus partition's open line wakes a
+ * console helper, even when the hold ends while that drain runs: the drain found the line held,
+ * so nothing went out, and its writer (on a dedicated core) may compute on without writing or
+ * idling again. It took its second look at the hold after the drain; the hold over by then, it
+ * told nobody, and the line waited, the helper asleep, for its writer's next write or wait. */
+TEST(console_a_drain_that_leaves_a_held_line_wakes_a_helper_though_the_hold_ends_meanwhile)
+{
+	char line[101];
+	uint64_t opened = beta_opens_a_line(line);
+	struct percpu *writer = &percpu[fake.core], *helper = &percpu[fake.core + 1];
+	writer->sched.policy = BH_POLICY_DEDICATED;
+	writer->vcpu = &partitions[0].vcpus[0];
+	writer->sched.timer_at = TIME_NEVER; /* a drain's budget: a chunk, no look at the counter */
+	helper->sched.console_helper = helper->sched.console_asleep = true;
+	/* Every look at the counter a tick later: the drain's first look finds beta's line one tick
+	 * short of its hold's end, any later look past it. */
+	fake.counter = opened + ns_to_ticks(100000000ull) - 2;
+	fake.counter_step = 1;
+	console_guest_write(&partitions[0].vcpus[0], line, sizeof(line));
+	fake.counter_step = 0;
+	EXPECT(strcmp(uart_text(), "[beta] $") == 0); /* alpha's line is left, held */
+	EXPECT_EQ(fake.kicks[fake.core + 1], 1);
+	EXPECT(!helper->sched.console_asleep);
+	writer->sched.policy = BH_POLICY_FIXED_PRIORITY;
+	writer->vcpu = NULL;
+	helper->sched.console_helper = helper->sched.console_asleep = false;
+	console_flush_all();
+	end_with_uart();
+}
+
 /* The focus partition's open line holds everyone else's lines, but not until they are lost: once
  * another source's ring is more than half full, its writer's drain breaks the line (LF CR) and
  * emits them, as after the hold. Held for the whole 100 ms, a neighbour writing 22 lines lost 4
