@@ -32,6 +32,7 @@ class Run:
     exited: bool = False
     returncode: int | None = None
     timed_out: bool = False
+    went_quiet: bool = False  # it printed nothing for the run's `quiet` seconds
 
     @property
     def log(self) -> str:
@@ -85,27 +86,32 @@ def check_stage2_pool(config: Path | str, log: str) -> None:
 
 
 def run_system(config: Path | str, timeout: float = 60.0,
-               until: Callable[[Run], bool] | None = None, icount: bool = False) -> Run:
-    """Boot config in QEMU; return when QEMU exits, until(run) is true, or timeout passes."""
+               until: Callable[[Run], bool] | None = None, icount: bool = False,
+               quiet: float | None = None) -> Run:
+    """Boot config in QEMU; return when QEMU exits, until(run) is true, or timeout passes (or,
+    with quiet, once it has printed nothing for that many seconds after its first line: a test
+    whose until waits for a line that its system may drop, and report dropped, ends there)."""
     config = CONFIGS / config if isinstance(config, str) else config
-    return run_image(config, build_image(config), timeout, until, icount)
+    return run_image(config, build_image(config), timeout, until, icount, quiet)
 
 
 def run_image(config: Path, image: Path, timeout: float = 60.0,
-              until: Callable[[Run], bool] | None = None, icount: bool = False) -> Run:
+              until: Callable[[Run], bool] | None = None, icount: bool = False,
+              quiet: float | None = None) -> Run:
     """Boot an already built image of config (see run_system)."""
     argv = qemu_command(load(config), image, icount=icount, interactive=False)
-    return run_command(argv, config.name, timeout, until)
+    return run_command(argv, config.name, timeout, until, quiet)
 
 
 def run_command(argv: list[str], name: str, timeout: float = 60.0,
-                until: Callable[[Run], bool] | None = None) -> Run:
-    """Run a QEMU command line; return when it exits, until(run) is true, or timeout passes."""
+                until: Callable[[Run], bool] | None = None, quiet: float | None = None) -> Run:
+    """Run a QEMU command line; return when it exits, until(run) is true, or timeout passes
+    (see run_system for quiet)."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
     run = Run()
     try:
-        _read(proc, run, time.monotonic() + timeout, until)
+        _read(proc, run, time.monotonic() + timeout, until, quiet)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -117,18 +123,24 @@ def run_command(argv: list[str], name: str, timeout: float = 60.0,
 
 
 def _read(proc: subprocess.Popen, run: Run, deadline: float,
-          until: Callable[[Run], bool] | None) -> None:
+          until: Callable[[Run], bool] | None, quiet: float | None = None) -> None:
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     pending = b""
+    last_output = time.monotonic()
     while True:
-        left = deadline - time.monotonic()
+        now = time.monotonic()
+        left = deadline - now
         if left <= 0:
             run.timed_out = True
+            return
+        if quiet is not None and run.lines and now - last_output >= quiet:
+            run.went_quiet = True
             return
         if not sel.select(timeout=min(left, 0.5)):
             continue
         chunk = os.read(proc.stdout.fileno(), 65536)
+        last_output = time.monotonic()
         if not chunk:
             if pending:
                 run.lines.append(pending.decode(errors="replace").rstrip("\r"))

@@ -42,6 +42,41 @@ def test_power_loss_by_smc_system_reset_while_busy():
     assert run.index(r"HM: partition") < 0
 
 
+# Seconds without console output after which a flood test's run is over: its until waits for
+# last lines that a flood may drop (reported), and it waited out its whole timeout then.
+QUIET = 10.0
+LOSS_NOTE = re.compile(r"\.\.\. \((\d+) bytes dropped\)")
+
+
+def own_lines(lines, who):
+    """The lines of partition `who` as it wrote them, from the console: a line broken for someone
+    else's (LF CR: the next console line starts with CR) joined with its rest, which follows in a
+    line of its own; loss notes left out (a loss ends a line's join). Also whether its last line
+    on the console is a loss note."""
+    prefix, out, joins, last_note = f"[{who}] ", [], False, False
+    for i, line in enumerate(lines):
+        text = line.lstrip("\r")
+        if not text.startswith(prefix):
+            continue
+        text = text[len(prefix):]
+        last_note = bool(LOSS_NOTE.fullmatch(text))
+        if last_note:
+            joins = False
+            continue
+        if joins:
+            out[-1] += text
+        else:
+            out.append(text)
+        joins = i + 1 < len(lines) and lines[i + 1].startswith("\r")
+    return out, last_note
+
+
+def lineprint2_done(run):
+    """Both guests of console_lines2.yaml printed their last lines (a's perhaps broken by b's)."""
+    return (run.index(r"^\[b\] lp: done") >= 0 and run.index(r"DONE") >= 0
+            and "LP DONE" in own_lines(run.lines, "a")[0])
+
+
 def test_two_partitions_lines_never_split():
     """lineprint in two partitions at once, one with console focus (direct bytes), one without
     (queued lines): every line on the console is one partition's whole line, but where a flood
@@ -53,7 +88,8 @@ def test_two_partitions_lines_never_split():
     (docs/architecture.md, Console), broken again if need be; its pieces must join into a whole
     line."""
     import re
-    run = run_system("console_lines.yaml", timeout=240,
+    # A flood's last line may be dropped (and reported): once all is out the console is quiet.
+    run = run_system("console_lines.yaml", timeout=240, quiet=QUIET,
                      until=lambda r: r.index(r"^\[a\] lp: done") >= 0 and r.index(r"^\[b\] lp: done") >= 0)
     good = re.compile(r"^\[(a|b)\] lp: (0123456789abcdefghijklmnopqrstuvwxyz 0x[0-9a-f]{8}|done)$")
     lines = run.lines[next(i for i, l in enumerate(run.lines) if "console input goes" in l) + 1:]
@@ -97,8 +133,7 @@ def test_focus_partition_with_two_vcpus_never_splits_anothers_lines():
     direct bytes race with each other and with its queued ones); b prints lowercase lines: no
     line of b holds an uppercase letter, no line of a a lowercase one."""
     import re
-    run = run_system("console_lines2.yaml", timeout=60,
-                     until=lambda r: r.index(r"^\[b\] lp: done") >= 0 and r.index(r"LP DONE") >= 0)
+    run = run_system("console_lines2.yaml", timeout=60, quiet=QUIET, until=lineprint2_done)
     lines = [l.replace("\r", "") for l in
              run.lines[next(i for i, l in enumerate(run.lines) if "console input goes" in l) + 1:]]
     mixed = [l for l in lines if (l.startswith("[b]") and "dropped" not in l and re.search("[A-Z]", l[3:]))
@@ -114,8 +149,9 @@ def test_focus_partition_output_is_emitted_or_reported_lost():
     """lineprint2 (two vCPUs of the focus partition print 4000 lines, then vCPU 0, once vCPU 1 has
     written all of its lines, "LP DONE") beside lineprint (partition b): every byte partition a
     wrote reaches the console or is counted in a "... (N bytes dropped)" note, and its last line
-    comes out once everything is idle. Six runs: the failure was intermittent (about one run in
-    three on a 2-core host).
+    comes out (whole, or broken for b's lines when b's ring is more than half full behind it) or
+    is reported dropped once everything is idle. Six runs: the failure was intermittent (about
+    one run in three on a 2-core host).
 
     It failed two ways. In the console: output left queued when every writer had gone idle stayed
     queued, with its losses unreported (b's lines and a's last bytes waiting behind a's open line
@@ -125,10 +161,17 @@ def test_focus_partition_output_is_emitted_or_reported_lost():
     while vCPU 1, often hundreds of lines behind, was still printing, so its bytes interleaved
     with LP DONE's or a full ring dropped them (reported); it now waits for vCPU 1. The faster
     fast path loses much of the flood (38-80 KB of 116 KB reported dropped, against 0-5 KB at
-    368c60b): it outruns the wire; reported, so by design."""
+    368c60b): it outruns the wire; reported, so by design.
+
+    Later it failed on a loaded host with nothing left queued (the console's rings empty, seen
+    with QEMU's gdbstub in every such run): the test wanted "LP DONE" on one line. b's ring more
+    than half full behind it, the line is broken for b's lines ("[a] L", b's, "[a] P DONE"), as
+    the console does for any open line of the focus partition; or its bytes are dropped and
+    reported, when the wire's lock holder, an emulated core, stalls for milliseconds (4.7 and
+    12 ms seen) while a's ring, one byte a record, holds 256 bytes. The run then also waited its
+    whole timeout for the line: it now ends once the console is quiet."""
     for attempt in range(6):
-        run = run_system("console_lines2.yaml", timeout=30,
-                         until=lambda r: r.index(r"^\[b\] lp: done") >= 0 and r.index(r"LP DONE") >= 0)
+        run = run_system("console_lines2.yaml", timeout=30, quiet=QUIET, until=lineprint2_done)
         got = dropped = 0
         for line in run.lines:
             line = line.replace("\r", "")
@@ -141,9 +184,11 @@ def test_focus_partition_output_is_emitted_or_reported_lost():
         assert got + dropped >= A_LETTERS, (
             f"partition a: {got} letters emitted and {dropped} bytes reported dropped, of {A_LETTERS}: "
             f"{A_LETTERS - got - dropped} at least lost without a note")
-        assert run.index(r"LP DONE") >= 0, (
-            f"partition a's last line never came out (both guests done, idle): {got} bytes emitted, "
-            f"{dropped} reported dropped, of {A_LETTERS} letters")
+        own, last_note = own_lines(run.lines, "a")
+        assert "LP DONE" in own or last_note, (
+            f"partition a's last line neither came out nor was reported dropped (both guests done, "
+            f"idle): {got} letters emitted, {dropped} bytes reported dropped, of {A_LETTERS} letters; "
+            f"its last lines: {own[-3:]}")
 
 
 def test_output_left_by_a_writer_that_never_writes_again_comes_out():
