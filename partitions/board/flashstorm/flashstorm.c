@@ -14,13 +14,12 @@
  * At the end CPU 0 prints per window:
  *   flashstorm: window W <cpu0> <others> aimed N longest T accesses A1 A2 A3 erases E */
 #define PROBE_NAME "flashstorm"
-#include "fwprobe.h"
+#include "smp_guest.h"
 #include "../../tests/hostile/attacks.h"
 
 #define SR_READY 0x80u
 #define BLOCK 0x00000ul
 #define CPUS 4u
-#define TURN_TICKS 16ull
 #define AIM_SPREAD 48ull
 
 enum cpu0_mode { SPIN, AIM };
@@ -38,84 +37,18 @@ struct figs {
 };
 #define FIGS ((struct figs *)0x40400000ul)
 
-void cpu_main(unsigned cpu);
 extern char second[];
-
-static inline uint64_t now(void)
-{
-	uint64_t v;
-	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
-	return v;
-}
-
-static inline void keep_turns_short(uint64_t n)
-{
-	__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1"
-			 : : "r"(n + TURN_TICKS), "r"(3ul) : "memory");
-}
-
-static void spin_until(uint64_t t)
-{
-	for (uint64_t n; (n = now()) < t;)
-		keep_turns_short(n);
-}
 
 static uint64_t window_end(int w)
 {
 	return ATTACK_T0 + ((uint64_t)w + 1) * ATTACK_WINDOW;
 }
 
-static void put_dec(uint64_t v)
-{
-	char s[24];
-	int n = 0;
-	do {
-		s[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n--)
-		putc_(s[n]);
-}
-
-/* WFI on the virtual timer until t, interrupts masked (PSTATE.I): the GIC interface is enabled
- * for the timer's PPI only, so its pending state ends the WFI; acknowledged by polling. */
-#define GICR 0x080a0000ul
-#define GICR_STRIDE 0x20000ul
-#define VTIMER_INTID 27u
-#define SYSREG_R(name) ({ uint64_t v_; __asm__ volatile("mrs %0, " name : "=r"(v_)); v_; })
-#define SYSREG_W(name, v) __asm__ volatile("msr " name ", %0" :: "r"((uint64_t)(v)))
-
-static void gic_init_cpu(unsigned cpu)
-{
-	uint64_t rd = GICR + cpu * GICR_STRIDE, sgi = rd + 0x10000;
-
-	mmio_wr(rd + 0x14, mmio_rd(rd + 0x14) & ~2u); /* GICR_WAKER.ProcessorSleep */
-	mmio_wr(sgi + 0x80, mmio_rd(sgi + 0x80) | (1u << VTIMER_INTID)); /* GICR_IGROUPR0 */
-	mmio_wr(sgi + 0x400 + (VTIMER_INTID & ~3u), 0xa0u << (8 * (VTIMER_INTID & 3)));
-	mmio_wr(sgi + 0x100, 1u << VTIMER_INTID); /* GICR_ISENABLER0 */
-	SYSREG_W("S3_0_C12_C12_5", SYSREG_R("S3_0_C12_C12_5") | 1); /* ICC_SRE_EL1.SRE */
-	__asm__ volatile("isb");
-	SYSREG_W("S3_0_C4_C6_0", 0xff); /* ICC_PMR_EL1 */
-	SYSREG_W("S3_0_C12_C12_7", 1);  /* ICC_IGRPEN1_EL1 */
-	__asm__ volatile("isb");
-}
-
-static void sleep_until(uint64_t t)
-{
-	while (now() < t)
-		__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1\n\tisb\n\twfi"
-				 : : "r"(t), "r"(1ul) : "memory");
-	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
-	uint32_t intid = (uint32_t)SYSREG_R("S3_0_C12_C12_0"); /* ICC_IAR1_EL1 */
-	if (intid < 1020)
-		SYSREG_W("S3_0_C12_C12_1", intid); /* ICC_EOIR1_EL1 */
-}
-
 void cpu_main(unsigned cpu)
 {
 	struct figs *f = FIGS;
 
-	gic_init_cpu(cpu);
+	gic_init_cpu(cpu, 1u << VTIMER_INTID);
 	f->up[cpu] = 1;
 	sleep_until(ATTACK_T0);
 	for (int w = 0; w < ATTACK_COUNT; w++) {

@@ -12,7 +12,10 @@
  *   kickstorm: window W NAME writes P0 P1 P2 longest T
  * (the ISPENDR writes of each CPU, CPU 0's longest one in ticks). */
 #define PROBE_NAME "kickstorm"
-#include "kickcpu.h"
+#include "kickwin.h"
+#include "smp_guest.h"
+
+#define KGICD 0x08000000ul
 
 #define GICD_ISPENDR 0x200
 #define GICD_ICPENDR 0x280
@@ -22,7 +25,6 @@
 #define OWN_WORD(cpu, k) (1u + 2u * (cpu) + (unsigned)((k) & 1))
 
 extern char secondary_entry[], stack1_top[], stack2_top[];
-void cpu_main(unsigned cpu);
 
 static volatile uint32_t writes[CPUS][KW_COUNT];
 static uint64_t longest[KW_COUNT];
@@ -44,7 +46,7 @@ static int others_storm(int w)
 
 void cpu_main(unsigned cpu)
 {
-	kick_gic_init_cpu(cpu, 1u << KVTIMER_INTID);
+	gic_init_cpu(cpu, 1u << VTIMER_INTID);
 	up[cpu] = 1;
 	sleep_until(KICK_T0);
 	for (int w = 0; w < KW_COUNT; w++) {
@@ -71,7 +73,7 @@ int main(void)
 	for (unsigned i = 32; i < 32 * WORDS; i++)
 		mmio_wr(KGICD + GICD_IROUTER + 8 * i, (i / 32 - 1) / 2);
 	for (unsigned c = 1; c < CPUS; c++)
-		if (smc_call(KPSCI_CPU_ON, c, (uint64_t)secondary_entry, (uint64_t)stacks[c]) != 0)
+		if (smc_call(PSCI_CPU_ON, c, (uint64_t)secondary_entry, (uint64_t)stacks[c]) != 0)
 			show("CPU_ON failed for", c);
 	spin_until(KICK_T0);
 	uint64_t k = 0;

@@ -9,12 +9,12 @@
  * At the end, CPU 0 prints one line per window (kickwin.h):
  *   kickwait: window W NAME n N max X mean M timeouts T */
 #define PROBE_NAME "kickwait"
-#include "kickcpu.h"
+#include "kickwin.h"
+#include "smp_guest.h"
 
 #define SGI_INTID 1u
 
 extern char secondary_entry[], stack1_top[];
-void cpu_main(unsigned cpu);
 
 struct stats {
 	uint64_t n, max, sum, timeouts;
@@ -26,7 +26,7 @@ static volatile unsigned up1;
 
 void cpu_main(unsigned cpu)
 {
-	kick_gic_init_cpu(cpu, 1u << SGI_INTID | 1u << KVTIMER_INTID);
+	gic_init_cpu(cpu, 1u << SGI_INTID | 1u << VTIMER_INTID);
 	up1 = 1;
 	for (;;) {
 		uint64_t t0 = now();
@@ -48,7 +48,7 @@ void cpu_main(unsigned cpu)
 					stats[w].max = lat;
 			}
 			acked = s;
-		} else if (intid == KVTIMER_INTID) {
+		} else if (intid == VTIMER_INTID) {
 			__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
 			int w = kick_window_at(t);
 			if (w >= 0)
@@ -62,8 +62,8 @@ void cpu_main(unsigned cpu)
 int main(void)
 {
 	puts_("kickwait: start\n");
-	kick_gic_init_cpu(0, 0);
-	if (smc_call(KPSCI_CPU_ON, 1, (uint64_t)secondary_entry, (uint64_t)stack1_top) != 0)
+	gic_init_cpu(0, 0);
+	if (smc_call(PSCI_CPU_ON, 1, (uint64_t)secondary_entry, (uint64_t)stack1_top) != 0)
 		show("CPU_ON failed for", 1);
 	while (!up1)
 		spin_until(now() + 1000);

@@ -34,7 +34,7 @@
  * (the number of aimed writes, the longest aimed one, the longest unaimed one of the hammer
  * window, the ISPENDR writes of each CPU). */
 #define PROBE_NAME "lockstorm"
-#include "fwprobe.h"
+#include "smp_guest.h"
 #include "../../tests/hostile/attacks.h"
 
 #define GICD 0x08000000ul
@@ -48,8 +48,6 @@
  * into the vCPU of the writing core kicks no other core. */
 #define OWN_WORD(cpu, k) (1u + 2u * (cpu) + (unsigned)((k) & 1))
 #define CPUS 4u
-#define PSCI_CPU_ON 0xc4000003ul
-#define TURN_TICKS 16ul      /* CPU 0's masked timer while it spins */
 
 #define AIM_FIRST 1ull
 #define AIM_SPREAD 16ull
@@ -94,79 +92,7 @@ static volatile unsigned ready, up[CPUS];
 static volatile uint32_t writes[CPUS][ATTACK_COUNT]; /* ISPENDR writes of each CPU per window */
 static volatile int cur_window[CPUS];
 
-extern uint64_t smc_call(uint64_t fn, uint64_t target, uint64_t entry, uint64_t context);
 extern char secondary_entry[], stack1_top[], stack2_top[], stack3_top[];
-void cpu_main(unsigned cpu);
-
-static inline uint64_t now(void)
-{
-	uint64_t v;
-	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
-	return v;
-}
-
-/* A deadline TURN_TICKS after n (the CPU's virtual timer, masked). */
-static void keep_turns_short(uint64_t n)
-{
-	__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1"
-			 : : "r"(n + TURN_TICKS), "r"(3ul) : "memory");
-}
-
-static void spin_until(uint64_t t)
-{
-	for (uint64_t n; (n = now()) < t;)
-		keep_turns_short(n);
-}
-
-#define SYSREG_R(name) ({ uint64_t v_; __asm__ volatile("mrs %0, " name : "=r"(v_)); v_; })
-#define SYSREG_W(name, v) __asm__ volatile("msr " name ", %0" :: "r"((uint64_t)(v)))
-#define GICR 0x080a0000ul
-#define GICR_STRIDE 0x20000ul
-#define VTIMER_INTID 27u
-
-/* CPUs 1-3: the virtual timer's PPI enabled in group 1, the CPU interface on, interrupts
- * still masked (PSTATE.I): it wakes WFI and is acknowledged by polling. */
-static void gic_init_cpu(unsigned cpu)
-{
-	uint64_t rd = GICR + cpu * GICR_STRIDE, sgi = rd + 0x10000;
-
-	mmio_wr(rd + 0x14, mmio_rd(rd + 0x14) & ~2u); /* GICR_WAKER.ProcessorSleep */
-	mmio_wr(sgi + 0x80, mmio_rd(sgi + 0x80) | (1u << VTIMER_INTID)); /* GICR_IGROUPR0 */
-	mmio_wr(sgi + 0x400 + (VTIMER_INTID & ~3u), 0xa0u << (8 * (VTIMER_INTID & 3)));
-	mmio_wr(sgi + 0x100, 1u << VTIMER_INTID); /* GICR_ISENABLER0 */
-	SYSREG_W("S3_0_C12_C12_5", SYSREG_R("S3_0_C12_C12_5") | 1); /* ICC_SRE_EL1.SRE */
-	__asm__ volatile("isb");
-	SYSREG_W("S3_0_C4_C6_0", 0xff); /* ICC_PMR_EL1 */
-	SYSREG_W("S3_0_C12_C12_7", 1);  /* ICC_IGRPEN1_EL1 */
-	__asm__ volatile("isb");
-}
-
-/* WFI on the virtual timer until t (CPUs 1-3; the interrupt acknowledged by polling). */
-static void sleep_until(uint64_t t)
-{
-	while (now() < t) {
-		__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1\n\tisb\n\twfi"
-				 : : "r"(t), "r"(1ul) : "memory");
-		if (now() >= t)
-			break;
-	}
-	__asm__ volatile("msr cntv_ctl_el0, xzr\n\tisb" : : : "memory");
-	uint32_t intid = (uint32_t)SYSREG_R("S3_0_C12_C12_0"); /* ICC_IAR1_EL1 */
-	if (intid < 1020)
-		SYSREG_W("S3_0_C12_C12_1", intid); /* ICC_EOIR1_EL1 */
-}
-
-static void put_dec(uint64_t v)
-{
-	char s[24];
-	int n = 0;
-	do {
-		s[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n--)
-		putc_(s[n]);
-}
 
 /* The first instant the victim is due at or after t. */
 static uint64_t next_due(uint64_t t)
@@ -278,7 +204,7 @@ static void learn_core(void)
 
 void cpu_main(unsigned cpu)
 {
-	gic_init_cpu(cpu);
+	gic_init_cpu(cpu, 1u << VTIMER_INTID);
 	up[cpu] = 1;
 	while (!ready)
 		sleep_until(now() + 6250);

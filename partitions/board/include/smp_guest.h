@@ -1,24 +1,29 @@
-/* What kickwait and kickstorm share: the counter, a masked virtual timer kept near (short turns
- * under -icount), a CPU's GIC interface, WFI on the virtual timer, decimal output, PSCI. */
-#ifndef BOARD_KICKCPU_H
-#define BOARD_KICKCPU_H
+/* What the board guests that run on several CPUs of their own share (lockstorm, flashstorm,
+ * kickwait, kickstorm; their entry: smp_start.S): the counter, a masked virtual timer kept near
+ * (short turns under -icount: TURN_TICKS, which a guest may define first), a CPU's GIC
+ * interface, WFI on the virtual timer, decimal output, PSCI by SMC. */
+#ifndef BOARD_SMP_GUEST_H
+#define BOARD_SMP_GUEST_H
 
 #include <stdint.h>
 #include "fwprobe.h"
-#include "kickwin.h"
+
+#ifndef TURN_TICKS
+#define TURN_TICKS 16ull /* a masked virtual timer this far ahead: short turns under -icount */
+#endif
 
 #define SYSREG_R(name) ({ uint64_t v_; __asm__ volatile("mrs %0, " name : "=r"(v_)); v_; })
 #define SYSREG_W(name, v) __asm__ volatile("msr " name ", %0" :: "r"((uint64_t)(v)))
-#define KGICD 0x08000000ul
-#define KGICR 0x080a0000ul
-#define KGICR_STRIDE 0x20000ul
-#define KVTIMER_INTID 27u
-#define KPSCI_CPU_ON 0xc4000003ul
+#define SMP_GICR 0x080a0000ul
+#define SMP_GICR_STRIDE 0x20000ul
+#define VTIMER_INTID 27u
+#define PSCI_CPU_ON 0xc4000003ul
 #define ICC_IAR1 "S3_0_C12_C12_0"
 #define ICC_EOIR1 "S3_0_C12_C12_1"
 #define ICC_SGI1R "S3_0_C12_C11_5"
 
 extern uint64_t smc_call(uint64_t fn, uint64_t target, uint64_t entry, uint64_t context);
+void cpu_main(unsigned cpu); /* a started CPU's C entry (smp_start.S) */
 
 static inline uint64_t now(void)
 {
@@ -41,9 +46,9 @@ static inline void spin_until(uint64_t t)
 
 /* The CPU interface on, the PPIs/SGIs in `mask` enabled in group 1 (PSTATE.I stays masked:
  * a pending one ends WFI and is acknowledged by polling). */
-static inline void kick_gic_init_cpu(unsigned cpu, uint32_t mask)
+static inline void gic_init_cpu(unsigned cpu, uint32_t mask)
 {
-	uint64_t rd = KGICR + cpu * KGICR_STRIDE, sgi = rd + 0x10000;
+	uint64_t rd = SMP_GICR + cpu * SMP_GICR_STRIDE, sgi = rd + 0x10000;
 
 	mmio_wr(rd + 0x14, mmio_rd(rd + 0x14) & ~2u); /* GICR_WAKER.ProcessorSleep */
 	mmio_wr(sgi + 0x80, mmio_rd(sgi + 0x80) | mask); /* GICR_IGROUPR0 */
