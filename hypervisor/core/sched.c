@@ -1022,14 +1022,12 @@ static void be_count_home(struct percpu *c)
 		s->be_back_timer = hand_back_timer(s, s->be_home_wake, s->be_home_live);
 }
 
-/* The trace event of the timer that fired in `out` and of the switch from it to nothing, at one
- * time, as the full decision records them. */
+/* The trace events of the timer that fired in `out` and of the switch from it to nothing, as the
+ * full decision records them: one record (TRACE_HAND_BACK; its core is this one, set as it was
+ * taken). */
 static void trace_hand_back(struct percpu *c, const struct vcpu *out, uint64_t at)
 {
-	uint64_t source = out->trace_source; /* its core is this one: set as it was taken */
-
-	trace_record_pair(c->trace, source | BH_TRACE_HYP_TIMER,
-			  trace_source_idle_of_core_in(source) | BH_TRACE_VCPU_SWITCH, at);
+	trace_record(c->trace, out->trace_source | TRACE_HAND_BACK, 0, at);
 }
 
 /* The core's timers after the hand-back, as the full decision's pass after its switch leaves

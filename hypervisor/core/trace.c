@@ -40,16 +40,35 @@ void trace_emit_at(unsigned type, const struct vcpu *v, uint64_t arg, uint64_t t
 	trace_record(c->trace, source | (type & 0xffff), arg, time);
 }
 
+/* A hand-back's record as readers get it: the timer's event now, and the switch's left in its
+ * slot for the next one out (a reader with room for one event still takes every event). */
+static void split_hand_back(struct trace_raw_event *e, struct bh_trace_event *out)
+{
+	uint64_t source = e->source & ~0xfffful;
+
+	memcpy(out, e, sizeof(*out));
+	out->type = BH_TRACE_HYP_TIMER;
+	e->source = trace_source_idle_of_core_in(source) | BH_TRACE_VCPU_SWITCH;
+}
+
 unsigned trace_read(unsigned core, struct bh_trace_event *out, unsigned max)
 {
 	struct trace_ring *r = &rings[core];
 	unsigned n = 0;
+	uint32_t taken = 0;
 
 	arch_spin_lock(&r->lock);
 	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	for (; n < max && r->tail + n != head; n++)
-		memcpy(&out[n], &r->events[(r->tail + n) % TRACE_RING_EVENTS], sizeof(out[n]));
-	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
+	while (n < max && r->tail + taken != head) {
+		struct trace_raw_event *e = &r->events[(r->tail + taken) % TRACE_RING_EVENTS];
+		if ((e->source & 0xffff) == TRACE_HAND_BACK) {
+			split_hand_back(e, &out[n++]);
+			continue; /* its switch event next, if there is room */
+		}
+		memcpy(&out[n++], e, sizeof(out[0]));
+		taken++;
+	}
+	__atomic_store_n(&r->tail, r->tail + taken, __ATOMIC_RELEASE);
 	arch_spin_unlock(&r->lock);
 	return n;
 }

@@ -700,6 +700,43 @@ TEST(a_kick_during_the_hand_back_is_not_slept_through)
 	EXPECT(be(0)->be_queued);
 }
 
+/* The hand-back's one trace record is read as the events the full decision records: the timer
+ * in the best-effort vCPU, then the switch to nothing, at one time (the hand-back's); also by a reader with room
+ * for one event at a time. */
+static void expect_hand_back_events(const struct bh_trace_event *ev, uint64_t at)
+{
+	EXPECT_EQ(ev[0].type, BH_TRACE_HYP_TIMER);
+	EXPECT_EQ(ev[0].core, 1);
+	EXPECT_EQ(ev[0].partition, be(0)->partition->cfg->id);
+	EXPECT_EQ(ev[0].vcpu, 0);
+	EXPECT_EQ(ev[1].type, BH_TRACE_VCPU_SWITCH);
+	EXPECT_EQ(ev[1].core, 1);
+	EXPECT_EQ(ev[1].partition, BH_TRACE_IDLE_PARTITION);
+	EXPECT_EQ(ev[1].vcpu, BH_TRACE_IDLE_VCPU);
+	EXPECT(ev[0].time >= at && ev[1].time == ev[0].time && !ev[0].arg && !ev[1].arg);
+}
+
+TEST(a_hand_back_reads_from_the_trace_as_its_timer_and_the_switch_to_nothing)
+{
+	uint64_t at = T0 + US(500) - BE_LEAD_TICKS;
+	struct bh_trace_event ev[4];
+
+	for (unsigned one_at_a_time = 0; one_at_a_time < 2; one_at_a_time++) {
+		lend_core_1_until(T0, T0 + 10, T0 + US(500));
+		while (trace_read(1, ev, 4))
+			;
+		EXPECT(timer_on(1, at) == NULL);
+		if (one_at_a_time) {
+			EXPECT_EQ(trace_read(1, &ev[0], 1), 1);
+			EXPECT_EQ(trace_read(1, &ev[1], 1), 1);
+		} else {
+			EXPECT_EQ(trace_read(1, ev, 4), 2);
+		}
+		expect_hand_back_events(ev, at);
+		EXPECT_EQ(trace_read(1, ev, 4), 0);
+	}
+}
+
 /* The hand-back counts the core's timers as the pass after its switch would, with the core's
  * own vCPU loaded again, also when the last decision gave the core to another best-effort vCPU
  * (the first idled): rt.0 waits in its slot for a timer due before the slot ends. */
