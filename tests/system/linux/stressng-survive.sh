@@ -28,8 +28,14 @@ group faults --sigsegv 1 --sigtrap 1 --sigfpe 1 --sigabrt 1 --fault 1 --vm-segv 
 	--priv-instr 1 --sysbadaddr 1 --bad-altstack 1
 group timers --clock 1 --timer 1 --timerfd 1 --hrtimers 1 --itimer 1 --nanosleep 1 --cyclic 1 \
 	--cyclic-policy fifo
-group memory --msync 1 --mprotect 1 --madvise 1 --userfaultfd 1 --userfaultfd-bytes 4M --mremap 1 \
+group memory --msync 1 --mprotect 1 --userfaultfd 1 --userfaultfd-bytes 4M --mremap 1 \
 	--mremap-bytes 4M --mlock 1 --physpage 1 --memhotplug 1
+# madvise apart: as root it poisons pages of its own (MADV_HWPOISON; "Memory failure: ...
+# Recovered" in Linux's log: Linux's own business). Beside the memory group's stressors, a
+# stressor now and then ended without its metrics (madvise twice, mlock once, in 17 runs of the
+# group): stress-ng rc 2, which it gives for a stressor killed by a signal and says only in debug
+# output. Apart, 16 runs of each group passed.
+group madvise --madvise 1
 group devices --dev 2 --klog 1 --rtc 1
 group kernel --af-alg 1 --sysinfo 1 --procfs 1 --sysfs 1 --get 1 --prctl 1 --sysinval 1 --enosys 1
 group hotplug --cpu-online 2 --cpu-online-all --tlb-shootdown 1 --membarrier 1 --affinity 1
