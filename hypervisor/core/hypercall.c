@@ -378,6 +378,15 @@ static const hypercall_fn hypercalls[BH_HC_COUNT] = {
 	[BH_HC_QUEUING_RECEIVE_CANCEL & 0xffff] = ports_hc_queuing_receive_cancel,
 };
 
+/* Not the dispatcher's own test of each result: only the calls that can give up pay for it. */
+int64_t hypercall_again(struct arch_regs *r)
+{
+	if (r != this_cpu()->regs)
+		return HYPERCALL_AGAIN;
+	arch_hypercall_again(r);
+	return (int64_t)arch_regs_arg(r, 0);
+}
+
 int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r)
 {
 	/* SMCCC: the function ID is W0; unsigned wrap-around sends IDs below the base away. */

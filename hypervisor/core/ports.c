@@ -3,7 +3,10 @@
  * Every message is copied twice by the hypervisor: from the sender into its channel's buffer
  * (hypervisor memory the tool sized), and from there to the receiver, so no partition ever
  * sees another's memory through a port. Each channel has a ticket lock held for one copy of at
- * most BH_MAX_MESSAGE_SIZE bytes, so a vCPU on another core waits for at most that long.
+ * most BH_MAX_MESSAGE_SIZE bytes, so a vCPU on another core waits for at most that long per
+ * holder. A partition may keep the lock busy from several cores itself: a guest's call on a
+ * core whose instant comes first waits for them only until the core's timer or a kick, then
+ * changes nothing and is made again after the core's decision (lock_for_call).
  *
  * The exception is a receiver blocked in BH_HC_QUEUING_RECEIVE_WAIT on an empty queue: a send
  * then copies the message straight into the buffer it translated when it began to wait, and
@@ -22,6 +25,7 @@
  * receiver's core at most one interrupt per call the receiver makes. */
 #include "bulkhead/abi.h"
 #include "guest_mem.h"
+#include "hypercall.h"
 #include "lib.h"
 #include "panic.h"
 #include "partition.h"
@@ -246,6 +250,19 @@ static int port_error(const struct vcpu *v, uint64_t desc, uint32_t kind)
 	return BH_INVALID_MODE;      /* the other direction */
 }
 
+/* A guest's call takes its channel's lock this way. The other holders may be its own partition's
+ * vCPUs on other cores, each copying a message (4 KiB to an odd address: about 209 ticks), one
+ * after the other: waited for in the ticket queue, they made a neighbour of another partition
+ * on this core up to 619 ticks late (tests/system/test_chanwait.py). So they are waited for
+ * only until this core's instant or a kick (core_give_way_at); false, nothing taken, and the
+ * caller, having changed nothing, has its call made again (hypercall_again). Paths the
+ * hypervisor runs on its own (a restart, the end of a wait) take the lock in the queue. */
+HOT_INLINE bool lock_for_call(struct port *p)
+{
+	return arch_spin_trylock(&p->crt->lock) ||
+	       arch_spin_lock_before(&p->crt->lock, core_give_way_at());
+}
+
 static uint32_t *slot(const struct port *p, uint32_t index)
 {
 	return (uint32_t *)(void *)(p->ch->buffer +
@@ -425,15 +442,22 @@ static int64_t begin_post(struct vcpu *v, struct arch_regs *r, struct port *p, u
 	return BH_NOT_AVAILABLE;
 }
 
-/* Withdraws p's post, if any (takes the channel lock); true if there was one. */
-static bool withdraw_post(struct port *p)
+/* Withdraws p's post, if any (the channel lock held); true if there was one. */
+static bool withdraw_post_locked(struct port *p)
 {
-	arch_spin_lock(&p->crt->lock);
 	bool had = p->waiter == POSTED;
+
 	if (had)
 		p->waiter = NULL;
 	arch_spin_unlock(&p->crt->lock);
 	return had;
+}
+
+/* The same, the channel lock taken in the queue: for the hypervisor's own paths. */
+static bool withdraw_post(struct port *p)
+{
+	arch_spin_lock(&p->crt->lock);
+	return withdraw_post_locked(p);
 }
 
 /* --- Creating ports ----------------------------------------------------------------------- */
@@ -461,7 +485,8 @@ static int64_t create(struct vcpu *v, struct arch_regs *r, uint32_t kind)
 	uint32_t restarts;
 	if (!partition_incarnation(p, &restarts))
 		return BH_NOT_AVAILABLE;
-	arch_spin_lock(&port->crt->lock);
+	if (!lock_for_call(port))
+		return hypercall_again(r);
 	bool was_open = port->open_gen == restarts + 1;
 	if (!was_open) {
 		port->seen_seq = port->notified = 0;
@@ -551,6 +576,8 @@ int64_t ports_hc_sampling_write(struct vcpu *v, struct arch_regs *r)
 		return BH_INVALID_CONFIG;
 	struct channel_rt *c = p->crt;
 	volatile uint32_t *pin = &sampling_pins[this_cpu()->core];
+	/* In the queue: a sampling channel's lock covers a pick or a publication, never a copy
+	 * (nor does a status call's), so its holders on other cores are short. */
 	arch_spin_lock(&c->lock);
 	uint32_t copy = (uint32_t)__builtin_ctz(~sampling_copies_in_use(p));
 	BH_CHECK(copy < c->copies); /* a core holds one copy at most */
@@ -647,7 +674,8 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 		return port_error(v, arg(r, 1), BH_CHANNEL_QUEUING);
 	if (!size || size > p->ch->max_message_size)
 		return BH_INVALID_CONFIG;
-	arch_spin_lock(&p->crt->lock);
+	if (!lock_for_call(p))
+		return hypercall_again(r);
 	p->notified = 0; /* the sender came back: tell it again when room frees up */
 	uint32_t count = p->crt->count, tail = p->crt->head + count;
 	if (count == p->ch->max_messages) {
@@ -699,7 +727,8 @@ HOT_INLINE int64_t receive(struct vcpu *v, struct arch_regs *r, enum receive_mod
 		if (!(status = post_status_word(v, arg(r, 4))))
 			return BH_INVALID_PARAM;
 	}
-	arch_spin_lock(&p->crt->lock);
+	if (!lock_for_call(p))
+		return hypercall_again(r);
 	p->notified = 0;
 	uint32_t count = p->crt->count, head = p->crt->head;
 	if (!count) {
@@ -740,7 +769,9 @@ int64_t ports_hc_queuing_receive_cancel(struct vcpu *v, struct arch_regs *r)
 
 	if (!p)
 		return port_error(v, arg(r, 1), BH_CHANNEL_QUEUING);
-	return withdraw_post(p) ? BH_OK : BH_NO_ACTION;
+	if (!lock_for_call(p))
+		return hypercall_again(r);
+	return withdraw_post_locked(p) ? BH_OK : BH_NO_ACTION;
 }
 
 int64_t ports_hc_queuing_receive_wait(struct vcpu *v, struct arch_regs *r)
@@ -828,7 +859,8 @@ int64_t ports_hc_status(struct vcpu *v, struct arch_regs *r)
 
 	if (!p || !is_open(p))
 		return BH_INVALID_PARAM;
-	arch_spin_lock(&p->crt->lock);
+	if (!lock_for_call(p))
+		return hypercall_again(r);
 	st.messages = p->crt->count;
 	if (p->ch->kind == BH_CHANNEL_QUEUING) {
 		st.last_size = p->crt->count ? slot(p, p->crt->head)[0] : 0;

@@ -77,6 +77,9 @@ void arch_vcpu_release(struct vcpu *v);
 _Noreturn void arch_vcpu_resume(void);
 /* Skip the instruction that trapped (after an emulated or ignored access). */
 void arch_skip_instruction(struct arch_regs *r);
+/* The hypercall this core's vCPU is making, r its live frame (percpu.regs), is to be made again:
+ * the guest resumes at the call instruction itself (hypercall_again). */
+void arch_hypercall_again(struct arch_regs *r);
 /* The loaded vCPU's EL1 virtual timer has its interrupt pending on this core. */
 bool arch_vtimer_due(void);
 /* Counter value at which v's virtual timer fires (at most: for the loaded vCPU, whether its

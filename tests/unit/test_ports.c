@@ -783,3 +783,142 @@ TEST(reqatk_a_message_sent_after_a_halt_is_not_handed_to_the_halted_vcpu)
 	       beta()->state == VCPU_HALTED ? "halted" : "not halted");
 	EXPECT_EQ(messages, 1);
 }
+
+/* --- A channel's lock held by other cores past a core's instant -------------------------------
+ * A guest's port call waits for the channel's lock only until its core's timer (the lead of the
+ * core's next instant) or a pending interrupt; then it changes nothing and is made again
+ * (ports.c lock_for_call, hypercall_again). Here the lock is held by a call on another core,
+ * which a copy hook interrupts in the middle of its copy to play the call that finds it held. */
+
+#define GUEST_PC (ALPHA_RAM_IPA + 0x804) /* after the HVC: its preferred return */
+#define TIMER_IN 64u                     /* the caller's core's timer: 4 relax steps away */
+
+static struct {
+	struct vcpu *v;
+	bool live;                      /* its core's live frame (an HVC), or a copy (vcall.c) */
+	struct arch_regs before, after; /* the registers the call was made with, and left */
+	int64_t result;
+	bool done;
+} held;
+
+/* The call in held.before, made once on held.v's own core whose timer is due TIMER_IN ticks from
+ * now, while the test's core holds the channel's lock for its copy. */
+static void call_while_the_lock_is_held(void)
+{
+	struct vcpu *v = held.v;
+	unsigned outer = fake.core;
+
+	if (held.done)
+		return;
+	held.done = true;
+	fixture_run(v->core, v);
+	percpu[v->core].sched.timer_at = arch_counter_read() + TIMER_IN;
+	struct arch_regs copy = held.before, *r = held.live ? &v->regs : &copy;
+	*r = held.before;
+	held.result = hypercall_dispatch(v, r);
+	held.after = *r;
+	percpu[v->core].sched.timer_at = TIME_NEVER;
+	fake.core = outer;
+}
+
+static void prepare_held_call(struct vcpu *v, bool live, uint64_t fn, uint64_t desc,
+			      uint64_t va, uint64_t size)
+{
+	held.v = v;
+	held.live = live;
+	held.before = (struct arch_regs){ .x = { fn, desc, va, size, 0x44, 0x55 }, .elr = GUEST_PC };
+	held.done = false;
+	fake.copy_hook = call_while_the_lock_is_held;
+}
+
+static bool registers_kept(void)
+{
+	return memcmp(held.after.x, held.before.x, sizeof(held.before.x)) == 0;
+}
+
+TEST(a_send_that_finds_the_channel_lock_held_until_its_cores_instant_changes_nothing_and_is_made_again)
+{
+	boot();
+	open_q(alpha(), "q_out", BH_SOURCE_PORT);
+	open_q(beta(), "q_in", BH_DESTINATION_PORT);
+	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	clear_port_irq(beta());
+	prepare_held_call(alpha(), true, BH_HC_QUEUING_SEND, 1, BUF + 3, 5);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 3); /* holds the lock */
+	fake.copy_hook = NULL;
+	EXPECT(held.done);
+	/* The HVC again, with the guest's registers: x0 its function ID, the PC back on the HVC. */
+	EXPECT_EQ(held.result, BH_HC_QUEUING_SEND);
+	EXPECT_EQ(held.after.elr, GUEST_PC - 4);
+	EXPECT(registers_kept());
+	/* Nothing sent: no message, no interrupt for the receiver. */
+	EXPECT(!port_irq_pending(beta()));
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), BH_NOT_AVAILABLE);
+	/* Made again, the lock free: the message goes. */
+	fixture_run(alpha()->core, alpha());
+	alpha()->regs = held.before;
+	EXPECT_EQ(hypercall_dispatch(alpha(), &alpha()->regs), BH_OK);
+	EXPECT(port_irq_pending(beta()));
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 5);
+	EXPECT(memcmp(beta_ram_at(BETA_BUF), "defgh", 5) == 0);
+}
+
+TEST(a_receive_that_finds_the_channel_lock_held_until_its_cores_instant_takes_nothing_and_is_made_again)
+{
+	boot();
+	open_q(alpha(), "q_out", BH_SOURCE_PORT);
+	open_q(beta(), "q_in", BH_DESTINATION_PORT);
+	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	prepare_held_call(beta(), true, BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF + 3, 5, 0, 0), BH_OK); /* holds it */
+	fake.copy_hook = NULL;
+	EXPECT(held.done);
+	EXPECT_EQ(held.result, BH_HC_QUEUING_RECEIVE);
+	EXPECT_EQ(held.after.elr, GUEST_PC - 4);
+	EXPECT(registers_kept()); /* x1 too, where a receive puts the message's length */
+	/* Nothing taken: the queue is still full, so the sender was not told of room either. */
+	EXPECT(!port_irq_pending(alpha()));
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 1, 0, 0), BH_NOT_AVAILABLE);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 3);
+	EXPECT(memcmp(beta_ram_at(BETA_BUF), "abc", 3) == 0);
+	EXPECT(port_irq_pending(alpha()));
+}
+
+/* A call through the hypercall page (vcall.c) runs on a copy of its block's registers: nothing
+ * to rewind there. HYPERCALL_AGAIN tells the page to have the guest's write made again. */
+TEST(a_port_call_on_a_copy_of_the_registers_that_gives_up_says_so_and_leaves_them)
+{
+	boot();
+	open_q(alpha(), "q_out", BH_SOURCE_PORT);
+	open_q(beta(), "q_in", BH_DESTINATION_PORT);
+	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	prepare_held_call(alpha(), false, BH_HC_QUEUING_SEND, 1, BUF + 3, 5);
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 3);
+	fake.copy_hook = NULL;
+	EXPECT_EQ(held.result, HYPERCALL_AGAIN);
+	EXPECT_EQ(held.after.elr, GUEST_PC);
+	EXPECT(registers_kept());
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), BH_NOT_AVAILABLE);
+}
+
+/* A pending interrupt (a kick) ends the wait too, before the core's timer. */
+TEST(a_port_call_gives_up_the_channel_lock_at_a_pending_interrupt)
+{
+	boot();
+	open_q(alpha(), "q_out", BH_SOURCE_PORT);
+	open_q(beta(), "q_in", BH_DESTINATION_PORT);
+	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	prepare_held_call(alpha(), true, BH_HC_QUEUING_SEND, 1, BUF + 3, 5);
+	uint64_t from = fake.counter;
+	fake.irq_pending = true;
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 3);
+	fake.irq_pending = false;
+	fake.copy_hook = NULL;
+	EXPECT_EQ(held.result, BH_HC_QUEUING_SEND);
+	EXPECT(registers_kept());
+	EXPECT(fake.counter - from < TIMER_IN); /* it did not wait for the timer */
+}

@@ -450,6 +450,15 @@ void arch_skip_instruction(struct arch_regs *r)
 	r->elr += 4;
 }
 
+/* HVC's preferred return is the next instruction: back by one. ELR_EL2 itself too, as the
+ * hypercall fast path (vectors.S guest_hvc) returns through it without reloading the frame; the
+ * frame's copy is for the slow exit, which returns through it. */
+void arch_hypercall_again(struct arch_regs *r)
+{
+	r->elr -= 4;
+	write_elr_el2(r->elr);
+}
+
 static bool vtimer_fires(uint64_t ctl)
 {
 	return (ctl & (CNTV_CTL_ENABLE | CNTV_CTL_IMASK)) == CNTV_CTL_ENABLE;

@@ -16,6 +16,8 @@ static bool allowed(uint64_t fn)
 	       (fn >= BH_HC_SAMPLING_PORT_CREATE && fn <= BH_HC_SHM_DOORBELL);
 }
 
+/* The call's status, or HYPERCALL_AGAIN: it changed nothing, the block untouched (a port call
+ * that gave up its channel's lock at the core's instant), and the write is to be made again. */
 static int64_t call(struct vcpu *v, uint64_t va)
 {
 	struct bh_mmio_call b;
@@ -25,22 +27,30 @@ static int64_t call(struct vcpu *v, uint64_t va)
 		return BH_INVALID_PARAM;
 	for (unsigned i = 0; i < 8; i++)
 		r.x[i] = b.x[i];
-	r.x[0] = allowed(b.x[0]) ? (uint64_t)hypercall_dispatch(v, &r) : (uint64_t)BH_UNKNOWN_HYPERCALL;
+	int64_t result = allowed(b.x[0]) ? hypercall_dispatch(v, &r) : BH_UNKNOWN_HYPERCALL;
+	if (result == HYPERCALL_AGAIN)
+		return HYPERCALL_AGAIN;
+	r.x[0] = (uint64_t)result;
 	for (unsigned i = 0; i < 8; i++)
 		b.x[i] = r.x[i];
 	return guest_copy_to(v, va, &b, sizeof(b)) ? BH_OK : BH_INVALID_PARAM;
 }
 
-bool vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val)
+enum mmio_result vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
+			      uint64_t *val)
 {
 	struct vmachine *m = vmachine_of(v->partition);
 
 	if (size != 8)
-		return false;
-	if (write && off == BH_CALL_PAGE_BLOCK)
-		m->call_status[v->id] = call(v, *val);
-	else if (!write)
+		return MMIO_UNCLAIMED;
+	if (write && off == BH_CALL_PAGE_BLOCK) {
+		int64_t status = call(v, *val);
+		if (status == HYPERCALL_AGAIN)
+			return MMIO_AGAIN;
+		m->call_status[v->id] = status;
+	} else if (!write) {
 		*val = off == BH_CALL_PAGE_STATUS ? (uint64_t)m->call_status[v->id] :
 		       off == BH_CALL_PAGE_ID ? BH_CALL_PAGE_MAGIC : 0;
-	return true;
+	}
+	return MMIO_DONE;
 }

@@ -220,7 +220,8 @@ irq_full:                               /* x0 = the interrupt taken; x0, x1 on t
  * for Bulkhead's calls, the SMCCC and PSCI for the rest). The dispatcher
  * preserves x19-x29 (AAPCS64), so only what it may clobber is saved: x0-x18 and x30, and ELR
  * for handlers that report the PC. ELR_EL2 and SPSR_EL2 themselves are untouched while it runs
- * (EL2 takes no exceptions), so a handler cannot change where the guest resumes. A handler that
+ * (EL2 takes no exceptions), so a handler does not change where the guest resumes, save one
+ * that is made again (hypercall_again: ELR_EL2 and the saved ELR back to the HVC). A handler that
  * needs more (switching vCPUs, delivering interrupts) sets percpu.exit_work and the exit goes
  * the slow way. x2-x17 are restored as well, so no hypervisor value leaks into the guest. */
 guest_hvc:

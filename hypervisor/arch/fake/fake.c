@@ -67,6 +67,23 @@ bool arch_spin_trylock(struct spinlock *l)
 	l->word = 1;
 	return true;
 }
+/* As on target: a lock held (by a hook playing another core) is waited for, the other cores
+ * played by arch_cpu_relax, only until give_up_at or a pending interrupt. */
+bool arch_spin_lock_before(struct spinlock *l, uint64_t give_up_at)
+{
+	if (give_up_at == UINT64_MAX) {
+		arch_spin_lock(l);
+		return true;
+	}
+	if (fake.lock_hook)
+		fake.lock_hook();
+	while (!arch_spin_trylock(l)) {
+		if (arch_counter_read() >= give_up_at || fake.irq_pending)
+			return false;
+		arch_cpu_relax();
+	}
+	return true;
+}
 void arch_cpu_relax(void)
 {
 	fake.counter += 16;
@@ -139,6 +156,7 @@ void arch_stage2_flush(struct partition *p) { (void)p; fake.stage2_flushes++; }
 bool arch_irq_pending(void) { return fake.irq_pending; }
 void arch_vcpu_resume(void) { leave(FAKE_RESUMED); }
 void arch_skip_instruction(struct arch_regs *r) { r->elr += 4; }
+void arch_hypercall_again(struct arch_regs *r) { r->elr -= 4; }
 bool arch_vtimer_due(void) { return fake.vtimer_fired; }
 uint64_t arch_vtimer_deadline(const struct vcpu *v)
 {

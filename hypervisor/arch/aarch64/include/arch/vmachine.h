@@ -116,7 +116,7 @@ enum mmio_result {
 };
 
 /* Emulated MMIO: true if the access hit an emulated device (value read into *val). The
- * interrupt controller's may also answer MMIO_AGAIN. */
+ * interrupt controller's and the hypercall page may also answer MMIO_AGAIN. */
 enum mmio_result vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 				  uint64_t *val);
 enum mmio_result vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
@@ -127,7 +127,10 @@ bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
  * having done nothing, for any other case (vuart_access takes it). */
 bool vuart_data_write(struct partition *p, uint64_t val);
 bool vgpio_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
-bool vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+/* A call through the hypercall page may answer MMIO_AGAIN too: its port call gave up a channel's
+ * lock (ports.c lock_for_call). */
+enum mmio_result vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
+			      uint64_t *val);
 /* Board devices: the flash banks (ipa anywhere in a bank) and the PL031. */
 bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val);
 /* A load pair's two elements of size 4 or 8 from ipa, inside one flash bank, aligned: read as two
