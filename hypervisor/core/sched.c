@@ -744,13 +744,27 @@ static bool first_kick_for_deadline(const struct sched_core *s, struct vcpu *v)
 	return true;
 }
 
+/* The core's timer fires within one lead from now. A kick handled then (a decision, about as
+ * long as the lead) runs into the timer's own decision, which is the core's next instant's:
+ * a running vCPU's port interrupts, raised by receives on other cores, kicked a victim's core
+ * just before its lead and made it 383 ticks late (tests/system/test_chanwait.py). That
+ * decision flushes the vCPU's interrupts as a kick's would (core_exit_work): they wait a lead
+ * at most. Not a timer that has fired (at or before now, 0): its decision may be over. */
+static bool timer_within_lead(const struct sched_core *s)
+{
+	uint64_t at = __atomic_load_n(&s->timer_at, __ATOMIC_RELAXED), now = arch_counter_read();
+
+	return now < at && at - now <= s->lead;
+}
+
 /* Another core changed v (a request, a suspend or resume, its partition's state): v's core looks
  * again at its next decision (its requests flag; one that has just switched vCPUs looks again
  * at once, decide), and is kicked for it only if this is v's time there (v runs, or outranks
  * the vCPU that does) or the core has time to spare. Else the change waits for that decision:
  * its slot, a preemption, its spare time, or the core's own instant, whose lead no kick may
  * take (a halt of 7 lower vCPUs aimed at a fixed-priority victim's wake-up, served there, made
- * it 460 ticks late; vCPU controls from another partition's slot interrupted it). */
+ * it 460 ticks late; vCPU controls from another partition's slot interrupted it); nor may the
+ * running v's own kick take it (timer_within_lead). */
 void sched_vcpu_changed(struct vcpu *v)
 {
 	if (vcpu_is_best_effort(v)) {
@@ -764,7 +778,7 @@ void sched_vcpu_changed(struct vcpu *v)
 		return;
 	}
 	const struct vcpu *cur = __atomic_load_n(&k->vcpu, __ATOMIC_SEQ_CST);
-	if (cur == v || (cur && cur != k->sched.be && vcpu_wants_core(v) && outranks(&k->sched, v, cur) &&
+	if ((cur == v && !timer_within_lead(&k->sched)) || (cur && cur != k->sched.be && vcpu_wants_core(v) && outranks(&k->sched, v, cur) &&
 			 first_kick_for_deadline(&k->sched, v)) ||
 	    arch_counter_read() < __atomic_load_n(&k->sched.be_until, __ATOMIC_SEQ_CST))
 		arch_kick_core(v->core);

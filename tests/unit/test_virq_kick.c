@@ -68,3 +68,31 @@ TEST(an_sgi_to_a_waiting_vcpu_on_another_core_wakes_it)
 	EXPECT_EQ(beta(1)->state, VCPU_READY);
 	EXPECT(fake.kicks[2] > kicks);
 }
+
+/* A vCPU running on another core whose timer fires within one lead: the decision that timer
+ * brings (the lead of the core's next instant) flushes the interrupt into its list registers,
+ * and a kick handled just before would run into it (tests/system/test_chanwait.py: a port
+ * interrupt raised by receives on other cores made the victim beside the vCPU late). Further
+ * off, or with the timer fired already, the kick goes as before. */
+TEST(an_interrupt_for_a_vcpu_running_on_a_core_whose_timer_is_within_a_lead_kicks_nobody)
+{
+	fixture_boot();
+	fixture_run(1, beta(0));
+	beta(1)->state = VCPU_READY;
+	percpu[2].vcpu = beta(1);
+	struct sched_core *s = &percpu[2].sched;
+	uint64_t timer_was = s->timer_at;
+	unsigned kicks = fake.kicks[2];
+	s->timer_at = fake.counter + s->lead / 2;
+	virq_inject(beta(1), SGI, false);
+	EXPECT_EQ(fake.kicks[2], kicks);
+	EXPECT(virq_is_pending(beta(1), SGI));
+	EXPECT_EQ(percpu[2].requests, 1u); /* the timer's decision looks */
+	s->timer_at = fake.counter + 2 * s->lead + 10;
+	virq_inject(beta(1), SGI + 1, false);
+	EXPECT_EQ(fake.kicks[2], kicks + 1);
+	s->timer_at = 0; /* fired, its decision maybe over */
+	virq_inject(beta(1), SGI + 2, false);
+	EXPECT_EQ(fake.kicks[2], kicks + 2);
+	s->timer_at = timer_was;
+}
