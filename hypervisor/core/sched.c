@@ -527,11 +527,16 @@ static bool led_live_due(const struct sched_core *s, uint64_t at)
 	return s->policy == BH_POLICY_FIXED_PRIORITY && at >= s->live_wake;
 }
 
-/* Wait, with the decision made, until the instant it stands for; returns the time reached. */
+/* Wait, with the decision made, until the instant it stands for; returns the time reached. The
+ * instant is a deadline for the emulator too (arch_turn_deadline): a cyclic slot start has no
+ * timer of its own there (a fixed-priority wake-up has its vCPU's virtual timer), and other
+ * cores' turns ran past it under -icount (tests/system/test_lockwait.py, lockwait_cyc.yaml). */
 static uint64_t wait_until(uint64_t at)
 {
 	uint64_t t = arch_counter_read();
 
+	if (t < at)
+		arch_turn_deadline(at);
 	while (t < at) /* at most the core's lead */
 		t = arch_counter_read();
 	return t;

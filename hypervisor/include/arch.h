@@ -96,6 +96,10 @@ void arch_timer_program(uint64_t deadline);
 bool arch_irq_pending(void);
 /* Idle until an interrupt arrives, then handle the pending physical interrupts. */
 void arch_wait_for_interrupt(void);
+/* A deadline at `at` that raises nothing: a core that waits for an instant by reading the
+ * counter keeps it, so that an emulator running the cores in turn (QEMU -icount) ends the
+ * other cores' turns then. Nothing on hardware. */
+void arch_turn_deadline(uint64_t at);
 /* Whether a guest's wait-for-interrupt on this core comes to the hypervisor (a shared core
  * must give the wait to others) or sleeps in hardware (a core the vCPU has to itself). */
 void arch_core_trap_guest_wait(bool trap);

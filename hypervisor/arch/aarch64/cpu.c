@@ -78,6 +78,13 @@ void arch_spin_lock(struct spinlock *l)
 			 : "cc", "memory");
 }
 
+void arch_turn_deadline(uint64_t at)
+{
+	__asm__ volatile("	msr	cntp_cval_el0, %0\n"
+			 "	msr	cntp_ctl_el0, %1\n"
+			 : : "r"(at), "r"(CNTP_CTL_ENABLE_MASKED) : "memory");
+}
+
 /* Not a ticket: a waiter that gives up cannot leave the queue. Each pass arms the turn timer as
  * arch_spin_lock does, at give_up_at at the latest, so that under -icount the core looks at the
  * time then; the WFE ends at any store to the lock word (a release, a ticket taken). */

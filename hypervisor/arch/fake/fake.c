@@ -166,6 +166,7 @@ void arch_vgic_flush(struct vcpu *v) { (void)v; fake.flushes++; }
 bool arch_vgic_pending(void) { return false; }
 void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }
 void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
+void arch_turn_deadline(uint64_t at) { (void)at; }
 void arch_core_trap_guest_wait(bool trap) { (void)trap; }
 void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
 void arch_irq_move(unsigned intid, unsigned core) { fake.irq_core[intid % 512] = core; }
