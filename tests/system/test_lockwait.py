@@ -30,8 +30,9 @@ import pytest
 from harness import run_system
 from test_lateness import BOUND_TICKS, LATE
 
-WINDOW = re.compile(r"^\[storm\] lockstorm: window (\d+) (\w+) (\w+) aimed (\d+) longest (\d+) "
-                    r"hammer (\d+) writes (\d+) (\d+) (\d+) (\d+)$")
+# A lock storm's window lines (partitions/board/include/storm.h), of the program named probe.
+WINDOW = (r"^\[storm\] {probe}: window (\d+) (\w+) (\w+) aimed (\d+) longest (\d+) "
+          r"hammer (\d+) writes (\d+) (\d+) (\d+) (\d+)$")
 # The aimed write alone delays the victim by its own path (about 250 ticks): below this, it
 # did not land and the windows measure nothing.
 LANDED_TICKS = 150
@@ -39,16 +40,18 @@ LANDED_TICKS = 150
 STORM_WRITES = 100
 
 
-def lockwait_run(config):
+def lockwait_run(config, probe="lockstorm"):
+    """Runs a lock storm's system: ({window: its figures}, {window: latvictim's line})."""
+    done = rf"\[storm\] {probe}: done"
     run = run_system(config, icount=True, timeout=240,
-                     until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0 and
-                     r.index(r"\[storm\] lockstorm: done") >= 0)
+                     until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0 and r.index(done) >= 0)
     assert run.index(r"\[victim\] BHLATE-DONE") >= 0, "the victim did not finish"
-    assert run.index(r"\[storm\] lockstorm: done") >= 0, "lockstorm did not finish"
+    assert run.index(done) >= 0, f"{probe} did not finish"
+    window = re.compile(WINDOW.format(probe=probe))
     windows = {}
-    for m in filter(None, map(WINDOW.match, run.lines)):
-        windows[int(m[1])] = {"cpu0": m[2], "others": m[3], "aimed": int(m[4]),
-                              "longest": int(m[5]), "writes": [int(x) for x in m.groups()[6:]]}
+    for m in filter(None, map(window.match, run.lines)):
+        windows[int(m[1])] = {"cpu0": m[2], "others": m[3], "aimed": int(m[4]), "longest": int(m[5]),
+                              "hammer": int(m[6]), "writes": [int(x) for x in m.groups()[6:]]}
     late = {}
     for m in filter(None, map(LATE.match, run.lines)):
         late[len(late)] = (m[1], int(m[3]), int(m[4]), int(m[5]), int(m[6]))
