@@ -13,13 +13,17 @@ victim's core (its port interrupt), so that even the windows where vCPU 0 only s
 pending interrupt, then changes nothing and is made again (ports.c lock_for_call,
 hypercall_again), and no kick for a running vCPU takes its core's lead (sched.c
 timer_within_lead). What is left over the bound is read as QEMU's round robin, not traced step
-by step: 263 to 398 in the aimed windows (vCPU 0 waits there, given up at each lead) and 178
-and 521 where it spins; with the hypervisor's copies cut into turns of 8 ticks (an analysis
-build, not committed) 240 to 257 in every storm window. The holders' 4 KiB copies arm no
-timer, so a copy under way when the victim's timer fires runs its rest as one turn before the
-victim's core has its own (docs/performance.md, "Waits for a lock other cores hold"). The test
-fails until the measurement is made fair to the victim's core (strict: a pass is reported as a
-failure, to be looked at)."""
+by step. On this tree (session 30: the led decision's wait keeps a deadline at its instant,
+sched.c wait_until; the destination empties the queue at the end of each storm, so that the
+aimed sends of window 6 copy again instead of finding the queue full: they measured nothing
+before, 16 ticks) the windows read 214 and 209 aimed alone, 284, 367 spinning beside the storm,
+404, 290, 359 and 271 aimed in it. The holders' 4 KiB copies arm no timer, so a copy under way
+when the victim's timer fires runs its rest as one turn before the victim's core has its own:
+with the hypervisor's copies cut into steps of 128 bytes, each arming a deadline 8 ticks ahead
+(tried, not kept: it made a 4 KiB send 91 ticks longer), every storm window read 173 to 224;
+steps of 512 bytes read up to 514 (docs/performance.md, "Waits for a lock other cores hold").
+The test fails until the measurement is made fair to the victim's core (strict: a pass is
+reported as a failure, to be looked at)."""
 
 import re
 
