@@ -37,7 +37,7 @@ $(foreach guest,$(BOARD_GUESTS),$(eval $(call board_guest,$(guest))))
 
 # flashprobe, rtcprobe, flashcut, flashhog and flashbusy are firmware: raw images at the reset address, padded to the 256 KiB
 # erase block (a firmware image is whole blocks), for QEMU's -bios and a partition's `firmware`.
-board-guests: $(BOARD_OUT)/flashprobe.fd $(BOARD_OUT)/rtcprobe.fd $(BOARD_OUT)/flashcut.fd $(BOARD_OUT)/flashhog.fd $(BOARD_OUT)/flashbusy.fd $(BOARD_OUT)/flashodd.fd $(BOARD_OUT)/flashrace.fd $(BOARD_OUT)/flashbusysmc.fd $(BOARD_OUT)/lineprint.fd $(BOARD_OUT)/lineprint2.fd $(BOARD_OUT)/lineholder.fd $(BOARD_OUT)/bepsci.fd $(BOARD_OUT)/rtcpast.fd $(BOARD_OUT)/gicrwalk.fd $(BOARD_OUT)/gicdwidth.fd $(BOARD_OUT)/psciodd.fd $(BOARD_OUT)/uartregs.fd $(BOARD_OUT)/flashseq.fd $(BOARD_OUT)/flashpair.fd $(BOARD_OUT)/flashxip.fd $(BOARD_OUT)/flashstorm.fd
+board-guests: $(BOARD_OUT)/focus.fd $(BOARD_OUT)/flashprobe.fd $(BOARD_OUT)/rtcprobe.fd $(BOARD_OUT)/flashcut.fd $(BOARD_OUT)/flashhog.fd $(BOARD_OUT)/flashbusy.fd $(BOARD_OUT)/flashodd.fd $(BOARD_OUT)/flashrace.fd $(BOARD_OUT)/flashbusysmc.fd $(BOARD_OUT)/lineprint.fd $(BOARD_OUT)/lineprint2.fd $(BOARD_OUT)/lineholder.fd $(BOARD_OUT)/bepsci.fd $(BOARD_OUT)/rtcpast.fd $(BOARD_OUT)/gicrwalk.fd $(BOARD_OUT)/gicdwidth.fd $(BOARD_OUT)/psciodd.fd $(BOARD_OUT)/uartregs.fd $(BOARD_OUT)/flashseq.fd $(BOARD_OUT)/flashpair.fd $(BOARD_OUT)/flashxip.fd $(BOARD_OUT)/flashstorm.fd
 $(BOARD_OUT)/%.fd: $(BOARD_OUT)/%.elf
 	$(CROSS)objcopy -O binary $< $@
 	truncate -s 256K $@

@@ -14,16 +14,36 @@ read alone: its path ends before the lead), 174 and 152 (storm, CPU 0 spinning),
 back); bound 370 (the tenth attack review first read 177 to 277 in the same windows, before
 lockstorm and uartstorm shared their windows, partitions/board/include/storm.h). The partition has the console's focus (its only emulated UART), so most bytes go to the
 wire directly or as one-byte records, and a drain finds little queued. The windows are
-a lock storm's (partitions/board/include/storm.h, tests/system/test_lockwait.py)."""
+a lock storm's (partitions/board/include/storm.h, tests/system/test_lockwait.py).
+
+Without the console's focus (uartwait_nofocus.yaml: a board partition that only holds the focus,
+partitions/board/focus, on a fifth core) the partition's bytes are queued as records and drained,
+and a data write's drain runs under the UART's lock: the aimed UARTFR reads then wait behind the
+other cores' drains, and the victim is 434 and 591 ticks late in two of the windows where CPU 0
+aims (325 and 215 in the other two), while the windows where it only spins stay within the bound
+(232, 155, 206, all four writing 173). A known flaw, open (strict xfail). Tried in session 30 and
+not kept: the byte given to the console before the UART's lock is taken (as the unlocked data
+write already does). The aimed reads no longer waited, but the drains of the three writers then
+ran side by side, and under -icount even the windows where CPU 0 only spins read 874 to 1033
+(1596 with the focus) -- QEMU's round robin, it seems, as the console floods of the tenth attack
+review read (a deadline armed at every byte onto the wire did not change that). Not traced."""
+
+import pytest
 
 from test_lateness import BOUND_TICKS
 from test_lockwait import STORM_WRITES, lockwait_run
 
 
-def test_a_uart_lock_held_from_other_cores_does_not_make_a_shared_core_late():
-    windows, late = lockwait_run("uartwait_fp.yaml", probe="uartstorm")
+NO_FOCUS = pytest.param("uartwait_nofocus.yaml", marks=pytest.mark.xfail(
+    strict=True, reason="known flaw: a partition without the console's focus drains the console "
+    "under its emulated UART's lock (vpl011.c), and its other vCPUs wait for it in the queue"))
+
+
+@pytest.mark.parametrize("config", ["uartwait_fp.yaml", NO_FOCUS])
+def test_a_uart_lock_held_from_other_cores_does_not_make_a_shared_core_late(config):
+    windows, late = lockwait_run(config, probe="uartstorm")
     for w, f in sorted(windows.items()):
-        print(f"BHSTAT uartwait window {w} cpu0 {f['cpu0']} others {f['others']}: victim late "
+        print(f"BHSTAT {config} window {w} cpu0 {f['cpu0']} others {f['others']}: victim late "
               f"max {late[w][1]}; aimed {f['aimed']}, longest {f['longest']}, hammer "
               f"{f['hammer']}; writes {f['writes']}")
     for w, f in windows.items():
