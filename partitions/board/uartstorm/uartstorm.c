@@ -29,7 +29,8 @@
 static void storm_prepare(void)
 {
 	/* The transmit interrupt unmasked: every data write takes the UART's lock. Its SPI stays
-	 * disabled in the distributor: raised, it kicks nobody. */
+	 * disabled in the distributor, so it is never taken; raised, it still kicks CPU 0's core
+	 * while CPU 0 runs there (virq.c notify), never within the victim's lead. */
 	mmio_wr(FW_UART + UART_IMSC, IMSC_TX);
 }
 
