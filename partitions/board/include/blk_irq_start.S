@@ -1,6 +1,7 @@
-/* irqhold and irqpend: entry and vectors, blkprobe's. It starts at EL1 (Bulkhead) or EL2 (bare QEMU with
- * virtualization=on: it drops to EL1 with SMC untrapped and the GIC system registers open to EL1,
- * as bare-metal programs do). Interrupts stay masked: the program polls ICC_IAR1_EL1. */
+/* blkprobe and the forwarded-interrupt probes (blk_irq_probe.h): entry and vectors. It starts at
+ * EL1 (Bulkhead) or EL2 (bare QEMU with virtualization=on: it drops to EL1 with SMC untrapped and
+ * the GIC system registers open to EL1, as bare-metal programs do). Interrupts stay masked: the
+ * program polls the virtqueue, and the probes ICC_IAR1_EL1. */
 	.section .text.start, "ax"
 	.global _start
 _start:
