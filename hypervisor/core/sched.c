@@ -783,10 +783,19 @@ void sched_vcpu_changed(struct vcpu *v)
 		return;
 	}
 	const struct vcpu *cur = __atomic_load_n(&k->vcpu, __ATOMIC_SEQ_CST);
-	if ((cur == v && !timer_within_lead(&k->sched)) || (cur && cur != k->sched.be && vcpu_wants_core(v) && outranks(&k->sched, v, cur) &&
-			 first_kick_for_deadline(&k->sched, v)) ||
+	if ((cur == v && !timer_within_lead(&k->sched)) ||
+	    (cur && cur != k->sched.be && vcpu_wants_core(v) && outranks(&k->sched, v, cur) &&
+	     first_kick_for_deadline(&k->sched, v)) ||
 	    arch_counter_read() < __atomic_load_n(&k->sched.be_until, __ATOMIC_SEQ_CST))
 		arch_kick_core(v->core);
+}
+
+/* Best-effort `out`, loaded, leaves the core idle: the core's own vCPU that was loaded when it
+ * came, if any, is loaded back. */
+HOT_INLINE void give_back(struct percpu *c, struct vcpu *out)
+{
+	arch_vcpu_give_back(out, c->sched.be_home);
+	c->loaded = c->sched.be_home;
 }
 
 /* The best-effort vCPU `out` leaves this core for `next` (NULL: nothing to run): first its
@@ -797,12 +806,10 @@ static void be_leave(struct percpu *c, struct vcpu *out, struct vcpu *next)
 {
 	if (c->loaded != out)
 		return; /* taken, never run */
-	if (next) {
+	if (next)
 		arch_vcpu_detach(out);
-		return;
-	}
-	arch_vcpu_give_back(out, c->sched.be_home);
-	c->loaded = c->sched.be_home;
+	else
+		give_back(c, out);
 }
 
 /* When to look again for best-effort work: the held vCPU's hand-back or quantum end; on a core
@@ -1107,8 +1114,7 @@ static bool be_hand_back(struct percpu *c)
 		service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
 	s->be_until = 0;
 	s->be = NULL;
-	arch_vcpu_give_back(out, s->be_home);
-	c->loaded = s->be_home;
+	give_back(c, out);
 	run_nothing_after(c, out, at);
 	trace_hand_back(c, out, at);
 	be_put(out);

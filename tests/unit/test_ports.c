@@ -831,6 +831,13 @@ static void prepare_held_call(struct vcpu *v, bool live, uint64_t fn, uint64_t d
 	fake.copy_hook = call_while_the_lock_is_held;
 }
 
+/* The channel open both ways, "abc" queued (the source's next bytes "defgh" at BUF + 3). */
+static void open_with_one_message(void)
+{
+	open_both();
+	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+}
+
 static bool registers_kept(void)
 {
 	return memcmp(held.after.x, held.before.x, sizeof(held.before.x)) == 0;
@@ -838,11 +845,7 @@ static bool registers_kept(void)
 
 TEST(a_send_that_finds_the_channel_lock_held_until_its_cores_instant_changes_nothing_and_is_made_again)
 {
-	boot();
-	open_q(alpha(), "q_out", BH_SOURCE_PORT);
-	open_q(beta(), "q_in", BH_DESTINATION_PORT);
-	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
-	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	open_with_one_message();
 	clear_port_irq(beta());
 	prepare_held_call(alpha(), true, BH_HC_QUEUING_SEND, 1, BUF + 3, 5);
 	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 3); /* holds the lock */
@@ -866,11 +869,7 @@ TEST(a_send_that_finds_the_channel_lock_held_until_its_cores_instant_changes_not
 
 TEST(a_receive_that_finds_the_channel_lock_held_until_its_cores_instant_takes_nothing_and_is_made_again)
 {
-	boot();
-	open_q(alpha(), "q_out", BH_SOURCE_PORT);
-	open_q(beta(), "q_in", BH_DESTINATION_PORT);
-	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
-	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	open_with_one_message();
 	prepare_held_call(beta(), true, BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8);
 	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF + 3, 5, 0, 0), BH_OK); /* holds it */
 	fake.copy_hook = NULL;
@@ -890,11 +889,7 @@ TEST(a_receive_that_finds_the_channel_lock_held_until_its_cores_instant_takes_no
  * to rewind there. HYPERCALL_AGAIN tells the page to have the guest's write made again. */
 TEST(a_port_call_on_a_copy_of_the_registers_that_gives_up_says_so_and_leaves_them)
 {
-	boot();
-	open_q(alpha(), "q_out", BH_SOURCE_PORT);
-	open_q(beta(), "q_in", BH_DESTINATION_PORT);
-	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
-	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	open_with_one_message();
 	prepare_held_call(alpha(), false, BH_HC_QUEUING_SEND, 1, BUF + 3, 5);
 	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 3);
 	fake.copy_hook = NULL;
@@ -907,11 +902,7 @@ TEST(a_port_call_on_a_copy_of_the_registers_that_gives_up_says_so_and_leaves_the
 /* A pending interrupt (a kick) ends the wait too, before the core's timer. */
 TEST(a_port_call_gives_up_the_channel_lock_at_a_pending_interrupt)
 {
-	boot();
-	open_q(alpha(), "q_out", BH_SOURCE_PORT);
-	open_q(beta(), "q_in", BH_DESTINATION_PORT);
-	memcpy(fake_ram + 0x2000, "abcdefgh", 8);
-	EXPECT_EQ(call(alpha(), BH_HC_QUEUING_SEND, 1, BUF, 3, 0, 0), BH_OK);
+	open_with_one_message();
 	prepare_held_call(alpha(), true, BH_HC_QUEUING_SEND, 1, BUF + 3, 5);
 	uint64_t from = fake.counter;
 	fake.irq_pending = true;

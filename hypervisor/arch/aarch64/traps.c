@@ -331,7 +331,7 @@ enum mmio_result aarch64_emulate(struct vcpu *v, struct arch_regs *r)
 	if (esr >> 26 == EC_SMC64) {
 		if (!v->partition->cfg->vmachine ||
 		    !vpsci_smc_is_smccc((uint32_t)r->x[0], (unsigned)esr & 0xffff))
-			return false;
+			return MMIO_UNCLAIMED;
 		r->x[0] = (uint64_t)vpsci_smccc_call(v, r);
 		return MMIO_DONE;
 	}

@@ -20,6 +20,16 @@
 	\op	x16, x17, [\base, #128]
 .endm
 
+/* x18-x29 to or from the save area at \base. */
+.macro x18_to_x29 op, base
+	\op	x18, x19, [\base, #144]
+	\op	x20, x21, [\base, #160]
+	\op	x22, x23, [\base, #176]
+	\op	x24, x25, [\base, #192]
+	\op	x26, x27, [\base, #208]
+	\op	x28, x29, [\base, #224]
+.endm
+
 /* What C may clobber besides x0 and x1 (x2-x18, x30), to or from the save area at \base:
  * the fast paths save only these around a C call. */
 .macro caller_saved pair, single, base
@@ -33,12 +43,7 @@
 	mrs	x0, tpidr_el2
 	ldr	x0, [x0, #PERCPU_REGS]
 	x2_to_x17 stp, x0
-	stp	x18, x19, [x0, #144]
-	stp	x20, x21, [x0, #160]
-	stp	x22, x23, [x0, #176]
-	stp	x24, x25, [x0, #192]
-	stp	x26, x27, [x0, #208]
-	stp	x28, x29, [x0, #224]
+	x18_to_x29 stp, x0
 	str	x30, [x0, #240]
 	ldp	x2, x3, [sp], #16
 	stp	x2, x3, [x0, #0]
@@ -201,12 +206,7 @@ irq_full:                               /* x0 = the interrupt taken; x0, x1 on t
 	mrs	x1, tpidr_el2
 	ldr	x1, [x1, #PERCPU_REGS]
 	x2_to_x17 stp, x1
-	stp	x18, x19, [x1, #144]
-	stp	x20, x21, [x1, #160]
-	stp	x22, x23, [x1, #176]
-	stp	x24, x25, [x1, #192]
-	stp	x26, x27, [x1, #208]
-	stp	x28, x29, [x1, #224]
+	x18_to_x29 stp, x1
 	mrs	x2, elr_el2
 	stp	x30, x2, [x1, #240]             /* x30, then ELR at REGS_ELR */
 	mrs	x2, spsr_el2
@@ -301,12 +301,7 @@ emulate_slow_exit:
 /* Save what the hypervisor was doing into a frame on the stack and report it. */
 el2_unexpected:
 	x2_to_x17 stp, sp
-	stp	x18, x19, [sp, #144]
-	stp	x20, x21, [sp, #160]
-	stp	x22, x23, [sp, #176]
-	stp	x24, x25, [sp, #192]
-	stp	x26, x27, [sp, #208]
-	stp	x28, x29, [sp, #224]
+	x18_to_x29 stp, sp
 	str	x30, [sp, #240]
 	mrs	x2, elr_el2
 	mrs	x3, spsr_el2
@@ -325,12 +320,7 @@ aarch64_guest_return:
 	msr	elr_el2, x2
 	msr	spsr_el2, x3
 	x2_to_x17 ldp, x0
-	ldp	x18, x19, [x0, #144]
-	ldp	x20, x21, [x0, #160]
-	ldp	x22, x23, [x0, #176]
-	ldp	x24, x25, [x0, #192]
-	ldp	x26, x27, [x0, #208]
-	ldp	x28, x29, [x0, #224]
+	x18_to_x29 ldp, x0
 	ldr	x30, [x0, #240]
 	ldp	x0, x1, [x0, #0]
 	eret
