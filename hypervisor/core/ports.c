@@ -259,8 +259,7 @@ static int port_error(const struct vcpu *v, uint64_t desc, uint32_t kind)
  * hypervisor runs on its own (a restart, the end of a wait) take the lock in the queue. */
 HOT_INLINE bool lock_for_call(struct port *p)
 {
-	return arch_spin_trylock(&p->crt->lock) ||
-	       arch_spin_lock_before(&p->crt->lock, core_give_way_at());
+	return trap_lock(&p->crt->lock);
 }
 
 static uint32_t *slot(const struct port *p, uint32_t index)

@@ -41,10 +41,40 @@ static inline struct percpu *this_cpu(void) { return arch_this_cpu(); }
  * timer's deadline (the lead before the core's next instant, a best-effort vCPU's hand-back),
  * 0 when it fired and no decision has programmed it since, TIME_NEVER when nothing is due. A
  * trap that would wait past it for a lock other cores hold gives up instead and leaves the
- * trapped instruction to run again (arch_spin_lock_before). */
+ * trapped instruction to run again (arch_spin_lock_before). A dedicated core gives way to
+ * nobody (TIME_NEVER): its timer (a console retry) is its own vCPU's business, and a waiter
+ * that gave up there would only try again and again, out of the lock's queue, while the
+ * vCPUs of shared cores take their turns in it. */
 static inline uint64_t core_give_way_at(void)
 {
-	return this_cpu()->sched.timer_at;
+	const struct sched_core *s = &this_cpu()->sched;
+
+	return s->policy == BH_POLICY_DEDICATED ? TIME_NEVER : s->timer_at;
+}
+
+/* The longest a trap holds a lock that trap_lock takes: a channel's 4 KiB copy to an odd
+ * address (about 209 ticks), a GICD_ISPENDR write's 32 injections (254 with its trap,
+ * test_gicdstorm.py). */
+#define TRAP_LOCK_HOLD_TICKS 256u
+
+/* A lock for a trap that changes nothing if it fails (the access or call is made again): in the
+ * ticket queue, fairly, when the queue ends before the core's instant even if every other core
+ * is in it with the longest hold; else waited for only until that instant or a pending
+ * interrupt (arch_spin_lock_before, which takes it only when it is free). Given up at every
+ * instant, a call would never be served while other cores keep the queue busy: each holder
+ * back in it before the next lets go, the lock is never free (tests/system/
+ * test_chanstarve.py). The call made again after the core's decision has the time to queue. */
+static inline bool trap_lock(struct spinlock *l)
+{
+	if (arch_spin_trylock(l))
+		return true;
+	uint64_t at = core_give_way_at(), now = arch_counter_read();
+	uint64_t queue = (uint64_t)bh_system_config.core_count * TRAP_LOCK_HOLD_TICKS;
+	if (at > now && at - now > queue && !arch_irq_pending()) {
+		arch_spin_lock(l);
+		return true;
+	}
+	return arch_spin_lock_before(l, at);
 }
 
 /* Ask this core to do work before it returns to its guest. */

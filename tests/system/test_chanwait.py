@@ -3,27 +3,26 @@ send 4 KiB messages back to back while the destination receives them back to bac
 and receive a 4 KiB copy to or from an odd address under the channel's lock (hypervisor/core/
 ports.c); the source's vCPU on latvictim's fixed-priority core aims a send just before each of
 the victim's wake-ups (partitions/tests/qstorm, tests/system/configs/chanwait_fp.yaml). The
-send waits for the holders of the other cores there, interrupts masked, and the victim starts
+send waited for the holders of the other cores there, interrupts masked, and the victim started
 late past its bound: 573 to 619 ticks in the aimed windows, against 370 (the aimed send 1099
-to 1185 ticks from the guest, 381 alone). A known flaw, open (docs/performance.md, "Waits for a
-lock other cores hold"): the channel's lock is not given up at the core's timer as the emulated
-interrupt controller's is, and a receive that frees room interrupts the source's vCPU 0 on the
+to 1185 ticks from the guest, 381 alone), before session 30 (docs/performance.md, "Waits for a
+lock other cores hold"): the channel's lock was not given up at the core's timer as the emulated
+interrupt controller's was, and a receive that frees room interrupts the source's vCPU 0 on the
 victim's core (its port interrupt), so that even the windows where vCPU 0 only spins read up to
 383. Both are changed since: a port call now waits for the lock only until its core's timer or a
 pending interrupt, then changes nothing and is made again (ports.c lock_for_call,
 hypercall_again), and no kick for a running vCPU takes its core's lead (sched.c
-timer_within_lead). What is left over the bound is read as QEMU's round robin, not traced step
-by step. On this tree (session 30: the led decision's wait keeps a deadline at its instant,
-sched.c wait_until; the destination empties the queue at the end of each storm, so that the
-aimed sends of window 6 copy again instead of finding the queue full: they measured nothing
-before, 16 ticks) the windows read 214 and 209 aimed alone, 284, 367 spinning beside the storm,
-404, 290, 359 and 271 aimed in it. The holders' 4 KiB copies arm no timer, so a copy under way
-when the victim's timer fires runs its rest as one turn before the victim's core has its own:
-with the hypervisor's copies cut into steps of 128 bytes, each arming a deadline 8 ticks ahead
-(tried, not kept: it made a 4 KiB send 91 ticks longer), every storm window read 173 to 224;
-steps of 512 bytes read up to 514 (docs/performance.md, "Waits for a lock other cores hold").
-The test fails until the measurement is made fair to the victim's core (strict: a pass is
-reported as a failure, to be looked at)."""
+timer_within_lead). That left windows of 404, 367 and 359 (session 30: a strict xfail, read as
+QEMU's round robin). The holders run on dedicated cores, and their waits gave up too, whenever
+their own core's timer was near or had fired (a timeout, a console retry; 0 from its firing to
+the next decision): out of the queue, each tried again at once, trap after trap, and under
+-icount such a retry loop, with no WFE to end its turn, ran long emulator turns while the
+victim's timer was due. A dedicated core now gives way to nobody (percpu.h core_give_way_at:
+TIME_NEVER) and its waits stay in the ticket queue; and a call whose core's instant is further
+than a full queue of the longest holds waits in the queue too (percpu.h trap_lock; given up at
+every instant, a call was never served while the others kept the queue busy:
+test_chanstarve.py). Every window within the bound (session 31: 214 and 209 aimed alone, 325 and
+229 spinning beside the storm, 298, 298, 231 and 347 aimed in it, 25 aimed sends in each)."""
 
 import re
 
@@ -41,8 +40,6 @@ LANDED_TICKS = 150
 STORM_MESSAGES = 50
 
 
-@pytest.mark.xfail(strict=True, reason="the holders' 4 KiB copies run as long emulator turns under "
-                   "-icount (docs/performance.md)")
 def test_a_channel_lock_held_from_other_cores_does_not_make_a_shared_core_late():
     run = run_system("chanwait_fp.yaml", icount=True, timeout=240,
                      until=lambda r: r.index(r"\[victim\] BHLATE-DONE") >= 0 and

@@ -797,12 +797,14 @@ static struct {
 	struct vcpu *v;
 	bool live;                      /* its core's live frame (an HVC), or a copy (vcall.c) */
 	struct arch_regs before, after; /* the registers the call was made with, and left */
+	uint32_t policy;                /* its core's, while it calls */
+	uint64_t timer_in;              /* its core's timer: due this many ticks from the call */
 	int64_t result;
 	bool done;
 } held;
 
-/* The call in held.before, made once on held.v's own core whose timer is due TIMER_IN ticks from
- * now, while the test's core holds the channel's lock for its copy. */
+/* The call in held.before, made once on held.v's own core (of held.policy, its timer due
+ * held.timer_in ticks from now), while the test's core holds the channel's lock for its copy. */
 static void call_while_the_lock_is_held(void)
 {
 	struct vcpu *v = held.v;
@@ -812,12 +814,16 @@ static void call_while_the_lock_is_held(void)
 		return;
 	held.done = true;
 	fixture_run(v->core, v);
-	percpu[v->core].sched.timer_at = arch_counter_read() + TIMER_IN;
+	struct sched_core *s = &percpu[v->core].sched;
+	uint32_t policy = s->policy;
+	s->policy = held.policy;
+	s->timer_at = arch_counter_read() + held.timer_in;
 	struct arch_regs copy = held.before, *r = held.live ? &v->regs : &copy;
 	*r = held.before;
 	held.result = hypercall_dispatch(v, r);
 	held.after = *r;
-	percpu[v->core].sched.timer_at = TIME_NEVER;
+	s->timer_at = TIME_NEVER;
+	s->policy = policy;
 	fake.core = outer;
 }
 
@@ -827,6 +833,8 @@ static void prepare_held_call(struct vcpu *v, bool live, uint64_t fn, uint64_t d
 	held.v = v;
 	held.live = live;
 	held.before = (struct arch_regs){ .x = { fn, desc, va, size, 0x44, 0x55 }, .elr = GUEST_PC };
+	held.policy = BH_POLICY_FIXED_PRIORITY;
+	held.timer_in = TIMER_IN;
 	held.done = false;
 	fake.copy_hook = call_while_the_lock_is_held;
 }
@@ -883,6 +891,35 @@ TEST(a_receive_that_finds_the_channel_lock_held_until_its_cores_instant_takes_no
 	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 3);
 	EXPECT(memcmp(beta_ram_at(BETA_BUF), "abc", 3) == 0);
 	EXPECT(port_irq_pending(alpha()));
+}
+
+/* A call that has the time to wait in the ticket queue waits there, fairly: one given up at
+ * every instant would never be served while the other cores keep the queue busy (each back in it
+ * before the next holder lets go, the lock is never free: tests/system/test_chanstarve.py). */
+static void send_held_waits_in_the_queue(uint32_t policy, uint64_t timer_in)
+{
+	open_with_one_message();
+	prepare_held_call(alpha(), true, BH_HC_QUEUING_SEND, 1, BUF + 3, 5);
+	held.policy = policy;
+	held.timer_in = timer_in;
+	fake.held_lock_takes = 0;
+	EXPECT_EQ(call(beta(), BH_HC_QUEUING_RECEIVE, 1, BETA_BUF, 8, 0, 0), 3);
+	fake.copy_hook = NULL;
+	EXPECT(held.done);
+	EXPECT_EQ(fake.held_lock_takes, 1); /* in the queue, behind the test core's copy */
+	EXPECT_EQ(held.result, BH_OK); /* served (the fake lock lets it in during the holder's copy) */
+}
+
+TEST(a_port_call_whose_cores_instant_is_beyond_a_full_ticket_queue_waits_in_it)
+{
+	send_held_waits_in_the_queue(BH_POLICY_FIXED_PRIORITY,
+				     bh_system_config.core_count * TRAP_LOCK_HOLD_TICKS + TIMER_IN);
+}
+
+/* A dedicated core gives way to nobody: its timer (a console retry) is its own vCPU's. */
+TEST(a_port_call_on_a_dedicated_core_waits_for_the_channel_lock_in_the_queue)
+{
+	send_held_waits_in_the_queue(BH_POLICY_DEDICATED, TIMER_IN);
 }
 
 /* A call through the hypercall page (vcall.c) runs on a copy of its block's registers: nothing

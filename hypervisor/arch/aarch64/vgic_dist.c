@@ -315,7 +315,7 @@ static __attribute__((noinline)) enum mmio_result dist_access_locked(struct vcpu
 	struct vgic_dist *d = &m->dist;
 	uint64_t value = write ? *val : 0;
 
-	if (!arch_spin_lock_before(&m->lock, core_give_way_at()))
+	if (!trap_lock(&m->lock))
 		return MMIO_AGAIN;
 	if (off >= GICD_IROUTER + 8 * 32 && off < GICD_IROUTER + 8 * VGIC_IRQS && size >= 4) {
 		unsigned intid = (unsigned)(off - GICD_IROUTER) / 8;
@@ -375,7 +375,7 @@ enum mmio_result vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size,
 	struct vcpu *owner = &p->vcpus[index];
 	uint64_t value = write ? *val : 0;
 
-	if (!arch_spin_lock_before(&m->lock, core_give_way_at()))
+	if (!trap_lock(&m->lock))
 		return MMIO_AGAIN;
 	if (reg >= GICR_FRAME) {
 		/* The bit blocks act on the redistributor's own vCPU, whoever writes them. */

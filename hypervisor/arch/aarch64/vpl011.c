@@ -5,6 +5,7 @@
 #include "arch/vmachine.h"
 #include "console.h"
 #include "partition.h"
+#include "percpu.h"
 
 #define UART_DR 0x000
 #define UART_RSR 0x004
@@ -117,16 +118,25 @@ bool vuart_data_write(struct partition *p, uint64_t val)
 	return true;
 }
 
-bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val)
+/* The partition's vCPUs on other cores may keep the UART's lock busy: a data write with the
+ * transmit interrupt unmasked drains the console under it, other partitions' queued lines
+ * included, a hold with no small bound. So a trap on a core with an instant of its own waits
+ * only until that instant, never in the ticket queue (trap_lock's queue assumes short holds),
+ * and the guest makes the access again (MMIO_AGAIN). The price is the partition's own: while its
+ * other vCPUs keep the queue busy, the lock is seldom free for the one that gives up
+ * (tests/system/test_uartwait.py). */
+enum mmio_result vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
+			      uint64_t *val)
 {
 	struct partition *p = v->partition;
 	struct vuart *u = &vmachine_of(p)->uart;
 
 	if (size > 4 || (off & 3))
-		return false;
+		return MMIO_UNCLAIMED;
 	if (write && off == UART_DR && vuart_data_write(p, *val))
-		return true;
-	arch_spin_lock(&u->lock);
+		return MMIO_DONE;
+	if (!arch_spin_lock_before(&u->lock, core_give_way_at()))
+		return MMIO_AGAIN;
 	if (write) {
 		write_reg(p, u, off, (uint32_t)*val);
 		update_line(p, u);
@@ -134,7 +144,7 @@ bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
 		*val = read_reg(u, off);
 	}
 	arch_spin_unlock(&u->lock);
-	return true;
+	return MMIO_DONE;
 }
 
 bool arch_vuart_receive(struct partition *p, char c)

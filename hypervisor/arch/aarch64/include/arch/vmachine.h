@@ -116,12 +116,13 @@ enum mmio_result {
 };
 
 /* Emulated MMIO: true if the access hit an emulated device (value read into *val). The
- * interrupt controller's and the hypercall page may also answer MMIO_AGAIN. */
+ * interrupt controller's, the UART's and the hypercall page may also answer MMIO_AGAIN. */
 enum mmio_result vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 				  uint64_t *val);
 enum mmio_result vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 				    uint64_t *val);
-bool vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
+enum mmio_result vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
+			      uint64_t *val);
 /* A byte written to UARTDR that changes no UART state (transmit interrupt raised, nothing
  * unmasked pending: a guest that polls) goes to the console without the UART's lock; false,
  * having done nothing, for any other case (vuart_access takes it). */
