@@ -15,13 +15,17 @@ deterministic): alone 23595 calls, longest 63 ticks; in the storm one call, 5627
 time meanwhile. Now a trap takes such a lock in the ticket queue when its core's instant is
 further than a full queue of the longest holds (percpu.h trap_lock), so the call made again
 after the core's decision is served in the queue's order: 893 calls in the storm, the longest
-1359 ticks."""
+1359 ticks. Every message carries its sender and its number: the calls given up and made again
+took each once, in each sender's order, and the destination, emptying the queue after the storm,
+counts as many as each sender's successful sends."""
 
 import re
 
 from harness import run_system
 
 LINE = re.compile(r"^\[qdst\] qstarve: (alone|storm) calls (\d+) longest (\d+)$")
+RECEIVED = re.compile(r"^\[qdst\] qstarve: received (\d+) (\d+) (\d+) errors (\d+)$")
+SENT = re.compile(r"^\[qsrc\] qstarve: source sends (\d+) (\d+) (\d+)$")
 # Three 4 KiB copies from odd addresses ahead in the ticket queue: about 3 x 209 ticks. A call
 # that waits 20 times that has not been served in the queue's order.
 BOUND_TICKS = 12500  # 200 us
@@ -37,3 +41,9 @@ def test_a_channel_peer_cannot_keep_a_plain_receive_from_returning():
     calls, longest = windows["storm"]
     assert longest <= BOUND_TICKS, \
         f"a plain receive took {longest} ticks beside the source's storm ({calls} calls)"
+    # The calls given up and made again took each message once, in each sender's order.
+    received = [m for m in map(RECEIVED.match, run.lines) if m]
+    sent = [m for m in map(SENT.match, run.lines) if m]
+    assert len(received) == 1 and len(sent) == 1, run.log[-3000:]
+    assert int(received[0][4]) == 0, f"messages out of order, missing or twice: {received[0][0]}"
+    assert received[0].groups()[:3] == sent[0].groups(), (received[0][0], sent[0][0])

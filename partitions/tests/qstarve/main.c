@@ -12,7 +12,12 @@
  * (q_in, 1 vCPU) times each receive, alone before the storm and then inside it, and prints
  *   qstarve: alone calls N longest T
  *   qstarve: storm calls N longest T
- *   qstarve: destination done */
+ *   qstarve: received R0 R1 R2 errors E
+ *   qstarve: destination done
+ * Each message carries its sender and that sender's count of messages sent before it; the
+ * destination wants each sender's in order, none missing or twice (a call given up and made
+ * again must take one message, or none), and after the storm empties the queue: R0..R2 are
+ * then the sends each sender counted (its BH_OK answers). */
 #include "bhtest.h"
 
 #define SIZE 4096u
@@ -28,6 +33,28 @@ typedef unsigned long long u64;
 static unsigned char bufs[SENDERS][SIZE + 16] __attribute__((aligned(16)));
 static unsigned char rbuf[SIZE + 16] __attribute__((aligned(16)));
 static volatile u64 sends[SENDERS];
+static u64 received[SENDERS], errors;
+
+/* A message's tag, at its first bytes (an odd address: byte by byte). */
+static void put_tag(unsigned char *m, unsigned vcpu, u64 seq)
+{
+	m[0] = (unsigned char)vcpu;
+	for (unsigned i = 0; i < 8; i++)
+		m[1 + i] = (unsigned char)(seq >> (8 * i));
+}
+
+static void check_tag(const unsigned char *m, unsigned length)
+{
+	u64 seq = 0;
+	unsigned vcpu = m[0];
+
+	for (unsigned i = 0; i < 8; i++)
+		seq |= (u64)m[1 + i] << (8 * i);
+	if (length != SIZE || vcpu >= SENDERS || seq != received[vcpu])
+		errors++;
+	else
+		received[vcpu]++;
+}
 static int desc = -1;
 
 static inline u64 now(void)
@@ -67,6 +94,7 @@ static void source(unsigned vcpu)
 	for (u64 t; (t = now()) < STORM_END;) {
 		__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1"
 				 : : "r"(t + SRC_TURN), "r"(3ul) : "memory");
+		put_tag(bufs[vcpu] + 1, vcpu, sends[vcpu]);
 		if (bh_queuing_send(desc, bufs[vcpu] + 1, SIZE) == BH_OK)
 			sends[vcpu]++;
 	}
@@ -87,7 +115,8 @@ static void receives(const char *what, u64 from, u64 until)
 	u64 start = now();
 	for (u64 t0; (t0 = now()) < until;) {
 		keep_turns_short(t0);
-		bh_queuing_receive(desc, rbuf + 1, SIZE, &length);
+		if (bh_queuing_receive(desc, rbuf + 1, SIZE, &length) >= 0)
+			check_tag(rbuf + 1, length);
 		u64 dt = now() - t0;
 		calls++;
 		if (dt > longest)
@@ -102,6 +131,12 @@ static void destination(void)
 {
 	receives("alone", STORM_T0 - 250000, STORM_T0 - 62500);  /* 16 to 19 ms */
 	receives("storm", STORM_T0 + 62500, STORM_END - 62500);  /* 21 to 29 ms */
+	spin_until(STORM_END + 6250);                            /* the senders have stopped */
+	unsigned length;
+	while (bh_queuing_receive(desc, rbuf + 1, SIZE, &length) >= 0)
+		check_tag(rbuf + 1, length);
+	bh_printf("qstarve: received %llu %llu %llu errors %llu\n", received[0], received[1],
+		  received[2], errors);
 	bh_printf("qstarve: destination done\n");
 }
 
