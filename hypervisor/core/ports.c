@@ -5,7 +5,7 @@
  * sees another's memory through a port. Each channel has a ticket lock held for one copy of at
  * most BH_MAX_MESSAGE_SIZE bytes, so a vCPU on another core waits for at most that long per
  * holder. A partition may keep the lock busy from several cores itself: a guest's call on a
- * core whose instant comes first waits for them only until the core's timer or a kick, then
+ * core whose instant is near waits for them only until the core's timer or a kick, then
  * changes nothing and is made again after the core's decision (lock_for_call).
  *
  * The exception is a receiver blocked in BH_HC_QUEUING_RECEIVE_WAIT on an empty queue: a send
@@ -253,8 +253,8 @@ static int port_error(const struct vcpu *v, uint64_t desc, uint32_t kind)
 /* A guest's call takes its channel's lock this way. The other holders may be its own partition's
  * vCPUs on other cores, each copying a message (4 KiB to an odd address: about 209 ticks), one
  * after the other: waited for in the ticket queue, they made a neighbour of another partition
- * on this core up to 619 ticks late (tests/system/test_chanwait.py). So they are waited for
- * only until this core's instant or a kick (core_give_way_at); false, nothing taken, and the
+ * on this core up to 619 ticks late (tests/system/test_chanwait.py). So near the core's instant
+ * they are waited for only until it or a kick (trap_lock); false, nothing taken, and the
  * caller, having changed nothing, has its call made again (hypercall_again). Paths the
  * hypervisor runs on its own (a restart, the end of a wait) take the lock in the queue. */
 HOT_INLINE bool lock_for_call(struct port *p)

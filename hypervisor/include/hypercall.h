@@ -11,7 +11,7 @@ struct vcpu;
 int64_t hypercall_dispatch(struct vcpu *v, struct arch_regs *r);
 
 /* What a call returns when it found a lock that other cores held until this core's instant
- * (arch_spin_lock_before) and changed nothing, registers included: hypercall_again(r). The call
+ * (percpu.h trap_lock) and changed nothing, registers included: hypercall_again(r). The call
  * is made again, the same call with the same registers, after the core's decision. For the live
  * frame of an HVC (r == percpu.regs) the guest's PC goes back to the HVC and the result is the
  * guest's own x0, its function ID; for a copy of a call's registers (a call through the
