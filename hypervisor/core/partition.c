@@ -75,9 +75,10 @@ static void bind_vcpus(struct partition *p, unsigned *next, const struct bh_syst
 				    .trace_source = trace_source(core, cfg->id, j),
 				    .steals = cfg->vmachine != NULL,
 				    .timer_deadline = TIME_NEVER };
-		if (vcpu_is_best_effort(v))
+		if (vcpu_is_best_effort(v)) {
 			be_add(v);
-		else
+			p->best_effort_vcpus |= 1u << j;
+		} else
 			sched_add_vcpu(core, v);
 	}
 }

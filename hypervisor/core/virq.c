@@ -75,20 +75,37 @@ HOT_INLINE void notify(struct vcpu *v, unsigned intid)
 	 * (sched.c run()): either the load sees the vCPU running, or its switch-in sees the bit. */
 }
 
-void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)
+void virq_notify(struct vcpu *v, unsigned intid)
+{
+	notify(v, intid);
+}
+
+/* Inline into both callers: virq_inject, the path of every injection, stays one function. */
+HOT_INLINE bool mark_pending(struct vcpu *v, unsigned intid, bool forwarded)
 {
 	struct virq_state *q = &v->virq;
 	unsigned w = intid / 32;
 
 	if (intid >= BH_VIRQ_MAX)
-		return;
+		return false;
 	if (forwarded)
 		__atomic_fetch_or(&q->forwarded[w], bit(intid), __ATOMIC_RELAXED);
 	uint32_t old = __atomic_fetch_or(&q->pending[w], bit(intid), __ATOMIC_SEQ_CST);
 	if (!(old & bit(intid)))
 		__atomic_fetch_add(&q->count, 1u, __ATOMIC_SEQ_CST);
 	trace_emit(BH_TRACE_VIRQ, v, intid);
-	notify(v, intid);
+	return true;
+}
+
+bool virq_make_pending(struct vcpu *v, unsigned intid, bool forwarded)
+{
+	return mark_pending(v, intid, forwarded);
+}
+
+void virq_inject(struct vcpu *v, unsigned intid, bool forwarded)
+{
+	if (mark_pending(v, intid, forwarded))
+		notify(v, intid);
 }
 
 int virq_take(struct vcpu *v, bool *forwarded)
@@ -156,17 +173,27 @@ int virq_set_enabled(struct vcpu *v, unsigned intid, bool enabled)
 	return BH_OK;
 }
 
-void virq_enable(struct vcpu *v, unsigned intid, bool enabled)
+HOT_INLINE bool set_enabled_quietly(struct vcpu *v, unsigned intid, bool enabled)
 {
 	if (intid >= BH_VIRQ_MAX)
-		return;
+		return false;
 	uint32_t *word = &v->virq.disabled[intid / 32];
 	if (!enabled) {
 		__atomic_fetch_or(word, bit(intid), __ATOMIC_SEQ_CST);
-		return;
+		return false;
 	}
 	uint32_t old = __atomic_fetch_and(word, ~bit(intid), __ATOMIC_SEQ_CST);
-	if ((old & bit(intid)) && virq_is_pending(v, intid))
+	return (old & bit(intid)) && virq_is_pending(v, intid);
+}
+
+bool virq_set_enabled_quietly(struct vcpu *v, unsigned intid, bool enabled)
+{
+	return set_enabled_quietly(v, intid, enabled);
+}
+
+void virq_enable(struct vcpu *v, unsigned intid, bool enabled)
+{
+	if (set_enabled_quietly(v, intid, enabled))
 		notify(v, intid);
 }
 

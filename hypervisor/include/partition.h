@@ -111,6 +111,7 @@ struct partition {
 	uint64_t hm_events;
 	uint64_t stage2_root;        /* arch: physical address of the stage-2 root table */
 	struct vcpu *vcpus;          /* cfg->vcpu_count entries */
+	uint32_t best_effort_vcpus;  /* bit n: vCPU n is a best-effort one */
 	struct spinlock lock;        /* serializes state changes of this partition */
 	unsigned uart_line_len;      /* emulated UART output not yet ending in a newline */
 	char uart_line[CONSOLE_LINE_MAX];

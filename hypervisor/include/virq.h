@@ -25,6 +25,11 @@ struct virq_state {
 /* Make intid pending in v (any core). forwarded: a physical interrupt masked until the guest
  * ends it. Wakes v if it idles. */
 void virq_inject(struct vcpu *v, unsigned intid, bool forwarded);
+/* Its two halves, for a caller that changes many interrupts at once and tells each vCPU once:
+ * intid made pending (false: no such interrupt), and v told (woken, kicked, its core or its
+ * best-effort holder asked to look) as for intid. */
+bool virq_make_pending(struct vcpu *v, unsigned intid, bool forwarded);
+void virq_notify(struct vcpu *v, unsigned intid);
 /* Take the next deliverable pending interrupt, or -1. */
 int virq_take(struct vcpu *v, bool *forwarded);
 /* Put back an interrupt that found no free list register. */
@@ -53,6 +58,8 @@ bool virq_withdraw_held(struct vcpu *v, unsigned intid);
 /* The same from any core, for an emulated interrupt controller: enabling an interrupt that is
  * already pending wakes v like an injection. */
 void virq_enable(struct vcpu *v, unsigned intid, bool enabled);
+/* virq_enable without the telling: true if v is to be told (virq_notify) of intid. */
+bool virq_set_enabled_quietly(struct vcpu *v, unsigned intid, bool enabled);
 /* The same for INTIDs 32 * word .. 32 * word + 31, bit n of enabled for each. */
 void virq_enable_word(struct vcpu *v, unsigned word, uint32_t enabled);
 bool virq_is_pending(const struct vcpu *v, unsigned intid);

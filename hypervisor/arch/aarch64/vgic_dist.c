@@ -98,15 +98,6 @@ void vgic_raise_spi(struct partition *p, unsigned intid)
 
 /* ---- enables, pending bits and routes, shared by both frames ---- */
 
-static void set_enabled(struct vcpu *t, uint32_t *word, unsigned intid, bool on)
-{
-	if (on)
-		*word |= 1u << (intid % 32);
-	else
-		*word &= ~(1u << (intid % 32));
-	virq_enable(t, intid, on);
-}
-
 /* ICPENDR: a forwarded physical interrupt the hypervisor took from the GIC (active there) and
  * holds for t, not yet in a list register, is given back to the GIC: the guest's end of it would
  * have deactivated it, and now nothing will. Left active, its device could never interrupt again
@@ -118,7 +109,7 @@ static void set_enabled(struct vcpu *t, uint32_t *word, unsigned intid, bool on)
  * partitions/board/irqrefire). Held for a vCPU of another core, it stays pending for it: its
  * end, on its own core, gives it back (a spurious interrupt if the device was acknowledged
  * meanwhile, which a driver ignores). */
-static void clear_pending(struct vcpu *t, unsigned intid)
+HOT_INLINE void clear_pending(struct vcpu *t, unsigned intid)
 {
 	if (intid < 32 || t->core == this_cpu()->core) {
 		if (intid >= 32 && virq_withdraw_held(t, intid))
@@ -132,7 +123,69 @@ static void clear_pending(struct vcpu *t, unsigned intid)
 }
 
 /* One 32-interrupt word of a set/clear-enable or set/clear-pending register. */
-static void write_bits(struct vcpu *v, unsigned first, uint32_t bits, unsigned block)
+/* The interrupts a register write made pending or enabled for best-effort vCPUs, told to each
+ * once after the write's loop, as for an enabled one of them if there is one: told one at a
+ * time, 32 interrupts routed to a best-effort vCPU took the system-wide best-effort queue's lock
+ * 32 times under the machine lock (be_notify), and the write held it for 324 ticks
+ * (tests/system/test_gicdbe.py, session 31's attack review). A pinned vCPU is told of each at
+ * once, as before: its notice takes no shared lock. */
+struct notices {
+	uint32_t vcpus;                        /* bit n: p->vcpus[n] is told */
+	uint32_t enabled;                      /* bit n: as for an enabled interrupt */
+	unsigned intid[VMACHINE_MAX_VCPUS];    /* as for this interrupt */
+};
+
+static bool enabled_in(const struct vcpu *t, unsigned intid)
+{
+	return !(t->virq.disabled[intid / 32] & (1u << intid % 32));
+}
+
+static void note(struct notices *n, const struct vcpu *t, unsigned intid)
+{
+	uint32_t b = 1u << t->id;
+
+	if (n->enabled & b)
+		return;
+	if (enabled_in(t, intid))
+		n->enabled |= b;
+	else if (n->vcpus & b)
+		return;
+	n->vcpus |= b;
+	n->intid[t->id] = intid;
+}
+
+static void tell(struct partition *p, const struct notices *n)
+{
+	for (uint32_t left = n->vcpus; left; left &= left - 1) {
+		unsigned id = (unsigned)__builtin_ctz(left);
+		virq_notify(&p->vcpus[id], n->intid[id]);
+	}
+}
+
+/* n: the notices of best-effort vCPUs, or NULL for a partition that has none. */
+HOT_INLINE void set_enabled(struct vcpu *t, uint32_t *word, unsigned intid, bool on,
+			    struct notices *n)
+{
+	if (on)
+		*word |= 1u << (intid % 32);
+	else
+		*word &= ~(1u << (intid % 32));
+	if (!n || !vcpu_is_best_effort(t))
+		virq_enable(t, intid, on);
+	else if (virq_set_enabled_quietly(t, intid, on))
+		note(n, t, intid);
+}
+
+HOT_INLINE void make_pending(struct vcpu *t, unsigned intid, struct notices *n)
+{
+	if (!n || !vcpu_is_best_effort(t))
+		virq_inject(t, intid, false);
+	else if (virq_make_pending(t, intid, false))
+		note(n, t, intid);
+}
+
+HOT_INLINE void write_bits_noting(struct vcpu *v, unsigned first, uint32_t bits, unsigned block,
+				  struct notices *n)
 {
 	struct partition *p = v->partition;
 	struct vmachine *m = vm(v);
@@ -143,13 +196,27 @@ static void write_bits(struct vcpu *v, unsigned first, uint32_t bits, unsigned b
 		uint32_t *enabled = intid < 32 ? &m->redist[v->id].enabled
 					       : &m->dist.enabled[intid / 32];
 		switch (block) {
-		case GICD_ISENABLER: set_enabled(t, enabled, intid, true); break;
-		case GICD_ICENABLER: set_enabled(t, enabled, intid, false); break;
-		case GICD_ISPENDR: virq_inject(t, intid, false); break;
+		case GICD_ISENABLER: set_enabled(t, enabled, intid, true, n); break;
+		case GICD_ICENABLER: set_enabled(t, enabled, intid, false, n); break;
+		case GICD_ISPENDR: make_pending(t, intid, n); break;
 		case GICD_ICPENDR: clear_pending(t, intid); break;
 		default: break; /* active state: not tracked */
 		}
 	}
+}
+
+/* Two copies of the loop: a partition without best-effort vCPUs (most) keeps the loop it had. */
+static void write_bits(struct vcpu *v, unsigned first, uint32_t bits, unsigned block)
+{
+	struct partition *p = v->partition;
+
+	if (!p->best_effort_vcpus) {
+		write_bits_noting(v, first, bits, block, NULL);
+		return;
+	}
+	struct notices n = { 0 };
+	write_bits_noting(v, first, bits, block, &n);
+	tell(p, &n);
 }
 
 static uint32_t read_bits(struct vcpu *v, unsigned first, unsigned block)
