@@ -21,12 +21,13 @@ instant of its own waits for the UART's lock only until that instant or a pendin
 then leaves the access to be made again (vpl011.c vuart_access, MMIO_AGAIN); never in the
 ticket queue, whose fairness (percpu.h trap_lock, taken by the channels' and the interrupt
 controller's locks) assumes short holds, and a drain is not one. A dedicated core, which has
-nobody to give way to, waits in the queue (percpu.h core_give_way_at). Measured (session 31):
-every window within the bound, the focus held or not; the largest 236 (no focus, aimed in the
-storm) and 202 (focus, aimed in the storm). The price is the giving-up vCPU's own: it takes the
-lock only when it is free, and while its partition's other cores keep the queue full it waits
-for them across the victim's turns (1 to 3 aimed reads in a storm window, the longest 302091
-ticks): in the storm windows the test wants one aimed read begun, not twenty done."""
+nobody to give way to, waits in the queue (percpu.h core_give_way_at). Measured (session 31,
+9abbcc9): every window within the bound, the focus held or not; the largest 247 (no focus, CPU 0
+spinning in the storm) and 202 (focus, aimed in the storm). The price is the giving-up vCPU's
+own: it takes the lock only when it is free, and while its partition's other cores keep the
+queue full it waits for them across the victim's turns (1 to 3 aimed reads in a storm window,
+the longest 302132 ticks): in the storm windows the test wants one aimed read begun, not twenty
+done."""
 
 import pytest
 
