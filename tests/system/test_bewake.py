@@ -5,7 +5,7 @@ write_bits, notices), none may be lost, whichever of the write's interrupts is e
 comes first or last, through GICD_ISPENDR, GICD_ISENABLER or the vCPU's redistributor. CPU 2 is
 the best-effort vCPU, alone on core 3 (dedicated with no vCPU of its own, or fixed-priority); CPU
 0 makes its interrupts pending and waits for each acknowledgement, 40 rounds a case, with a 32 ms
-timeout. Measured: no round lost, the longest wake-up 216 ticks (96 to 216 by case). The review
+timeout. Measured: no round lost, the longest wake-up 216 ticks (81 to 216 by case). The review
 first read 30 of 40 rounds lost: CPU 0's wait armed no timer, and under -icount QEMU's round robin
 ran it until its own 100 ms kick before core 3, which the hypervisor had kicked at once, had its
 turn; the wait now keeps its turns short (smp_guest.h keep_turns_short). Without the once-a-write

@@ -106,12 +106,13 @@ static void settle(void)
 		;
 }
 
-int main(void)
+#define GICD_SPI_WORD 4  /* SPIs 32-63: the second word of each bit block */
+#define GICR2_SGI (SMP_GICR + 2 * SMP_GICR_STRIDE + 0x10000) /* CPU 2's SGI frame */
+
+static void set_up(void)
 {
 	char *stacks[CPUS] = { 0, stack1_top, stack2_top };
-	uint64_t gicr2 = SMP_GICR + 2 * SMP_GICR_STRIDE + 0x10000;
 
-	puts_("bewake: start\n");
 	mmio_wr(BGICD + GICD_CTLR, 2); /* EnableGrp1 */
 	for (unsigned i = 32; i < 64; i++) {
 		unsigned to = (i == SPI_BE_OFF || i == SPI_BE_ON || i == SPI_BE_LATE) ? 2 : 1;
@@ -119,7 +120,7 @@ int main(void)
 		mmio_wr(BGICD + GICD_IPRIORITYR + (i & ~3u),
 			mmio_rd(BGICD + GICD_IPRIORITYR + (i & ~3u)) | 0xa0u << (8 * (i & 3)));
 	}
-	mmio_wr(BGICD + GICD_IGROUPR + 4, ~0u);
+	mmio_wr(BGICD + GICD_IGROUPR + GICD_SPI_WORD, ~0u);
 	gic_init_cpu(0, 0);
 	for (unsigned c = 1; c < CPUS; c++)
 		if (smc_call(PSCI_CPU_ON, c, (uint64_t)secondary_entry, (uint64_t)stacks[c]) != 0)
@@ -127,66 +128,80 @@ int main(void)
 	while (!up[1] || !up[2])
 		;
 	/* CPU 1's SPIs and SPI_BE_ON enabled; SPI_BE_OFF and SPI_BE_LATE disabled. */
-	mmio_wr(BGICD + GICD_ISENABLER + 4, 0xffffu | 1u << (SPI_BE_ON - 32));
+	mmio_wr(BGICD + GICD_ISENABLER + GICD_SPI_WORD, 0xffffu | 1u << (SPI_BE_ON - 32));
 	settle();
+}
 
-	/* A: disabled one of CPU 2 first, then CPU 1's, then the enabled one of CPU 2. */
+/* A round after round: `bits` made pending by one write of the ISPENDR word at `ispendr`, CPU 2
+ * woken for `intid`, then `left` (disabled ones) cleared through the ICPENDR word after it. */
+static void pending_case(const char *name, uint64_t ispendr, uint32_t bits, uint32_t intid,
+			 uint32_t left)
+{
 	for (unsigned r = 0; r < ROUNDS; r++) {
 		settle();
 		uint32_t before = acks[2];
-		mmio_wr(BGICD + GICD_ISPENDR + 4, 1u << (SPI_BE_OFF - 32) | 0xffffu | 1u << (SPI_BE_ON - 32));
-		expect(before, SPI_BE_ON);
-		mmio_wr(BGICD + GICD_ICPENDR + 4, 1u << (SPI_BE_OFF - 32));
+		mmio_wr(ispendr, bits);
+		expect(before, intid);
+		mmio_wr(ispendr + (GICD_ICPENDR - GICD_ISPENDR), left);
 	}
-	report("A");
-	/* B: enabled one of CPU 2 (lower INTID: made the disabled one the higher) */
+	report(name);
+}
+
+/* C: pending while disabled (no wake), then enabled with CPU 1's SPI_P1_LATE. */
+static void enabled_late_case(void)
+{
+	uint32_t late = 1u << (SPI_BE_OFF - 32) | 1u << (SPI_BE_LATE - 32);
+
 	for (unsigned r = 0; r < ROUNDS; r++) {
 		settle();
 		uint32_t before = acks[2];
-		/* SPI_BE_ON (49) then SPI_BE_LATE (50, disabled) */
-		mmio_wr(BGICD + GICD_ISPENDR + 4, 1u << (SPI_BE_ON - 32) | 1u << (SPI_BE_LATE - 32) | 0xffu);
-		expect(before, SPI_BE_ON);
-		mmio_wr(BGICD + GICD_ICPENDR + 4, 1u << (SPI_BE_LATE - 32));
-	}
-	report("B");
-	/* C: pending while disabled (no wake), then enabled with CPU 1's SPI_P1_LATE. */
-	for (unsigned r = 0; r < ROUNDS; r++) {
-		settle();
-		uint32_t before = acks[2];
-		mmio_wr(BGICD + GICD_ISPENDR + 4, 1u << (SPI_BE_LATE - 32) | 1u << (SPI_BE_OFF - 32));
+		mmio_wr(BGICD + GICD_ISPENDR + GICD_SPI_WORD, late);
 		settle();
 		if (acks[2] != before)
 			show("woken by a disabled interrupt, INTID", last_ack[2]);
 		before = acks[2];
-		mmio_wr(BGICD + GICD_ISENABLER + 4, 1u << (SPI_BE_OFF - 32) | 1u << (SPI_BE_LATE - 32) | 1u << (SPI_P1_LATE - 32));
+		mmio_wr(BGICD + GICD_ISENABLER + GICD_SPI_WORD, late | 1u << (SPI_P1_LATE - 32));
 		/* either may come first: wait for both */
 		expect(before, EITHER_LATE);
 		uint32_t mid = acks[2];
 		if (mid == before + 1)
 			expect(mid, EITHER_LATE);
-		mmio_wr(BGICD + GICD_ICENABLER + 4, 1u << (SPI_BE_OFF - 32) | 1u << (SPI_BE_LATE - 32) | 1u << (SPI_P1_LATE - 32));
+		mmio_wr(BGICD + GICD_ICENABLER + GICD_SPI_WORD, late | 1u << (SPI_P1_LATE - 32));
 	}
 	report("C");
-	/* D: CPU 2's SGI made pending through its redistributor by CPU 0. */
+}
+
+/* E: CPU 2's PPI 20 pending while disabled, enabled through its redistributor. */
+static void redist_enable_case(void)
+{
 	for (unsigned r = 0; r < ROUNDS; r++) {
 		settle();
-		uint32_t before = acks[2];
-		mmio_wr(gicr2 + GICD_ISPENDR, 1u << SGI_BE | 1u << PPI_BE);
-		expect(before, SGI_BE);
-		mmio_wr(gicr2 + GICD_ICPENDR, 1u << PPI_BE);
-	}
-	report("D");
-	/* E: CPU 2's PPI 20 pending while disabled, enabled through its redistributor. */
-	for (unsigned r = 0; r < ROUNDS; r++) {
-		settle();
-		mmio_wr(gicr2 + GICD_ISPENDR, 1u << PPI_BE);
+		mmio_wr(GICR2_SGI + GICD_ISPENDR, 1u << PPI_BE);
 		settle();
 		uint32_t before = acks[2];
-		mmio_wr(gicr2 + GICD_ISENABLER, 1u << PPI_BE);
+		mmio_wr(GICR2_SGI + GICD_ISENABLER, 1u << PPI_BE);
 		expect(before, PPI_BE);
-		mmio_wr(gicr2 + GICD_ICENABLER, 1u << PPI_BE);
+		mmio_wr(GICR2_SGI + GICD_ICENABLER, 1u << PPI_BE);
 	}
 	report("E");
+}
+
+int main(void)
+{
+	uint64_t spis = BGICD + GICD_ISPENDR + GICD_SPI_WORD;
+
+	puts_("bewake: start\n");
+	set_up();
+	/* A: disabled one of CPU 2 first, then CPU 1's, then the enabled one of CPU 2. */
+	pending_case("A", spis, 1u << (SPI_BE_OFF - 32) | 0xffffu | 1u << (SPI_BE_ON - 32), SPI_BE_ON,
+		     1u << (SPI_BE_OFF - 32));
+	/* B: the enabled one of CPU 2 (49) first, the disabled one (50) after. */
+	pending_case("B", spis, 1u << (SPI_BE_ON - 32) | 1u << (SPI_BE_LATE - 32) | 0xffu, SPI_BE_ON,
+		     1u << (SPI_BE_LATE - 32));
+	enabled_late_case();
+	/* D: CPU 2's SGI made pending through its redistributor by CPU 0. */
+	pending_case("D", GICR2_SGI + GICD_ISPENDR, 1u << SGI_BE | 1u << PPI_BE, SGI_BE, 1u << PPI_BE);
+	redist_enable_case();
 	show("CPUs up", up[1] | up[2] << 1);
 	show("CPU 1 acks", acks[1]);
 	puts_("bewake: done\n");

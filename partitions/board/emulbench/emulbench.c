@@ -21,19 +21,6 @@
 typedef void timed_fn(uint64_t addr, uint64_t value, uint64_t reads[32]);
 timed_fn timed_nop, timed_ldr32, timed_str32, timed_hvc, timed_smc;
 
-static void putdec(uint64_t v)
-{
-	char buf[21];
-	int n = 0;
-
-	do {
-		buf[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		putc_(buf[--n]);
-}
-
 void unexpected(uint64_t esr, uint64_t elr)
 {
 	puts_("emulbench: unexpected exception esr ");

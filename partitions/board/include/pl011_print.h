@@ -23,6 +23,20 @@ static inline void puts_(const char *s)
 		putc_(*s++);
 }
 
+/* v in decimal. */
+static inline void putdec(uint64_t v)
+{
+	char buf[21];
+	int n = 0;
+
+	do {
+		buf[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		putc_(buf[--n]);
+}
+
 /* v in hexadecimal, 0x first, no leading zeros. */
 static inline void puthex(uint64_t v)
 {

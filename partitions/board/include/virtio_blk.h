@@ -79,18 +79,6 @@ static volatile uint8_t request_status;
 
 static inline void dsb(void) { __asm__ volatile("dsb sy" ::: "memory"); }
 
-static void putdec(uint64_t v)
-{
-	char buf[21];
-	int n = 0;
-	do {
-		buf[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		putc_(buf[--n]);
-}
-
 static void say(const char *s)
 {
 	puts_(PROBE_NAME ": ");

@@ -28,18 +28,6 @@ static volatile uint32_t cpu1_up;
 #define SYSREG_R(name) ({ uint64_t v_; __asm__ volatile("mrs %0, " name : "=r"(v_)); v_; })
 #define SYSREG_W(name, v) __asm__ volatile("msr " name ", %0" :: "r"((uint64_t)(v)))
 
-static void putdec(uint64_t v)
-{
-	char buf[21];
-	int n = 0;
-	do {
-		buf[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		putc_(buf[--n]);
-}
-
 static void line(const char *s)
 {
 	puts_("virtprobe: ");

@@ -19,10 +19,10 @@
  * again must take one message, or none), and after the storm empties the queue: R0..R2 are
  * then the sends each sender counted (its BH_OK answers). */
 #include "bhtest.h"
+#include "../hostile/turns.h"
 
 #define SIZE 4096u
 #define SENDERS 3u
-#define TURN_TICKS 16ull
 #define SRC_TURN 256ull  /* the senders' deadline: emulator turns stay fair, each long enough
                             * for a sender back from its hold to take its next ticket */
 #define STORM_T0 1250000ull  /* 20 ms: every partition is up */
@@ -55,33 +55,14 @@ static void check_tag(const unsigned char *m, unsigned length)
 	else
 		received[vcpu]++;
 }
+
 static int desc = -1;
-
-static inline u64 now(void)
-{
-	u64 v;
-	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
-	return v;
-}
-
-/* As qstorm: a masked virtual timer near, so that -icount's turns stay short. */
-static void keep_turns_short(u64 t)
-{
-	__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1"
-			 : : "r"(t + TURN_TICKS), "r"(3ul) : "memory");
-}
 
 static void sleep_until(u64 t)
 {
 	u64 n = now();
 	if (n < t)
 		bh_sleep_ns((t - n) * 16);
-}
-
-static void spin_until(u64 t)
-{
-	for (u64 n; (n = now()) < t;)
-		keep_turns_short(n);
 }
 
 /* The senders arm a masked deadline SRC_TURN ahead (qstorm's 16 ticks: its senders' turns end
@@ -92,13 +73,12 @@ static void source(unsigned vcpu)
 {
 	sleep_until(STORM_T0);
 	for (u64 t; (t = now()) < STORM_END;) {
-		__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1"
-				 : : "r"(t + SRC_TURN), "r"(3ul) : "memory");
+		turn_ends_at(t + SRC_TURN);
 		put_tag(bufs[vcpu] + 1, vcpu, sends[vcpu]);
 		if (bh_queuing_send(desc, bufs[vcpu] + 1, SIZE) == BH_OK)
 			sends[vcpu]++;
 	}
-	__asm__ volatile("msr cntv_ctl_el0, xzr");
+	turns_off();
 	if (vcpu == 0) {
 		spin_until(now() + 20000);
 		bh_printf("qstarve: source sends %llu %llu %llu\n", sends[0], sends[1], sends[2]);
@@ -122,7 +102,7 @@ static void receives(const char *what, u64 from, u64 until)
 		if (dt > longest)
 			longest = dt;
 	}
-	__asm__ volatile("msr cntv_ctl_el0, xzr");
+	turns_off();
 	bh_printf("qstarve: %s from %llu to %llu\n", what, start, now());
 	bh_printf("qstarve: %s calls %llu longest %llu\n", what, calls, longest);
 }

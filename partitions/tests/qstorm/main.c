@@ -10,18 +10,16 @@
  * (storm) or sleeps. The windows are hostile's (partitions/tests/hostile/attacks.h), so
  * latvictim's line of window w gives its lateness while window w ran.
  *
- * While a vCPU spins or calls, it keeps its virtual timer armed, masked, TURN_TICKS ahead: under
- * -icount QEMU 7.2 runs the cores in turn, and with no deadline near a busy core ran long turns
- * after the victim's timer fired (as lockstorm, partitions/board/lockstorm). At the end vCPU 0
- * prints one line per window:
+ * While a vCPU spins or calls, it keeps its emulator turns short (../hostile/turns.h). At the
+ * end vCPU 0 prints one line per window:
  *   qstorm: window W <aim|spin> <storm|idle> aimed N longest T sends S1 S2
  * and the destination one:
  *   qstorm: window W received R */
 #include "bhtest.h"
 #include "../hostile/attacks.h"
+#include "../hostile/turns.h"
 
 #define SIZE 4096u
-#define TURN_TICKS 16ull
 #define AIM_SPREAD 16ull
 #define SENDERS 3u
 
@@ -40,25 +38,6 @@ static unsigned char bufs[SENDERS][SIZE + 16] __attribute__((aligned(16)));
 static volatile u64 sends[SENDERS][ATTACK_COUNT], received[ATTACK_COUNT];
 static volatile u64 aimed[ATTACK_COUNT], longest[ATTACK_COUNT];
 static int desc = -1;
-
-static inline u64 now(void)
-{
-	u64 v;
-	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
-	return v;
-}
-
-static void keep_turns_short(u64 t)
-{
-	__asm__ volatile("msr cntv_cval_el0, %0\n\tmsr cntv_ctl_el0, %1"
-			 : : "r"(t + TURN_TICKS), "r"(3ul) : "memory");
-}
-
-static void spin_until(u64 t)
-{
-	for (u64 n; (n = now()) < t;)
-		keep_turns_short(n);
-}
 
 static u64 window_end(int w)
 {
@@ -150,7 +129,7 @@ static void run(unsigned vcpu)
 			others_window(vcpu, w, sender);
 		}
 	}
-	__asm__ volatile("msr cntv_ctl_el0, xzr");
+	turns_off();
 	if (sender && vcpu == 0) {
 		spin_until(now() + 20000); /* the others' last counts are in */
 		for (int w = 0; w < ATTACK_COUNT; w++)
