@@ -40,7 +40,16 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "bootstrap: creating $venv"
   python3 -m venv "$venv"
 fi
-if [ ! -f "$stamp" ] || [ "$top/tools/pyproject.toml" -nt "$stamp" ]; then
+# The tool this tree's venv runs must be this tree's (an editable install made from another
+# clone with this venv's pip would build every image with that clone's tool).
+tool_is_ours() {
+  "$venv/bin/python" - "$top/tools/src" <<'PY' 2>/dev/null
+import os, sys
+import bulkhead
+sys.exit(os.path.dirname(os.path.dirname(os.path.realpath(bulkhead.__file__))) != os.path.realpath(sys.argv[1]))
+PY
+}
+if [ ! -f "$stamp" ] || [ "$top/tools/pyproject.toml" -nt "$stamp" ] || ! tool_is_ours; then
   echo "bootstrap: installing the bulkhead tool into $venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -e "$top/tools[test]"
   touch "$stamp"

@@ -34,11 +34,15 @@ static void console_receive(void)
 		console_input((char)ch);
 }
 
+/* A byte typed during boot is read here: the receive interrupt is raised only as a byte comes
+ * in (QEMU's PL011 holds one, with its FIFO off, and takes no more from the host until it is
+ * read), and enabling input clears what was raised before (tests/system/test_input_early.py). */
 void arch_console_input_enable(void)
 {
 	plat_uart_rx_enable();
 	gic_route_spi(PLAT_UART_INTID, plat_core_affinity(0));
 	gic_set_spi_enabled(PLAT_UART_INTID, 1);
+	console_receive();
 }
 
 /* Handle intid; true if it was forwarded to a guest, which ends it. */
