@@ -45,7 +45,7 @@ MUST_RUN = ("cache", "icache", "vm", "memrate", "stream", "sigsegv", "opcode", "
             "userfaultfd", "sysinfo", "procfs", "sysfs", "klog", "get", "prctl", "sysinval",
             "cpu-online", "tlb-shootdown", "membarrier", "affinity")
 DEV = re.compile(r"dev: (\d+) of (\d+) devices opened and exercised")
-GROUPS = ["cpu", "devices", "faults", "hotplug", "kernel", "madvise", "memory", "timers"]
+GROUPS = ["cpu", "devices", "faults", "faults2", "hotplug", "kernel", "madvise", "memory", "memory2", "timers"]
 LATE = re.compile(r"^\[victim\] BHLATE cyclic (\S+) max (\d+) min (\d+) n (\d+) at \d+$")
 PHASES = ["quiet", "cpu-online", "tlb-shootdown", "opcode", "priv-instr", "timer"]
 

@@ -36,3 +36,15 @@ def test_breakdown_names_consecutive_runs_and_addresses():
         ("vector", 2), ("handler", 2), ("vector", 1)]
     assert SYMS.address("handler") == 0x1100 and SYMS.address("0x2000") == 0x2000
     assert SYMS.name(0x0fff) == "?"
+
+
+def test_turns_group_each_cores_consecutive_instructions_and_name_guest_code():
+    from bench.turns import HYPERVISOR_BASE, sample_end, turns
+    syms = Symbols([(HYPERVISOR_BASE, "decide"), (HYPERVISOR_BASE + 0x100, "memcpy")])
+    run = [(1, 0x2000), (1, 0x2004), (2, HYPERVISOR_BASE + 0x100), (2, HYPERVISOR_BASE + 0x104),
+           (2, HYPERVISOR_BASE), (1, HYPERVISOR_BASE), (1, 0x2000)]
+    found = [(core, count, dict(names)) for core, count, names in turns(run, syms)]
+    assert found == [(1, 2, {"guest": 2}), (2, 3, {"memcpy": 2, "decide": 1}),
+                     (1, 2, {"decide": 1, "guest": 1})]
+    assert sample_end(run, cpu=1, record_pc=0x2000, sample=0) == 0
+    assert sample_end(run, cpu=1, record_pc=0x2000, sample=1) == 6   # core 1's second call
