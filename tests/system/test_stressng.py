@@ -28,6 +28,11 @@ from test_lateness import BOUND_TICKS
 
 OPS = re.compile(r"^\[linux\] BHSTRESS-OPS (\S+) (\d+)\r?$")
 GROUP = re.compile(r"^\[linux\] BHSTRESS (\S+) rc=(\d+)\r?$")
+RETRY = re.compile(r"^\[linux\] BHSTRESS-RETRY (\S+) rc=(\d+) reported (\d+) of (\d+)\r?$")
+# Groups whose first run may fail or leave stressors out of its metrics and run again
+# (stressng-survive.sh): stress-ng's own losses beside the whole suite, one group in a run at most
+# in this session's four suite runs. More, and something else is wrong.
+MAX_RETRIES = 2
 CHECK = re.compile(r"^\[(\w+)\] BHCHECK rounds (\d+) regs_bad (\d+) mem_bad (\d+) sysregs_bad (\d+) "
                    r"early (\d+) late_max_ns \d+$")
 CHECKERS = ("chk_cyc", "chk_fp", "chk_ded")
@@ -87,6 +92,9 @@ def test_stress_ng_in_linux_leaves_the_hypervisor_and_its_neighbours_intact():
         print(f"BHSTAT stressng group {name}: rc {rc}")
     print("BHSTAT stressng bogo ops: " + ", ".join(f"{s} {n}" for s, n in sorted(ops.items())))
     logs = [line for line in run.lines if "BHSTRESS-LOG" in line]
+    retries = [m.groups() for m in map(RETRY.match, run.lines) if m]
+    print(f"BHSTAT stressng retried groups (name, rc, reported, named): {retries}")
+    assert len(retries) <= MAX_RETRIES, retries
     assert sorted(groups) == GROUPS, groups
     assert all(rc in GOOD_RC for rc in groups.values()), (groups, logs)
     idle = [s for s in MUST_RUN if not ops.get(s)]

@@ -10,13 +10,45 @@
 #   BHSTRESS-LOG <line>                     stress-ng's fail, error and warn lines, and how many
 #                                           device nodes dev opened and exercised
 #   BHSTRESS <group> rc=<exit status>       0: passed, 3: some lacked resources, 4: not implemented
+#   BHSTRESS-RETRY <group> rc=<status> reported <n> of <m>
+#                                           the group's first run failed or left stressors out of
+#                                           its metrics; the lines above are its second run's
 RUN=2
+run_group() {
+	stress-ng --pathological --metrics-brief -t $RUN "$@" > /tmp/stress.out 2>&1
+	rc=$?
+}
+# The stressors a group names: the options followed by a count.
+stressors() {
+	n=0 prev=
+	for a in "$@"; do
+		case $a in
+		*[!0-9]* | '') ;;
+		*) case $prev in --*) n=$((n + 1)) ;; esac ;;
+		esac
+		prev=$a
+	done
+	echo $n
+}
+# metrics: "stress-ng: metrc: [pid] <stressor> <bogo ops> <real> ..." after a header line
+reported() {
+	awk '$2 == "metrc:" && $4 != "stressor"' /tmp/stress.out | wc -l
+}
+# A group whose stress-ng run fails or reports fewer stressors than it named runs once more:
+# beside the whole suite, stress-ng 0.15.06 now and then left the last stressors it started out
+# of its metrics (rc 0, no warning) or lost one to a signal of its own (madvise: rc 2), never
+# alone. The retry is said (BHSTRESS-RETRY, counted by the test), and both runs stress the
+# hypervisor all the same.
 group() {
 	name=$1
 	shift
-	stress-ng --pathological --metrics-brief -t $RUN "$@" > /tmp/stress.out 2>&1
-	rc=$?
-	# metrics: "stress-ng: metrc: [pid] <stressor> <bogo ops> <real> ..." after a header line
+	run_group "$@"
+	want=$(stressors "$@") got=$(reported)
+	case $rc in 0 | 3 | 4) good=1 ;; *) good=0 ;; esac
+	if [ $good = 0 ] || [ "$got" -lt "$want" ]; then
+		echo "BHSTRESS-RETRY $name rc=$rc reported $got of $want"
+		run_group "$@"
+	fi
 	awk '$2 == "metrc:" && $5 ~ /^[0-9]+$/ { print "BHSTRESS-OPS " $4 " " $5 }' /tmp/stress.out
 	grep -E " (fail|error|warn): | devices opened and exercised" /tmp/stress.out | sed 's/^/BHSTRESS-LOG /'
 	echo "BHSTRESS $name rc=$rc"
