@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import sys
 import tempfile
 from pathlib import Path
@@ -56,13 +57,10 @@ def sample_end(run: list[tuple[int, int]], cpu: int, record_pc: int, sample: int
 def turns(run: list[tuple[int, int]], symbols: Symbols) -> list[tuple[int, int, collections.Counter]]:
     """Consecutive instructions of one core: (core, count, functions)."""
     found: list[tuple[int, int, collections.Counter]] = []
-    for core, pc in run:
-        name = symbols.name(pc) if pc >= HYPERVISOR_BASE else "guest"
-        if found and found[-1][0] == core:
-            found[-1][2][name] += 1
-            found[-1] = (core, found[-1][1] + 1, found[-1][2])
-        else:
-            found.append((core, 1, collections.Counter({name: 1})))
+    for core, group in itertools.groupby(run, key=lambda step: step[0]):
+        names = collections.Counter(symbols.name(pc) if pc >= HYPERVISOR_BASE else "guest"
+                                    for _, pc in group)
+        found.append((core, sum(names.values()), names))
     return found
 
 

@@ -30,7 +30,7 @@ OPS = re.compile(r"^\[linux\] BHSTRESS-OPS (\S+) (\d+)\r?$")
 GROUP = re.compile(r"^\[linux\] BHSTRESS (\S+) rc=(\d+)\r?$")
 RETRY = re.compile(r"^\[linux\] BHSTRESS-RETRY (\S+) rc=(\d+) reported (\d+) of (\d+)\r?$")
 # Groups whose first run may fail or leave stressors out of its metrics and run again
-# (stressng-survive.sh): stress-ng's own losses beside the whole suite, one group in a run at most
+# (stressng-survive.sh): stress-ng's own losses beside the whole suite, one or two groups a run
 # in this session's four suite runs. More, and something else is wrong.
 MAX_RETRIES = 2
 CHECK = re.compile(r"^\[(\w+)\] BHCHECK rounds (\d+) regs_bad (\d+) mem_bad (\d+) sysregs_bad (\d+) "

@@ -6,6 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.profile import Symbols, breakdown, paths, paths_before  # noqa: E402
+from bench.turns import HYPERVISOR_BASE, sample_end, turns  # noqa: E402
 
 
 def log(*entries):
@@ -39,7 +40,6 @@ def test_breakdown_names_consecutive_runs_and_addresses():
 
 
 def test_turns_group_each_cores_consecutive_instructions_and_name_guest_code():
-    from bench.turns import HYPERVISOR_BASE, sample_end, turns
     syms = Symbols([(HYPERVISOR_BASE, "decide"), (HYPERVISOR_BASE + 0x100, "memcpy")])
     run = [(1, 0x2000), (1, 0x2004), (2, HYPERVISOR_BASE + 0x100), (2, HYPERVISOR_BASE + 0x104),
            (2, HYPERVISOR_BASE), (1, HYPERVISOR_BASE), (1, 0x2000)]

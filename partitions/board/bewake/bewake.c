@@ -91,11 +91,11 @@ static void report(const char *name)
 	puts_("bewake: case ");
 	puts_(name);
 	puts_(" rounds ");
-	put_dec(ROUNDS);
+	putdec(ROUNDS);
 	puts_(" lost ");
-	put_dec(lost);
+	putdec(lost);
 	puts_(" longest ");
-	put_dec(longest);
+	putdec(longest);
 	puts_("\n");
 	lost = longest = 0;
 }

@@ -164,18 +164,6 @@ static void round_of(unsigned hog, struct figures *f, bool aimed, unsigned turn)
 	}
 }
 
-static void put_dec(uint64_t v)
-{
-	char s[24];
-	int n = 0;
-	do {
-		s[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n--)
-		putc_(s[n]);
-}
-
 int main(void)
 {
 	struct figures figs[ATTACK_COUNT] = { 0 };
@@ -199,14 +187,14 @@ int main(void)
 	}
 	for (int w = 0; w < ATTACK_COUNT; w++) {
 		puts_("flashhog: window ");
-		put_dec((uint64_t)w);
+		putdec((uint64_t)w);
 		puts_(" ");
 		puts_(hog_names[window_hog[w]]);
 		puts_(window_aimed[w] ? " aimed" : " storm");
 		puts_(" longest ");
-		put_dec(figs[w].longest);
+		putdec(figs[w].longest);
 		puts_(" accesses ");
-		put_dec(figs[w].accesses);
+		putdec(figs[w].accesses);
 		puts_("\n");
 	}
 	puts_("flashhog: done\n");

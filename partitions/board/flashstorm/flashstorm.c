@@ -135,22 +135,22 @@ int main(void)
 	__asm__ volatile("msr cntv_ctl_el0, xzr");
 	for (int w = 0; w < ATTACK_COUNT; w++) {
 		puts_("flashstorm: window ");
-		put_dec((uint64_t)w);
+		putdec((uint64_t)w);
 		puts_(" ");
 		puts_(cpu0_names[win_cpu0[w]]);
 		puts_(" ");
 		puts_(others_names[win_others[w]]);
 		puts_(" aimed ");
-		put_dec(f->aimed[w]);
+		putdec(f->aimed[w]);
 		puts_(" longest ");
-		put_dec(f->longest[w]);
+		putdec(f->longest[w]);
 		puts_(" accesses");
 		for (unsigned c = 1; c < CPUS; c++) {
 			puts_(" ");
-			put_dec(f->accesses[c][w]);
+			putdec(f->accesses[c][w]);
 		}
 		puts_(" erases ");
-		put_dec(f->erases[w]);
+		putdec(f->erases[w]);
 		puts_("\n");
 	}
 	show("CPUs up", f->up[1] | f->up[2] << 1 | f->up[3] << 2);

@@ -24,6 +24,19 @@ static inline void puts_(const char *s)
 		putc_(*s++);
 }
 
+/* v in decimal. */
+static inline void putdec(uint64_t v)
+{
+	char s[24];
+	int n = 0;
+	do {
+		s[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n--)
+		putc_(s[n]);
+}
+
 static inline void puthex(uint32_t v)
 {
 	static const char digits[] = "0123456789abcdef";

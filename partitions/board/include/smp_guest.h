@@ -77,16 +77,4 @@ static inline void sleep_until(uint64_t t)
 		SYSREG_W(ICC_EOIR1, intid);
 }
 
-static inline void put_dec(uint64_t v)
-{
-	char s[24];
-	int n = 0;
-	do {
-		s[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n--)
-		putc_(s[n]);
-}
-
 #endif

@@ -217,7 +217,7 @@ int main(void)
 			show("CPU_ON failed for", c);
 	learn_core();
 	puts_(lead == HYP_SLOT_LEAD_TICKS ? PROBE_NAME ": cyclic, due from " : PROBE_NAME ": timer, due from ");
-	put_dec(due_base);
+	putdec(due_base);
 	puts_("\n");
 	ready = 1;
 	spin_until(ATTACK_T0);
@@ -235,21 +235,21 @@ int main(void)
 	for (int w = 0; w < ATTACK_COUNT; w++) {
 		const struct figures *f = &figs[w];
 		puts_(PROBE_NAME ": window ");
-		put_dec((uint64_t)w);
+		putdec((uint64_t)w);
 		puts_(" ");
 		puts_(cpu0_names[windows[w].cpu0]);
 		puts_(" ");
 		puts_(others_names[windows[w].others]);
 		puts_(" aimed ");
-		put_dec(f->aimed);
+		putdec(f->aimed);
 		puts_(" longest ");
-		put_dec(f->longest);
+		putdec(f->longest);
 		puts_(" hammer ");
-		put_dec(f->hammer_longest);
+		putdec(f->hammer_longest);
 		puts_(" writes");
 		for (unsigned c = 0; c < CPUS; c++) {
 			puts_(" ");
-			put_dec(writes[c][w]);
+			putdec(writes[c][w]);
 		}
 		puts_("\n");
 	}

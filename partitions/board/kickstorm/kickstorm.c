@@ -90,16 +90,16 @@ int main(void)
 	spin_until(KICK_END + 40000);
 	for (int w = 0; w < KW_COUNT; w++) {
 		puts_("kickstorm: window ");
-		put_dec((uint64_t)w);
+		putdec((uint64_t)w);
 		puts_(" ");
 		puts_(kick_window_names[w]);
 		puts_(" writes");
 		for (unsigned c = 0; c < CPUS; c++) {
 			puts_(" ");
-			put_dec(writes[c][w]);
+			putdec(writes[c][w]);
 		}
 		puts_(" longest ");
-		put_dec(longest[w]);
+		putdec(longest[w]);
 		puts_("\n");
 	}
 	__asm__ volatile("msr cntv_ctl_el0, xzr");

@@ -86,17 +86,17 @@ int main(void)
 	for (int w = 0; w < KW_COUNT; w++) {
 		const struct stats *s = &stats[w];
 		puts_("kickwait: window ");
-		put_dec((uint64_t)w);
+		putdec((uint64_t)w);
 		puts_(" ");
 		puts_(kick_window_names[w]);
 		puts_(" n ");
-		put_dec(s->n);
+		putdec(s->n);
 		puts_(" max ");
-		put_dec(s->max);
+		putdec(s->max);
 		puts_(" mean ");
-		put_dec(s->n ? s->sum / s->n : 0);
+		putdec(s->n ? s->sum / s->n : 0);
 		puts_(" timeouts ");
-		put_dec(s->timeouts);
+		putdec(s->timeouts);
 		puts_("\n");
 	}
 	__asm__ volatile("msr cntv_ctl_el0, xzr");
