@@ -98,7 +98,7 @@ static bool load_pair_address(const struct arch_regs *r, uint32_t insn, uint64_t
  * It has no syndrome; the instruction, read through the guest's translation like any guest
  * buffer, says which registers and address. Emulated as its two loads, when both elements lie in
  * the faulting page (the IPA is the fault's page; a pair across two pages is not emulated). */
-static bool flash_load_pair(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+static enum mmio_result flash_load_pair(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
 	uint32_t insn;
 	uint64_t va, far = read_far_el2(), val[2];
@@ -106,11 +106,13 @@ static bool flash_load_pair(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	if (!v->partition->cfg->vmachine || (esr & (ISS_DABT_WNR | ISS_DABT_S1PTW | ISS_DABT_FNV)) ||
 	    !guest_copy_from(v, &insn, r->elr, sizeof(insn)) || (insn & INSN_LDP_MASK) != INSN_LDP ||
 	    INSN_LDP_OPC(insn) == 3 || !load_pair_address(r, insn, &va))
-		return false;
+		return MMIO_UNCLAIMED;
 	unsigned size = INSN_LDP_OPC(insn) == 2 ? 8 : 4;
-	if (va >> 12 != far >> 12 || (va + 2 * size - 1) >> 12 != far >> 12 ||
-	    !vflash_read_pair(v, fault_ipa() - (far - va), size, val))
-		return false;
+	if (va >> 12 != far >> 12 || (va + 2 * size - 1) >> 12 != far >> 12)
+		return MMIO_UNCLAIMED;
+	enum mmio_result done = vflash_read_pair(v, fault_ipa() - (far - va), size, val);
+	if (done != MMIO_DONE)
+		return done;
 	for (unsigned i = 0; i < 2; i++) {
 		unsigned rt = i ? INSN_RT2(insn) : INSN_RT(insn);
 		uint64_t x = size == 8 ? val[i] : (uint32_t)val[i];
@@ -122,7 +124,7 @@ static bool flash_load_pair(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 	unsigned index = INSN_LDP_INDEX(insn);
 	if (index == 1 || index == 3)
 		r->x[INSN_RN(insn)] += (uint64_t)INSN_LDP_IMM7(insn) << INSN_LDP_SCALE(insn);
-	return true;
+	return MMIO_DONE;
 }
 
 /* Load register (immediate) with writeback, post- or pre-index, general-purpose (LDR, LDRB,
@@ -137,7 +139,7 @@ static bool flash_load_pair(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 
 /* A single load with writeback from a firmware partition's flash where it traps (a checksum
  * loop's read): no syndrome either, emulated as flash_load_pair emulates a pair. */
-static bool flash_load_writeback(struct vcpu *v, struct arch_regs *r, uint64_t esr)
+static enum mmio_result flash_load_writeback(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 {
 	uint32_t insn;
 	uint64_t far = read_far_el2(), val = 0;
@@ -145,14 +147,17 @@ static bool flash_load_writeback(struct vcpu *v, struct arch_regs *r, uint64_t e
 	if (!v->partition->cfg->vmachine || (esr & (ISS_DABT_WNR | ISS_DABT_S1PTW | ISS_DABT_FNV)) ||
 	    !guest_copy_from(v, &insn, r->elr, sizeof(insn)) ||
 	    (insn & INSN_LDR_WB_MASK) != INSN_LDR_WB || INSN_RN(insn) == 31)
-		return false;
+		return MMIO_UNCLAIMED;
 	unsigned size = INSN_LDR_SIZE(insn), opc = INSN_LDR_OPC(insn), rt = INSN_RT(insn);
 	if (opc == 0 || (opc == 2 && size == 8) || (opc == 3 && size >= 4))
-		return false; /* a store, or unallocated */
+		return MMIO_UNCLAIMED; /* a store, or unallocated */
 	uint64_t va = r->x[INSN_RN(insn)] + (INSN_LDR_PRE(insn) ? (uint64_t)INSN_LDR_IMM9(insn) : 0);
 	uint64_t ipa = fault_ipa() - (far - va);
-	if (va >> 12 != far >> 12 || (ipa & (size - 1)) || !vflash_access(v, ipa, size, false, &val))
-		return false;
+	if (va >> 12 != far >> 12 || (ipa & (size - 1)))
+		return MMIO_UNCLAIMED;
+	enum mmio_result done = vflash_access(v, ipa, size, false, &val);
+	if (done != MMIO_DONE)
+		return done;
 	uint64_t mask = size == 8 ? ~0ul : (1ul << (8 * size)) - 1;
 	val &= mask;
 	if (opc >= 2 && size < 8 && (val >> (8 * size - 1)))
@@ -162,7 +167,7 @@ static bool flash_load_writeback(struct vcpu *v, struct arch_regs *r, uint64_t e
 	if (rt < 31)
 		r->x[rt] = val;
 	r->x[INSN_RN(insn)] += (uint64_t)INSN_LDR_IMM9(insn);
-	return true;
+	return MMIO_DONE;
 }
 
 static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
@@ -174,9 +179,14 @@ static void data_abort(struct vcpu *v, struct arch_regs *r, uint64_t esr)
 		if (done != MMIO_UNCLAIMED)
 			return;
 	}
-	if (!(esr & ISS_DABT_ISV) && (flash_load_pair(v, r, esr) || flash_load_writeback(v, r, esr))) {
-		arch_skip_instruction(r);
-		return;
+	if (!(esr & ISS_DABT_ISV)) {
+		enum mmio_result done = flash_load_pair(v, r, esr);
+		if (done == MMIO_UNCLAIMED)
+			done = flash_load_writeback(v, r, esr);
+		if (done == MMIO_DONE)
+			arch_skip_instruction(r);
+		if (done != MMIO_UNCLAIMED)
+			return;
 	}
 	/* Any other load without a syndrome from a busy flash bank in read-array mode (one with
 	 * writeback, SIMD registers): made again, a step later, until the bank is mapped. Never a

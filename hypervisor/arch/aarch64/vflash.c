@@ -32,6 +32,7 @@
 #include "lib.h"
 #include "panic.h"
 #include "partition.h"
+#include "percpu.h"
 #include "stage2.h"
 
 #define FLASH_BLOCK 0x40000ul  /* erase block of the bank (both devices) */
@@ -432,13 +433,16 @@ static int bank_at(const struct bh_vmachine_cfg *m, uint64_t ipa, uint64_t len)
  * accesses, the low word first (as QEMU's memory core splits it), and the bank's mapping follows
  * its mode once at the end, whatever the accesses changed: one step and one stage-2 switch at
  * most per trap (an 8-byte store of a command and a zero, or an operation's last step and a
- * command, would otherwise switch two or three times). */
-static void access_locked(struct partition *p, unsigned bank, uint64_t off, unsigned size,
-			  unsigned n, bool write, uint64_t *val)
+ * command, would otherwise switch two or three times). Every caller is a trap, which takes the
+ * lock as the other trap locks (percpu.h trap_lock: a step is a short hold): MMIO_AGAIN, nothing
+ * done, when it was given up before the core's instant. */
+static enum mmio_result access_locked(struct partition *p, unsigned bank, uint64_t off,
+				      unsigned size, unsigned n, bool write, uint64_t *val)
 {
 	struct vmachine *vm = vmachine_of_emulated(p);
 
-	arch_spin_lock(&vm->board_lock);
+	if (!trap_lock(&vm->board_lock))
+		return MMIO_AGAIN;
 	op_step(p, bank, &vm->flash[bank]); /* the operation in progress, if any: one step */
 	for (unsigned i = 0; i < n; i++, off += size) {
 		if (size <= FLASH_BUS) {
@@ -452,28 +456,30 @@ static void access_locked(struct partition *p, unsigned bank, uint64_t off, unsi
 	}
 	remap(p, bank, &vm->flash[bank]);
 	arch_spin_unlock(&vm->board_lock);
+	return MMIO_DONE;
 }
 
-bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val)
+enum mmio_result vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write,
+			       uint64_t *val)
 {
 	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
 	int bank = bank_at(m, ipa, size);
 
 	if (bank < 0)
-		return false;
-	access_locked(v->partition, (unsigned)bank, ipa - m->flash[bank].ipa, size, 1, write, val);
-	return true;
+		return MMIO_UNCLAIMED;
+	return access_locked(v->partition, (unsigned)bank, ipa - m->flash[bank].ipa, size, 1, write,
+			     val);
 }
 
-bool vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[2])
+enum mmio_result vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[2])
 {
 	const struct bh_vmachine_cfg *m = v->partition->cfg->vmachine;
 	int bank = m ? bank_at(m, ipa, 2ul * size) : -1;
 
 	if (bank < 0 || (size != 4 && size != 8) || (ipa & (size - 1)))
-		return false;
-	access_locked(v->partition, (unsigned)bank, ipa - m->flash[bank].ipa, size, 2, false, val);
-	return true;
+		return MMIO_UNCLAIMED;
+	return access_locked(v->partition, (unsigned)bank, ipa - m->flash[bank].ipa, size, 2, false,
+			     val);
 }
 
 bool vflash_wait(struct vcpu *v, uint64_t ipa)
@@ -486,7 +492,8 @@ bool vflash_wait(struct vcpu *v, uint64_t ipa)
 		return false;
 	struct vmachine *vm = vmachine_of_emulated(p);
 	struct vflash *f = &vm->flash[bank];
-	arch_spin_lock(&vm->board_lock);
+	if (!trap_lock(&vm->board_lock))
+		return true; /* given up before the core's instant: nothing done, made again */
 	bool again = f->mode == MODE_ARRAY && ipa - m->flash[bank].ipa < m->flash[bank].backed;
 	if (again) { /* busy (or mapped since the fault): one step, then the access once more */
 		op_step(p, (unsigned)bank, f);

@@ -116,7 +116,8 @@ enum mmio_result {
 };
 
 /* Emulated MMIO: true if the access hit an emulated device (value read into *val). The
- * interrupt controller's, the UART's and the hypercall page may also answer MMIO_AGAIN. */
+ * interrupt controller's, the UART's, the hypercall page and the flash may also answer
+ * MMIO_AGAIN. */
 enum mmio_result vgic_dist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 				  uint64_t *val);
 enum mmio_result vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
@@ -132,16 +133,19 @@ bool vgpio_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint6
  * lock (ports.c lock_for_call). */
 enum mmio_result vcall_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 			      uint64_t *val);
-/* Board devices: the flash banks (ipa anywhere in a bank) and the PL031. */
-bool vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write, uint64_t *val);
+/* Board devices: the flash banks (ipa anywhere in a bank) and the PL031. A flash access from a
+ * trap gives the board's lock up as the other trap locks (percpu.h trap_lock): MMIO_AGAIN, nothing
+ * done, the guest's access made again. */
+enum mmio_result vflash_access(struct vcpu *v, uint64_t ipa, unsigned size, bool write,
+			       uint64_t *val);
 /* A load pair's two elements of size 4 or 8 from ipa, inside one flash bank, aligned: read as two
- * loads (val[0], val[1]) in one trap; false, having done nothing, anywhere else. */
-bool vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[2]);
+ * loads (val[0], val[1]) in one trap; MMIO_UNCLAIMED, having done nothing, anywhere else. */
+enum mmio_result vflash_read_pair(struct vcpu *v, uint64_t ipa, unsigned size, uint64_t val[2]);
 /* An instruction fetch or a load without a syndrome from a flash bank faulted: in read-array mode,
  * in the image's part, the bank is busy (read array sent while an operation is in progress) or was
  * mapped again since. One step of the operation and true: the access is to be made again (the bank
- * is mapped when the operation ends), as QEMU's never-busy flash answers at once. False (nothing
- * done) anywhere else. */
+ * is mapped when the operation ends), as QEMU's never-busy flash answers at once; true with nothing
+ * done if the board's lock was given up (trap_lock). False (nothing done) anywhere else. */
 bool vflash_wait(struct vcpu *v, uint64_t ipa);
 bool vrtc_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 
