@@ -22,6 +22,14 @@ $(LINUX_OUT)/bhprobe: tests/system/linux/bhprobe.c linux/bhport/libbhport.c linu
 	@mkdir -p $(@D)
 	$(CROSS)gcc $(LINUX_CFLAGS) -Ilinux/bhport -o $@ tests/system/linux/bhprobe.c linux/bhport/libbhport.c
 
+# A test program (tests/system/linux/nosysadmin.c): a program run as root without CAP_SYS_ADMIN,
+# for tests/system/linux/stressng-survive.sh.
+linux-programs: $(LINUX_OUT)/nosysadmin
+
+$(LINUX_OUT)/nosysadmin: tests/system/linux/nosysadmin.c linux/linux.mk
+	@mkdir -p $(@D)
+	$(CROSS)gcc $(LINUX_CFLAGS) -o $@ tests/system/linux/nosysadmin.c
+
 # The initramfs on the FAT disk of tests/system/configs/uefi_linux.yaml, which UEFI's shell gives
 # Debian's kernel (initrd=): linux_basic.yaml's, as the tool builds it (`bulkhead bare` writes it).
 # The tool loads the whole description, so the partitions' images come first (make -j).
