@@ -88,7 +88,7 @@ void core_exit_work(void)
 			continue;
 		}
 		if (c->exit_work & EXIT_FLUSH) /* set by this core only: no race with the test */
-			exit_work_clear(c, EXIT_FLUSH);
+			__atomic_fetch_and(&c->exit_work, ~EXIT_FLUSH, __ATOMIC_RELAXED);
 		arch_vgic_flush(c->vcpu);
 		if (!c->exit_work)
 			break;
