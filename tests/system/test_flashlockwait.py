@@ -5,9 +5,10 @@ latvictim aims a trapped flash read just before each of the victim's wake-ups: t
 the ticket queue for the steps ahead, interrupts masked, past the hypervisor's lead. 1e08ca9
 gave up the interrupt controller's lock at the core's timer (test_lockwait.py) and left this one
 in the queue (330 ticks late in the aimed windows); session 33 takes it as the other trap locks
-(vflash_mmio, percpu.h trap_lock: given up before the core's instant, the read made again after
-its decision): at most 261. flashstorm (partitions/board/flashstorm) is the neighbour; its windows are
-hostile's, so latvictim's line of window w gives the victim's lateness while window w ran."""
+(vflash.c access_locked, percpu.h trap_lock: given up before the core's instant, the read made
+again after its decision): at most 261. flashstorm (partitions/board/flashstorm) is the
+neighbour; its windows are hostile's, so latvictim's line of window w gives the victim's
+lateness while window w ran."""
 
 import re
 
