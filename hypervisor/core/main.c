@@ -66,11 +66,13 @@ const struct bh_system_cfg *bh_boot_primary(void)
 
 /* The current vCPU is vCPU 0 of a restarting partition: the core reloads its image instead of
  * entering it, step by step, until the reload is done or something else is due (its slot or
- * budget ends, an interrupt, a request); then it takes that and decides again. */
+ * budget ends, an interrupt, a request); then it takes that and decides again. Unless a decision
+ * or a request is due, it waits for the interrupt: virtual interrupts sent to the vCPU meanwhile
+ * (EXIT_FLUSH) wait for its entry, and a core that did not wait for them spun for good. */
 static void reload_in_its_time(struct percpu *c)
 {
 	partition_load_steps(c->vcpu);
-	if (c->vcpu->state == VCPU_LOADING && !c->exit_work && !c->requests)
+	if (c->vcpu->state == VCPU_LOADING && !(c->exit_work & EXIT_DECIDE) && !c->requests)
 		arch_wait_for_interrupt();
 }
 

@@ -356,6 +356,40 @@ TEST(a_reload_stops_between_steps_for_whatever_else_is_due)
 	fixture_partitions[1].segments = saved;
 }
 
+/* A virtual interrupt sent to vCPU 0 while it loads waits for the list registers
+ * (EXIT_FLUSH), which only its entry fills. The core's timer falling due meanwhile must still be
+ * taken: the core used to look again at once instead of waiting for it, find the timer due and
+ * take no step, and spin there for good (a best-effort partition's cold restart in
+ * test_sampling_stress never ended: its core spun so with EXIT_FLUSH set). */
+static unsigned spin_reads;
+
+static void give_up_spinning(void)
+{
+	if (++spin_reads > 1000000)
+		longjmp(fake.escape, 1);
+}
+
+TEST(a_reload_takes_its_cores_timer_with_virtual_interrupts_waiting_for_the_list_registers)
+{
+	fixture_boot();
+	fixture_run(1, &partitions[1].vcpus[0]);
+	partition_restart(&partitions[1], true, BH_RESTART_SELF);
+	fixture_serve(1);
+	fixture_serve(2);
+	fake.irq_pending = true; /* the decision, then the interrupt before the first step */
+	core1_exits();
+	EXPECT_EQ(fake.exit, FAKE_IDLED);
+	fake.irq_pending = false;
+	percpu[1].exit_work = EXIT_FLUSH;
+	percpu[1].sched.timer_at = fake.counter; /* due: no step fits before it */
+	spin_reads = 0;
+	fake.counter_hook = give_up_spinning;
+	FAKE_RUN(core_exit_work());
+	fake.counter_hook = NULL;
+	EXPECT_EQ(fake.exit, FAKE_IDLED); /* it waits, and so takes the timer's interrupt */
+	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_LOADING);
+}
+
 TEST(a_restart_during_a_reload_starts_it_over_and_a_halt_ends_it)
 {
 	fixture_boot();
