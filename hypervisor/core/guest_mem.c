@@ -69,19 +69,30 @@ HOT_INLINE uint64_t piece_pa(const struct vcpu *v, uint64_t va, uint64_t n, uint
 	return area_pa(v->partition, ipa, n, rights);
 }
 
-static void copy_piece(enum copy mode, void *buf, uint64_t pa, uint64_t n)
+/* Under a lock (held, else NULL), a piece longer than this is copied this much at a time, with
+ * a turn point between (arch_turn_point): a multiple of 8, so every part keeps the whole's
+ * alignment. */
+#define COPY_TURN_BYTES 512u
+
+static void copy_piece(enum copy mode, void *buf, uint64_t pa, uint64_t n,
+		       const struct spinlock *held)
 {
-	if (mode == COPY_IN)
-		memcpy(buf, arch_phys_to_ptr(pa), n);
-	else
-		memcpy(arch_phys_to_ptr(pa), buf, n);
+	uint8_t *to = mode == COPY_IN ? buf : arch_phys_to_ptr(pa);
+	const uint8_t *from = mode == COPY_IN ? arch_phys_to_ptr(pa) : buf;
+
+	for (; held && n > COPY_TURN_BYTES; n -= COPY_TURN_BYTES, to += COPY_TURN_BYTES,
+	     from += COPY_TURN_BYTES) {
+		memcpy(to, from, COPY_TURN_BYTES);
+		arch_turn_point();
+	}
+	memcpy(to, from, n);
 }
 
 /* Walks [va, va+len) page by page, checking each piece for `rights`; copies it into the
  * hypervisor buffer (COPY_IN) or out of it (COPY_OUT), or records it (TRANSLATE: buf is a
  * struct guest_pieces with room for the pieces). */
 static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights,
-			   enum copy mode, void *buf)
+			   enum copy mode, void *buf, const struct spinlock *held)
 {
 	uint8_t *h = buf;
 	struct guest_pieces *out = buf;
@@ -93,7 +104,7 @@ static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32
 		if (pa == NO_PA)
 			return false;
 		if (mode == COPY_IN || mode == COPY_OUT)
-			copy_piece(mode, h, pa, n);
+			copy_piece(mode, h, pa, n, held);
 		else if (mode == TRANSLATE) {
 			out->piece[out->count++] = (struct guest_piece){ pa, (uint32_t)n };
 			out->len += (uint32_t)n;
@@ -107,7 +118,7 @@ static bool for_each_piece(const struct vcpu *v, uint64_t va, size_t len, uint32
 
 static bool range_ok(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights)
 {
-	return va + len >= va && for_each_piece(v, va, len, rights, CHECK_ONLY, NULL);
+	return va + len >= va && for_each_piece(v, va, len, rights, CHECK_ONLY, NULL, NULL);
 }
 
 bool guest_readable(const struct vcpu *v, uint64_t va, size_t len)
@@ -122,35 +133,48 @@ bool guest_writable(const struct vcpu *v, uint64_t va, size_t len)
 
 /* A range across pages is checked whole first, so a copy never stops half way. */
 static __attribute__((noinline)) bool copy_pages(const struct vcpu *v, uint64_t va, size_t len,
-						 uint32_t rights, enum copy mode, void *buf)
+						 uint32_t rights, enum copy mode, void *buf,
+						 const struct spinlock *held)
 {
-	return range_ok(v, va, len, rights) && for_each_piece(v, va, len, rights, mode, buf);
+	return range_ok(v, va, len, rights) && for_each_piece(v, va, len, rights, mode, buf, held);
 }
 
 /* A range within one page is checked and copied in one walk (a failed check copies nothing).
  * Port messages and most hypercall buffers take that way. */
 HOT_INLINE bool copy(const struct vcpu *v, uint64_t va, size_t len, uint32_t rights,
-		     enum copy mode, void *buf)
+		     enum copy mode, void *buf, const struct spinlock *held)
 {
 	if (!len)
 		return true; /* nothing is touched: any pointer will do, as for the range checks */
 	if (len > GUEST_PAGE - (va & (GUEST_PAGE - 1))) /* no overflow, whatever len is */
-		return copy_pages(v, va, len, rights, mode, buf);
+		return copy_pages(v, va, len, rights, mode, buf, held);
 	uint64_t pa = piece_pa(v, va, len, rights);
 	if (pa == NO_PA)
 		return false;
-	copy_piece(mode, buf, pa, len);
+	copy_piece(mode, buf, pa, len, held);
 	return true;
 }
 
 bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len)
 {
-	return copy(v, va, len, BH_AREA_READ, COPY_IN, dst);
+	return copy(v, va, len, BH_AREA_READ, COPY_IN, dst, NULL);
 }
 
 bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t len)
 {
-	return copy(v, va, len, BH_AREA_READ | BH_AREA_WRITE, COPY_OUT, (void *)src);
+	return copy(v, va, len, BH_AREA_READ | BH_AREA_WRITE, COPY_OUT, (void *)src, NULL);
+}
+
+bool guest_copy_from_held(const struct vcpu *v, void *dst, uint64_t va, size_t len,
+			  const struct spinlock *held)
+{
+	return copy(v, va, len, BH_AREA_READ, COPY_IN, dst, held);
+}
+
+bool guest_copy_to_held(const struct vcpu *v, uint64_t va, const void *src, size_t len,
+			const struct spinlock *held)
+{
+	return copy(v, va, len, BH_AREA_READ | BH_AREA_WRITE, COPY_OUT, (void *)src, held);
 }
 
 /* Within one page (the common case, as in copy()) it is one translation, inline. */
@@ -161,7 +185,7 @@ HOT_INLINE bool translate(const struct vcpu *v, uint64_t va, size_t len, uint32_
 	if (!len || len > GUEST_PAGE)
 		return false;
 	if (len > GUEST_PAGE - (va & (GUEST_PAGE - 1)))
-		return va + len >= va && for_each_piece(v, va, len, rights, TRANSLATE, out);
+		return va + len >= va && for_each_piece(v, va, len, rights, TRANSLATE, out, NULL);
 	uint64_t pa = piece_pa(v, va, len, rights);
 	if (pa == NO_PA)
 		return false;

@@ -90,7 +90,7 @@ void core_exit_work(void)
 			continue;
 		}
 		if (c->exit_work & EXIT_FLUSH) /* set by this core only: no race with the test */
-			__atomic_fetch_and(&c->exit_work, ~EXIT_FLUSH, __ATOMIC_RELAXED);
+			exit_work_clear(c, EXIT_FLUSH);
 		arch_vgic_flush(c->vcpu);
 		if (!c->exit_work)
 			break;

@@ -696,7 +696,7 @@ int64_t ports_hc_queuing_send(struct vcpu *v, struct arch_regs *r)
 		}
 	}
 	uint32_t *msg = slot(p, tail >= p->ch->max_messages ? tail - p->ch->max_messages : tail);
-	if (!guest_copy_from(v, msg + 2, va, size)) {
+	if (!guest_copy_from_held(v, msg + 2, va, size, &p->crt->lock)) {
 		arch_spin_unlock(&p->crt->lock);
 		return BH_INVALID_PARAM;
 	}
@@ -739,7 +739,7 @@ HOT_INLINE int64_t receive(struct vcpu *v, struct arch_regs *r, enum receive_mod
 	}
 	const uint32_t *msg = slot(p, head);
 	uint32_t length = msg[0], n = min_u32(length, size);
-	if (!guest_copy_to(v, va, msg + 2, n)) {
+	if (!guest_copy_to_held(v, va, msg + 2, n, &p->crt->lock)) {
 		arch_spin_unlock(&p->crt->lock);
 		return BH_INVALID_PARAM; /* the message stays */
 	}

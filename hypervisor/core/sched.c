@@ -263,14 +263,19 @@ static struct decision pick(struct percpu *c, uint64_t now)
 /* --- Time keeping ---------------------------------------------------------------------- */
 
 /* Charge the running vCPU for the time since it was last charged. */
+static inline void account_exec(struct vcpu *v, uint64_t now)
+{
+	v->exec_ticks += now - v->run_start;
+	v->run_start = now;
+}
+
 static inline void account(struct percpu *c, uint64_t now)
 {
 	struct vcpu *v = c->vcpu;
 
 	if (!v)
 		return;
-	v->exec_ticks += now - v->run_start;
-	v->run_start = now;
+	account_exec(v, now);
 	if (c->sched.policy != BH_POLICY_EDF)
 		return;
 	uint64_t used = now - v->charged_at;
@@ -579,7 +584,7 @@ HOT_INLINE bool preempt(struct percpu *c)
 	struct sched_core *s = &c->sched;
 	struct vcpu *w = s->woken, *cur = c->vcpu;
 
-	__atomic_fetch_and(&c->exit_work, ~EXIT_PREEMPT, __ATOMIC_RELAXED);
+	exit_work_clear(c, EXIT_PREEMPT);
 	if (s->policy != BH_POLICY_FIXED_PRIORITY || c->requests || !cur || cur == s->be ||
 	    !vcpu_runnable(w) || w->cfg->priority <= cur->cfg->priority ||
 	    (w->timer_clock == BH_CLOCK_EXEC && w->timer_deadline != TIME_NEVER))
@@ -813,8 +818,10 @@ static void be_leave(struct percpu *c, struct vcpu *out, struct vcpu *next)
 }
 
 /* When to look again for best-effort work: the held vCPU's hand-back or quantum end; on a core
- * about to sleep with room, the earliest wake-up of a queued vCPU it may run, if before
- * be_until (after it the core waits for its own instant). */
+ * about to sleep with room, the earliest wake-up of a queued vCPU it may run, and be_until at
+ * the latest: there its room ends, and it wakes to take its asleep mark down and sleeps on to
+ * its own instant unmarked, so that the instant's path is the same as without best-effort
+ * vCPUs (be_core_awake is not on it). */
 static uint64_t be_timer(struct percpu *c, struct vcpu *next)
 {
 	struct sched_core *s = &c->sched;
@@ -823,8 +830,7 @@ static uint64_t be_timer(struct percpu *c, struct vcpu *next)
 		return min_u64(s->be_until, s->be_quantum_end);
 	if (next || !s->be_allowed || !s->be_until)
 		return TIME_NEVER;
-	uint64_t w = be_next_wake(c->core);
-	return w < s->be_until ? w : TIME_NEVER;
+	return min_u64(be_next_wake(c->core), s->be_until);
 }
 
 /* --- Console output in idle time ------------------------------------------------------- */
@@ -1102,14 +1108,14 @@ static bool be_hand_back(struct percpu *c)
 	struct sched_core *s = &c->sched;
 	struct vcpu *out = s->be;
 
-	__atomic_fetch_and(&c->exit_work, ~EXIT_HAND_BACK, __ATOMIC_RELAXED);
+	exit_work_clear(c, EXIT_HAND_BACK);
 	uint64_t at = arch_counter_read();
 	bool armed_for_now = at - s->be_until < BE_LEAD_TICKS; /* be_until <= at, by less */
 	if (c->requests || !armed_for_now) { /* out runs: sched_timer_hands_back */
 		trace_emit_at(BH_TRACE_HYP_TIMER, c->vcpu, 0, at);
 		return false; /* not the hand-back it was armed for: the full decision */
 	}
-	account(c, at);
+	account_exec(out, at); /* no EDF budget: a best-effort vCPU has none */
 	if (out->timer_deadline != TIME_NEVER || out->state != VCPU_READY)
 		service_vcpu(c, out, at); /* its own due timers, as the full decision serves them */
 	s->be_until = 0;
@@ -1358,7 +1364,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 	}
 	for (;;) {
 		core_process_requests();
-		__atomic_fetch_and(&c->exit_work, ~EXIT_DECIDE, __ATOMIC_RELAXED);
+		exit_work_clear(c, EXIT_DECIDE);
 		uint64_t at;
 		struct decision d = pick_at(c, &at, &stands_for, &blocked);
 		if (d.vcpu && d.vcpu->request) { /* its own time begins: its stop or start first */
@@ -1471,11 +1477,14 @@ HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 	struct percpu *c = this_cpu();
 	struct sched_core *s = &c->sched;
 
-	if (!s->be || c->vcpu != s->be || !s->be_until || s->timer_at != s->be_until ||
-	    (c->exit_work & EXIT_DECIDE))
+	/* c->vcpu, the guest the interrupt came from, is never NULL. A be_until of 0 (no
+	 * best-effort vCPU) with the timer off is not the hand-back either: be_hand_back finds it
+	 * not armed for now and the full decision runs. */
+	uint32_t work = c->exit_work;
+	if (c->vcpu != s->be || s->timer_at != s->be_until || (work & EXIT_DECIDE))
 		return false;
 	s->timer_at = 0;
-	exit_work_set(EXIT_HAND_BACK);
+	c->exit_work = work | EXIT_HAND_BACK;
 	return true;
 }
 

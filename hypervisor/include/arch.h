@@ -100,6 +100,15 @@ void arch_wait_for_interrupt(void);
  * counter keeps it, so that an emulator running the cores in turn (QEMU -icount) ends the
  * other cores' turns then. Nothing on hardware. */
 void arch_turn_deadline(uint64_t at);
+/* In a long path under a lock other cores may wait for (a channel's message of kilobytes):
+ * such a deadline a little ahead unless one is pending, so that the emulator ends this core's
+ * turn there too and the waiting cores (and the instants due on them) are not held up by it.
+ * Nothing on hardware but a register read and, at most, two writes. */
+void arch_turn_point(void);
+/* The same only while other cores wait in l's ticket queue (a distributor write's 32
+ * injections): a path nobody waits for runs on in its turn, as on hardware, and is timed as one
+ * path (test_gicdstorm.py). */
+void arch_turn_point_if_waited(const struct spinlock *l);
 /* Whether a guest's wait-for-interrupt on this core comes to the hypervisor (a shared core
  * must give the wait to others) or sleeps in hardware (a core the vCPU has to itself). */
 void arch_core_trap_guest_wait(bool trap);

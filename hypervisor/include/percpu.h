@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include "arch.h"
+#include "arch/vcpu_ctx.h"
 #include "config_tables.h"
 #include "sched.h"
 #include "trace.h"
@@ -12,22 +13,24 @@
 
 /* Work to do before returning to a guest (percpu.exit_work). */
 #define EXIT_RESCHED (1u << 0) /* the running vCPU may have to give way */
-#define EXIT_FLUSH   (1u << 1) /* virtual interrupts wait for the list registers */
+#define EXIT_HAND_BACK (1u << 1) /* the one change since the last decision: the timer at be_until
+				  * fired in the best-effort vCPU the core holds (sched.c be_hand_back) */
 #define EXIT_PREEMPT (1u << 2) /* the one change since the last decision: sched.woken is ready */
 #define EXIT_BLOCKED (1u << 3) /* the one change since the last decision: the running vCPU blocked */
-#define EXIT_HAND_BACK (1u << 4) /* the one change since the last decision: the timer at be_until
-				  * fired in the best-effort vCPU the core holds (sched.c be_hand_back) */
-/* A decision is due. */
+#define EXIT_FLUSH   (1u << 4) /* virtual interrupts wait for the list registers */
+/* A decision is due (one immediate operand: bits 0 to 3). */
 #define EXIT_DECIDE  (EXIT_RESCHED | EXIT_PREEMPT | EXIT_BLOCKED | EXIT_HAND_BACK)
 
 struct percpu {
 	struct arch_regs *regs;     /* save area of the running vCPU (or idle_regs) */
 	uint64_t stack_top;
 	unsigned core;
-	volatile uint32_t exit_work; /* EXIT_* */
+	volatile uint32_t exit_work; /* EXIT_*; only this core reads or writes it, with its
+				      * interrupts masked (EL2 never unmasks them): no atomics */
 	struct vcpu *vcpu;          /* the vCPU running on this core, or NULL while idle */
 	struct vcpu *loaded;        /* the vCPU whose EL1 state is in the registers */
 	struct trace_ring *trace;   /* this core's trace ring */
+	struct arch_core arch;      /* the architecture's (arch/vcpu_ctx.h) */
 	volatile uint32_t requests; /* nonzero: some vCPU of this core has a request posted */
 	struct sched_core sched;
 	struct arch_regs idle_regs;
@@ -80,7 +83,12 @@ static inline bool trap_lock(struct spinlock *l)
 /* Ask this core to do work before it returns to its guest. */
 static inline void exit_work_set(uint32_t bits)
 {
-	__atomic_fetch_or(&this_cpu()->exit_work, bits, __ATOMIC_RELAXED);
+	this_cpu()->exit_work |= bits;
+}
+
+static inline void exit_work_clear(struct percpu *c, uint32_t bits)
+{
+	c->exit_work &= ~bits;
 }
 
 #endif

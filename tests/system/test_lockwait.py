@@ -15,7 +15,10 @@ within the bound: the lateness measured is the hypervisor's. On a cyclic core (l
 the victim's 100 us slots alternate with vCPU 0's) the decision then waits for the slot boundary,
 and that wait keeps a deadline at the boundary too (sched.c wait_until, arch_turn_deadline):
 without it the writing cores' turns made the victim up to 532 ticks late in the window where all
-four write, against 146 with it (bound 310).
+four write, against 146 with it (bound 310). A write's 32 injections outlive that deadline, and
+with the holder's path running on in one turn the windows moved with the build (lockwait_cyc 356
+with session 32's hand-back cuts): while other cores wait in the lock's queue, the holder now
+ends the emulator's turn between injections (vgic_dist.c, arch_turn_point_if_waited).
 
 While the other three write back to back, CPU 0 mostly never gets the lock (a core that may
 give up takes it only when it is free, and the others' tickets keep it taken): its partition's
@@ -37,6 +40,9 @@ WINDOW = (r"^\[storm\] {probe}: window (\d+) (\w+) (\w+) aimed (\d+) longest (\d
 # did not land and the windows measure nothing.
 LANDED_TICKS = 150
 # Writes of each other CPU in a window where they storm: fewer, and the lock was not kept busy.
+# With CPU 0 hammering too, four CPUs share the lock (and the emulator's turns): each writes
+# about three quarters as often (113 against 137 before session 33; 99 against 113 since its
+# turn points, vgic_dist.c write_bits_noting).
 STORM_WRITES = 100
 
 
@@ -73,6 +79,8 @@ def test_a_lock_held_from_other_cores_does_not_make_a_shared_core_late(config):
         if f["cpu0"] == "aim" and f["others"] != "storm":
             assert f["aimed"] >= 20, f"window {w}: only {f['aimed']} aimed writes"
         if f["others"] == "storm":
-            assert min(f["writes"][1:]) >= STORM_WRITES, f"window {w}: the others wrote little"
+            writers = 4 if f["cpu0"] == "hammer" else 3
+            assert min(f["writes"][1:]) >= STORM_WRITES * 3 // writers, \
+                f"window {w}: the others wrote little"
     over = {w: late[w][1] for w in windows if late[w][1] > BOUND_TICKS[late[w][0]]}
     assert not over, f"{config}: lateness beyond {BOUND_TICKS} ticks beside the lock's holders: {over}"

@@ -80,11 +80,11 @@ static struct vcpu *on(unsigned core, uint64_t now)
 	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
 }
 
-/* The core's hypervisor timer fires in its guest, as aarch64_guest_irq takes it: the hand-back's
- * test first, else the timer's event. */
+/* The core's hypervisor timer fires, in its guest as aarch64_guest_irq takes it (the hand-back's
+ * test first, else the timer's event), or on the idle core. */
 static void timer_fires(void)
 {
-	if (!sched_timer_hands_back())
+	if (!this_cpu()->vcpu || !sched_timer_hands_back())
 		sched_timer_event();
 }
 
@@ -556,6 +556,24 @@ TEST(a_core_in_its_lead_before_an_instant_is_not_kicked_for_best_effort_work)
 	EXPECT_EQ(vcpu_control(be(1), BH_VCPU_START, 0, 0), BH_OK);
 	EXPECT_EQ(fake.kicks[0], 0);
 	EXPECT_EQ(fake.kicks[2], 1); /* core 2, with no instant of its own, is */
+}
+
+/* A core asleep with room and nothing to run wakes where its room ends, be_until, and sleeps on
+ * to its own instant without room: the instant's own path has no asleep mark to take down. */
+TEST(a_core_asleep_with_room_ends_its_room_at_be_until)
+{
+	uint64_t slot = T0 + US(600), back = slot - LEAD - BE_LEAD_TICKS;
+
+	boot();
+	be(0)->request = 0; /* nothing to run: core 0 sleeps with room */
+	EXPECT(on(0, T0) == rt(0));
+	EXPECT(on(0, T0 + US(200)) == NULL);
+	EXPECT_EQ(percpu[0].sched.be_until, back);
+	EXPECT_EQ(fake.timer, back);
+	EXPECT(timer_on(0, back) == NULL);
+	EXPECT_EQ(percpu[0].sched.be_until, 0);
+	EXPECT_EQ(fake.timer, slot - LEAD); /* the slot's own lead, as on an idle core */
+	EXPECT(timer_on(0, slot - LEAD) == rt(0));
 }
 
 /* The timer at be_until, alone: the hand-back without a decision leaves the core as the full

@@ -20,6 +20,8 @@ _Static_assert(sizeof(struct arch_regs) == REGS_SIZE, "REGS_SIZE");
 _Static_assert(__builtin_offsetof(struct percpu, loaded) == PERCPU_LOADED, "PERCPU_LOADED");
 _Static_assert(__builtin_offsetof(struct percpu, trace) == PERCPU_TRACE, "PERCPU_TRACE");
 _Static_assert(__builtin_offsetof(struct percpu, core) == PERCPU_CORE, "PERCPU_CORE");
+_Static_assert(__builtin_offsetof(struct percpu, arch.fp_owner) == PERCPU_FP_OWNER &&
+	       __builtin_offsetof(struct percpu, arch.fp_home) == PERCPU_FP_OWNER + 8, "PERCPU_FP_OWNER");
 /* el1_ctx.S's arch_vcpu_give_back: these fields, some moved as pairs. */
 _Static_assert(__builtin_offsetof(struct vcpu, arch) == VCPU_ARCH, "VCPU_ARCH");
 _Static_assert(__builtin_offsetof(struct vcpu, virq.forwarded) == VCPU_VIRQ_FORWARDED,
@@ -27,7 +29,8 @@ _Static_assert(__builtin_offsetof(struct vcpu, virq.forwarded) == VCPU_VIRQ_FORW
 _Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, fp) == CTX_FP &&
 	       __builtin_offsetof(struct arch_vcpu_ctx, fpcr) == CTX_FP + 512 &&
 	       __builtin_offsetof(struct arch_vcpu_ctx, fpsr) == CTX_FP + 520, "CTX_FP");
-_Static_assert(CPTR_EL2_PLAIN == CPTR_EL2_RES1 && CPTR_TFP == 1ul << CPTR_EL2_TFP_BIT,
+_Static_assert(CPTR_EL2_PLAIN == CPTR_EL2_RES1 && CPTR_TFP == 1ul << CPTR_EL2_TFP_BIT &&
+	       CPTR_EL2_TRAP_FP == (CPTR_EL2_RES1 | CPTR_TFP),
 	       "CPTR_EL2_PLAIN");
 _Static_assert(__builtin_offsetof(struct arch_vcpu_ctx, cntv_ctl) == CTX_CNTV_CTL &&
 	       __builtin_offsetof(struct arch_vcpu_ctx, cntv_cval) == CTX_CNTV_CTL + 8, "CTX_CNTV_CTL");

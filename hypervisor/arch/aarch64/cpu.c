@@ -18,11 +18,6 @@
 #define SPSR_EL1H_MASKED 0x3c5ul       /* EL1h, D A I F masked */
 #define SCTLR_EL1_RESET 0x30D00800ul   /* RES1 bits; MMU and caches off */
 
-/* The vCPU whose FP/SIMD state is in each core's registers. */
-struct vcpu *fp_owner[BH_MAX_CORES]; /* el1_ctx.S's arch_vcpu_give_back reads them too */
-/* The core's own vCPU whose FP/SIMD state was in the registers when a best-effort vCPU's first
- * FP instruction took them: it gets them back when the best-effort vCPU leaves the core. */
-struct vcpu *fp_home[BH_MAX_CORES];
 
 #define CNTV_CTL_ENABLE (1ul << 0)
 #define CNTV_CTL_IMASK (1ul << 1)
@@ -83,6 +78,32 @@ void arch_turn_deadline(uint64_t at)
 	__asm__ volatile("	msr	cntp_cval_el0, %0\n"
 			 "	msr	cntp_ctl_el0, %1\n"
 			 : : "r"(at), "r"(CNTP_CTL_ENABLE_MASKED) : "memory");
+}
+
+/* A turn of QEMU -icount's round robin runs to the next timer deadline of any core: a holder's
+ * 4 KiB port copy under a channel's lock ran 3 500 instructions in one turn while the cores
+ * waiting for it, and a victim's instant on one of them, waited for that turn to end
+ * (docs/performance.md, "Lock-wait windows and the emulator's turns"). 48 ticks: with 16 a
+ * distributor storm's CPUs wrote a tenth less (test_lockwait.py's count). */
+#define TURN_POINT_TICKS 48ul
+#define CNTP_CTL_ISTATUS 4ul
+
+void arch_turn_point(void)
+{
+	uint64_t ctl;
+
+	__asm__ volatile("mrs %0, cntp_ctl_el0" : "=r"(ctl));
+	if ((ctl & (CNTP_CTL_ENABLE_MASKED | CNTP_CTL_ISTATUS)) == CNTP_CTL_ENABLE_MASKED)
+		return; /* one is pending: kept, or a deadline moved ahead at every look never comes */
+	arch_turn_deadline(arch_counter_read() + TURN_POINT_TICKS);
+}
+
+void arch_turn_point_if_waited(const struct spinlock *l)
+{
+	uint32_t w = __atomic_load_n(&l->word, __ATOMIC_RELAXED);
+
+	if ((uint16_t)((w >> 16) - (w & 0xffff)) > 1) /* a ticket beyond the holder's */
+		arch_turn_point();
 }
 
 /* Not a ticket: a waiter that gives up cannot leave the queue. Each pass arms the turn timer as
@@ -226,6 +247,17 @@ void arch_sync_loaded_image(void *p, size_t len)
 	aarch64_sync_icache();
 }
 
+/* v's FP/SIMD state is no longer in its core's registers, nor to be loaded back there. */
+static void fp_forget(struct vcpu *v)
+{
+	struct arch_core *a = &percpu[v->core].arch;
+
+	if (a->fp_owner == v)
+		a->fp_owner = NULL;
+	if (a->fp_home == v)
+		a->fp_home = NULL;
+}
+
 static const uint8_t paravirt_priority = VGIC_PARAVIRT_PRIORITY;
 
 void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, uint64_t a2,
@@ -244,10 +276,7 @@ void arch_vcpu_reset(struct vcpu *v, uint64_t entry, uint64_t a0, uint64_t a1, u
 	if (this_cpu()->loaded == v)
 		gic_set_ppi_active(PPI_VTIMER, 0); /* its list registers go: so does what they held */
 	memset(a, 0, sizeof(*a));
-	if (fp_owner[v->core] == v)
-		fp_owner[v->core] = NULL; /* the registers no longer hold its (now zero) state */
-	if (fp_home[v->core] == v)
-		fp_home[v->core] = NULL;
+	fp_forget(v); /* the registers no longer hold its (now zero) state */
 	a->sctlr = SCTLR_EL1_RESET;
 	a->vmpidr = (1ul << 31) | v->id;
 	a->vttbr = aarch64_vttbr(p->stage2_root, p->cfg->id + 1);
@@ -297,7 +326,7 @@ HOT_INLINE void load_rest(struct vcpu *v)
 	write_cntv_ctl_el0(a->cntv_ctl);
 	vgic_load(a);
 	/* FP/SIMD moves lazily: trap the first use unless the registers already hold v's. */
-	write_cptr_el2(fp_owner[v->core] == v ? CPTR_EL2_RES1 : CPTR_EL2_RES1 | CPTR_TFP);
+	write_cptr_el2(percpu[v->core].arch.fp_owner == v ? CPTR_EL2_RES1 : CPTR_EL2_RES1 | CPTR_TFP);
 	if (a->vtimer_active)
 		gic_set_ppi_active(PPI_VTIMER, 1); /* its guest ends it, as before the switch */
 	isb();
@@ -358,10 +387,7 @@ void arch_vcpu_release(struct vcpu *v)
 		save_timer_and_gic(v); /* as if switched out; it stays loaded, empty and silent */
 	a->cntv_ctl = 0;
 	release_saved_lrs(a);
-	if (fp_owner[v->core] == v)
-		fp_owner[v->core] = NULL;
-	if (fp_home[v->core] == v)
-		fp_home[v->core] = NULL;
+	fp_forget(v);
 }
 
 void arch_stage2_flush(struct partition *p)
@@ -393,8 +419,8 @@ static void fp_load(struct vcpu *v)
 
 void aarch64_fp_trap(struct vcpu *v)
 {
-	unsigned core = this_cpu()->core;
-	struct vcpu **owner = &fp_owner[core];
+	struct arch_core *a = &this_cpu()->arch;
+	struct vcpu **owner = &a->fp_owner;
 
 	write_cptr_el2(CPTR_EL2_RES1);
 	isb();
@@ -405,9 +431,9 @@ void aarch64_fp_trap(struct vcpu *v)
 	/* A best-effort vCPU displaces the core's own owner only until it leaves; one of the
 	 * core's own vCPUs is the owner to come back to from now on. */
 	if (!vcpu_is_best_effort(v))
-		fp_home[core] = NULL;
+		a->fp_home = NULL;
 	else if (*owner && !vcpu_is_best_effort(*owner))
-		fp_home[core] = *owner;
+		a->fp_home = *owner;
 	fp_load(v);
 	*owner = v;
 }
@@ -415,35 +441,35 @@ void aarch64_fp_trap(struct vcpu *v)
 /* v's FP/SIMD registers out, the displaced owner's back in (arch_vcpu_detach), with v owning
  * them: FP/SIMD is not trapped (v's first use cleared CPTR_EL2.TFP, aarch64_fp_trap, or its
  * load found it the owner, load_rest) and the next vCPU's load sets the trap again. */
-HOT_INLINE void fp_detach_owner(struct vcpu *v, unsigned core)
+HOT_INLINE void fp_detach_owner(struct vcpu *v, struct arch_core *a)
 {
 	fp_save(v);
-	fp_owner[core] = fp_home[core];
-	if (fp_home[core])
-		fp_load(fp_home[core]);
-	fp_home[core] = NULL;
+	a->fp_owner = a->fp_home;
+	if (a->fp_home)
+		fp_load(a->fp_home);
+	a->fp_home = NULL;
 }
 
 /* Only while it owns the registers: otherwise nothing of it is in them, and the owner is the
  * core's own vCPU, untouched. */
 void arch_vcpu_detach(struct vcpu *v)
 {
-	unsigned core = this_cpu()->core;
+	struct arch_core *a = &this_cpu()->arch;
 
-	if (fp_owner[core] != v)
+	if (a->fp_owner != v)
 		return;
 	write_cptr_el2(CPTR_EL2_RES1); /* FP at EL2 too; the next vCPU's load sets it again */
 	isb();
-	fp_detach_owner(v, core);
+	fp_detach_owner(v, a);
 }
 
 /* arch_vcpu_give_back (el1_ctx.S) for anything but its common case: called from there alone. */
 __attribute__((used)) void aarch64_give_back_slow(struct vcpu *v, struct vcpu *home)
 {
-	unsigned core = this_cpu()->core;
+	struct arch_core *a = &this_cpu()->arch;
 
-	if (fp_owner[core] == v)
-		fp_detach_owner(v, core);
+	if (a->fp_owner == v)
+		fp_detach_owner(v, a);
 	arch_vcpu_switch(v, home);
 }
 

@@ -99,26 +99,20 @@ arch_vcpu_give_back:
 	bics	xzr, x3, x2
 	b.ne	aarch64_give_back_slow
 	mrs	x2, tpidr_el2
-	ldr	w2, [x2, #PERCPU_CORE]
-	adrp	x3, fp_owner
-	add	x3, x3, :lo12:fp_owner
-	ldr	x4, [x3, x2, lsl #3]
+	ldp	x4, x5, [x2, #PERCPU_FP_OWNER]  /* the owner, the displaced one (fp_home) */
+	mov	x9, #(CPTR_EL2_TRAP_FP & 0xffff) /* x9: CPTR_EL2 for home, trapped unless it */
+	movk	x9, #(CPTR_EL2_TRAP_FP >> 16), lsl #16 /* owns the registers (load_rest) */
 	cmp	x4, x0
 	b.ne	1f                              /* v's FP/SIMD state is not in the registers */
-	adrp	x4, fp_home
-	add	x4, x4, :lo12:fp_home
-	ldr	x4, [x4, x2, lsl #3]
-	cbnz	x4, aarch64_give_back_slow
+	cbnz	x5, aarch64_give_back_slow
 	add	x5, x0, #VCPU_ARCH + CTX_FP
 	fp_save_to x5
-	str	xzr, [x3, x2, lsl #3]           /* no owner: fp_home is none */
-	mov	x4, xzr
-1:	mov	x9, #(CPTR_EL2_PLAIN & 0xffff)   /* x4: the owner now */
-	movk	x9, #(CPTR_EL2_PLAIN >> 16), lsl #16
-	orr	x10, x9, #(1 << CPTR_EL2_TFP_BIT)
-	cmp	x4, x1
-	csel	x9, x9, x10, eq                 /* trapped unless home owns them (load_rest) */
-	add	x0, x0, #VCPU_ARCH
+	str	xzr, [x2, #PERCPU_FP_OWNER]     /* no owner: fp_home is none */
+	b	2f
+1:	cmp	x4, x1
+	b.ne	2f
+	and	x9, x9, #~(1 << CPTR_EL2_TFP_BIT)
+2:	add	x0, x0, #VCPU_ARCH
 	add	x1, x1, #VCPU_ARCH
 	mrs	x2, cntv_ctl_el0
 	mrs	x3, cntv_cval_el0

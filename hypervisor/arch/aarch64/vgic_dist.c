@@ -191,6 +191,7 @@ HOT_INLINE void write_bits_noting(struct vcpu *v, unsigned first, uint32_t bits,
 	struct vmachine *m = vm(v);
 
 	for (; bits; bits &= bits - 1) {
+		arch_turn_point_if_waited(&m->lock); /* up to 32 injections: a long hold */
 		unsigned intid = first + (unsigned)__builtin_ctz(bits);
 		struct vcpu *t = intid < 32 ? v : spi_target(p, m, intid);
 		uint32_t *enabled = intid < 32 ? &m->redist[v->id].enabled

@@ -167,6 +167,8 @@ bool arch_vgic_pending(void) { return false; }
 void arch_timer_program(uint64_t deadline) { fake.timer = deadline; }
 void arch_wait_for_interrupt(void) { leave(FAKE_IDLED); }
 void arch_turn_deadline(uint64_t at) { (void)at; }
+void arch_turn_point(void) {}
+void arch_turn_point_if_waited(const struct spinlock *l) { (void)l; }
 void arch_core_trap_guest_wait(bool trap) { (void)trap; }
 void arch_irq_route(unsigned intid, unsigned core) { (void)intid; (void)core; }
 void arch_irq_move(unsigned intid, unsigned core) { fake.irq_core[intid % 512] = core; }

@@ -11,6 +11,7 @@
 #define PERCPU_VCPU    24    /* struct percpu: the vCPU running on this core */
 #define PERCPU_LOADED  32    /* struct percpu: the vCPU whose EL1 state is loaded (after VCPU) */
 #define PERCPU_TRACE   40    /* struct percpu: this core's trace ring */
+#define PERCPU_FP_OWNER 48   /* struct percpu: arch.fp_owner, then arch.fp_home */
 #define VCPU_ARCH            272  /* struct vcpu: arch (struct arch_vcpu_ctx) */
 #define VCPU_VTIMER_PRIORITY 680  /* struct vcpu: arch.vtimer_priority */
 #define VCPU_TRACE_SOURCE    1240 /* struct vcpu: trace_source */
@@ -34,6 +35,7 @@
 #define CTX_FP         416   /* fp[32] (16 bytes each), then fpcr and fpsr at CTX_FP + 512, + 520 */
 #define CPTR_EL2_PLAIN 0x401033ff /* CPTR_EL2_RES1 (aarch64.h): FP/SIMD not trapped */
 #define CPTR_EL2_TFP_BIT 10  /* CPTR_TFP */
+#define CPTR_EL2_TRAP_FP 0x401037ff /* CPTR_EL2_PLAIN with CPTR_TFP: FP/SIMD trapped */
 #define REGS_ELR       248   /* struct arch_regs: x[31] then elr, spsr */
 #define REGS_SPSR      256
 #define REGS_SIZE      264

@@ -13,7 +13,7 @@
 	}                                                                         \
 	static inline void write_##name(uint64_t v)                               \
 	{                                                                         \
-		__asm__ volatile("msr " #name ", %0" : : "r"(v));                 \
+		__asm__ volatile("msr " #name ", %x0" : : "rZ"(v));              \
 	}
 
 SYSREG(currentel) SYSREG(mpidr_el1) SYSREG(midr_el1) SYSREG(tpidr_el2)

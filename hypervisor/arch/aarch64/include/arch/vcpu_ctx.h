@@ -25,4 +25,15 @@ struct arch_vcpu_ctx {
 	uint64_t fpcr, fpsr;
 } __attribute__((aligned(16)));
 
+struct vcpu;
+
+/* A core's own architectural state (struct percpu.arch). */
+struct arch_core {
+	struct vcpu *fp_owner; /* whose FP/SIMD state is in the core's registers */
+	/* The core's own vCPU whose FP/SIMD state was in the registers when a best-effort
+	 * vCPU's first FP instruction took them: it gets them back when the best-effort vCPU
+	 * leaves the core. */
+	struct vcpu *fp_home;
+};
+
 #endif

@@ -13,4 +13,8 @@ struct arch_vcpu_ctx {
 	uint64_t vtimer_at;
 };
 
+struct arch_core {
+	uint32_t unused;
+};
+
 #endif
