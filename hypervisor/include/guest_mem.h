@@ -28,8 +28,8 @@ bool guest_copy_from(const struct vcpu *v, void *dst, uint64_t va, size_t len);
 bool guest_copy_to(const struct vcpu *v, uint64_t va, const void *src, size_t len);
 
 /* The same under `held`, which the caller holds (a channel's lock over a message of kilobytes):
- * while other cores wait for it, the copy ends the emulator's turn every 512 bytes (arch.h
- * arch_turn_point_if_waited). */
+ * the copy ends the emulator's turn every 512 bytes (arch.h arch_turn_point), whether or not
+ * other cores wait for the lock. */
 bool guest_copy_from_held(const struct vcpu *v, void *dst, uint64_t va, size_t len,
 			  const struct spinlock *held);
 bool guest_copy_to_held(const struct vcpu *v, uint64_t va, const void *src, size_t len,

@@ -315,6 +315,16 @@ TEST(a_reload_prints_the_lines_a_halt_left_waiting_first)
 	EXPECT(halted != NULL && restart != NULL && halted < restart);
 }
 
+/* Beta's vCPU 0, running on core 1, restarts its partition (cold: its image reloaded), and both
+ * of beta's cores serve their stops: vCPU 0 is loading. */
+static void beta_restarts_from_core_1(bool cold)
+{
+	fixture_run(1, &partitions[1].vcpus[0]);
+	partition_restart(&partitions[1], cold, BH_RESTART_SELF);
+	fixture_serve(1);
+	fixture_serve(2);
+}
+
 /* A big image: 1 MiB of .bss in beta, to reload in steps. */
 static const uint8_t big_text[] = SEG_TEXT;
 static const struct bh_segment_cfg big_segments[] = {
@@ -327,10 +337,7 @@ TEST(a_reload_stops_between_steps_for_whatever_else_is_due)
 	const struct bh_segment_cfg *saved = fixture_partitions[1].segments;
 	fixture_partitions[1].segments = big_segments;
 	fixture_boot();
-	fixture_run(1, &partitions[1].vcpus[0]);
-	partition_restart(&partitions[1], true, BH_RESTART_SELF);
-	fixture_serve(1);
-	fixture_serve(2);
+	beta_restarts_from_core_1(true);
 	memset(&fake_ram[0x200000], 'Z', 0x100000);
 	fake.irq_pending = true; /* an interrupt is due: not one step is taken before it */
 	core1_exits();
@@ -372,10 +379,7 @@ static void give_up_spinning(void)
 TEST(a_reload_takes_its_cores_timer_with_virtual_interrupts_waiting_for_the_list_registers)
 {
 	fixture_boot();
-	fixture_run(1, &partitions[1].vcpus[0]);
-	partition_restart(&partitions[1], true, BH_RESTART_SELF);
-	fixture_serve(1);
-	fixture_serve(2);
+	beta_restarts_from_core_1(true);
 	fake.irq_pending = true; /* the decision, then the interrupt before the first step */
 	core1_exits();
 	EXPECT_EQ(fake.exit, FAKE_IDLED);
@@ -393,10 +397,7 @@ TEST(a_reload_takes_its_cores_timer_with_virtual_interrupts_waiting_for_the_list
 TEST(a_restart_during_a_reload_starts_it_over_and_a_halt_ends_it)
 {
 	fixture_boot();
-	fixture_run(1, &partitions[1].vcpus[0]);
-	partition_restart(&partitions[1], false, BH_RESTART_SELF);
-	fixture_serve(1);
-	fixture_serve(2);
+	beta_restarts_from_core_1(false);
 	EXPECT_EQ(partitions[1].vcpus[0].state, VCPU_LOADING);
 	partition_restart(&partitions[1], true, BH_RESTART_SELF); /* joins it, now cold */
 	EXPECT(partitions[1].reload);
