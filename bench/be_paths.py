@@ -80,7 +80,7 @@ def measure(image: Path, cpu: int, seconds: float) -> tuple[list[list[int]], lis
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "exec.log"
         record(image, log, seconds, HYPERVISOR_TEXT)
-        return (collect(log, symbols, cpu, "arch_wait_for_interrupt", {"be_put"}, LEAVES),
+        return (collect(log, symbols, cpu, "arch_wait_for_interrupt", set(), LEAVES),
                 one_pass(collect(log, symbols, cpu, "aarch64_guest_return", {"be_take", "arch_el1_switch"}),
                          symbols))
 

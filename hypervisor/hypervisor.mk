@@ -21,7 +21,7 @@ HYP_INCLUDES := -Ihypervisor/include -Ihypervisor/arch/$(HYP_ARCH)/include \
 	-Ihypervisor/platform/$(HYP_PLATFORM)/include -Ipartitions/include
 HYP_CFLAGS := -std=c11 -ffreestanding -fno-builtin -fno-pic -fno-stack-protector \
 	-fno-tree-loop-distribute-patterns -mgeneral-regs-only -mstrict-align \
-	-mno-outline-atomics -O2 -flto -flto-partition=one -fomit-frame-pointer -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-mno-outline-atomics -fno-section-anchors -O2 -flto -flto-partition=one -fomit-frame-pointer -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-MMD -MP $(HYP_INCLUDES)
 
 .PHONY: hyp

@@ -1,7 +1,12 @@
 /* The queue of best-effort vCPUs (best_effort.h). One FIFO for the whole system: a vCPU that a
  * core gives back joins the tail, and a core takes the first vCPU it may run that has work.
  * So a waiting vCPU is passed over only by vCPUs ahead of it, each at most once before it
- * reaches the head for the cores it may use: none waits for another indefinitely. */
+ * reaches the head for the cores it may use: none waits for another indefinitely.
+ *
+ * A hand-back (be_put_handed_back), on the way to a real-time instant, takes no lock: it leaves
+ * the vCPU in its core's slot (sched_core.be_parked), and whoever takes the lock next moves the
+ * slots' vCPUs to the tail first (lock_queue), before it looks at the FIFO. So a parked vCPU is in the
+ * queue for every look, as one put there at once would be. */
 #include "arch.h"
 #include "best_effort.h"
 #include "config_tables.h"
@@ -24,6 +29,8 @@ static struct {
 	uint32_t allowed;          /* cores some best-effort vCPU lists */
 	volatile uint32_t asleep;  /* cores asleep with time for best-effort work (bit n: core n) */
 	uint64_t quantum;
+	uint32_t parked_any; /* set after a core's slot (be_parked), taken (exchanged for 0)
+			      * before the slots are */
 } queue;
 
 void be_init(void)
@@ -31,7 +38,38 @@ void be_init(void)
 	queue.count = 0;
 	queue.allowed = 0;
 	queue.asleep = 0;
+	for (unsigned core = 0; core < BH_MAX_CORES; core++)
+		percpu[core].sched.be_parked = NULL;
+	queue.parked_any = 0;
 	queue.quantum = ns_to_ticks(BE_QUANTUM_NS);
+}
+
+/* Under the lock: v joins the tail. */
+static void append(struct vcpu *v)
+{
+	BH_CHECK(!v->be_queued && queue.count < BH_MAX_VCPUS);
+	queue.fifo[queue.count++] = v;
+	v->be_queued = true;
+}
+
+/* Hand-backs since the last holder of the lock, in core order: their vCPUs were given back
+ * before this look. One load when there are none (most looks). The exchange reads the last
+ * parker's mark, and so sees its slot; a mark set after it is the next look's (its slot may be
+ * emptied already: a look then finds none). Only cores that may run best-effort vCPUs park. */
+static void lock_queue(void)
+{
+	arch_spin_lock(&queue.lock);
+	if (!__atomic_load_n(&queue.parked_any, __ATOMIC_SEQ_CST) ||
+	    !__atomic_exchange_n(&queue.parked_any, 0u, __ATOMIC_SEQ_CST))
+		return;
+	for (uint32_t cores = queue.allowed; cores; cores &= cores - 1) {
+		struct vcpu **slot = &percpu[__builtin_ctz(cores)].sched.be_parked;
+		struct vcpu *v = __atomic_load_n(slot, __ATOMIC_ACQUIRE); /* all its state with it */
+		if (v) {
+			__atomic_store_n(slot, NULL, __ATOMIC_RELAXED);
+			append(v);
+		}
+	}
 }
 
 void be_add(struct vcpu *v)
@@ -113,7 +151,7 @@ struct vcpu *be_take(unsigned core, uint64_t now)
 	struct vcpu *taken = NULL;
 	bool moved = false;
 
-	arch_spin_lock(&queue.lock);
+	lock_queue();
 	for (unsigned i = 0; i < queue.count; i++) {
 		struct vcpu *v = queue.fifo[i];
 		if (may_run(v, core) && has_work(v, now)) {
@@ -136,10 +174,8 @@ struct vcpu *be_take(unsigned core, uint64_t now)
  * under the lock (be_core_sleep): either this load sees its mark, or its look sees v. */
 void be_put(struct vcpu *v)
 {
-	arch_spin_lock(&queue.lock);
-	BH_CHECK(!v->be_queued && queue.count < BH_MAX_VCPUS);
-	queue.fifo[queue.count++] = v;
-	v->be_queued = true;
+	lock_queue();
+	append(v);
 	if (__atomic_load_n(&queue.asleep, __ATOMIC_SEQ_CST) & v->cfg->core_mask) {
 		uint64_t now = arch_counter_read();
 		if (worth_a_kick(v, now))
@@ -156,9 +192,44 @@ void be_put(struct vcpu *v)
 		vcpu_switched_out_stopped(v);
 }
 
+/* The rest of a hand-back's put, when a core asleep may run v or a stop is posted to it: the
+ * sleepers kicked at once, as be_put kicks them (either the put's load saw the sleeper's mark,
+ * or the sleeper's look after its mark takes the lock and finds v), and, after that, the
+ * queue's count of the stop, as be_put's (partition.c stop_all counts v if its look at the
+ * queue finds it parked; else this load sees the stop). */
+static __attribute__((noinline)) void handed_back_slowly(struct vcpu *v)
+{
+	if (__atomic_load_n(&queue.asleep, __ATOMIC_SEQ_CST) & v->cfg->core_mask) {
+		lock_queue();
+		uint64_t now = arch_counter_read();
+		if (v->be_queued && worth_a_kick(v, now)) /* not taken meanwhile */
+			kick_sleepers(v, now);
+		arch_spin_unlock(&queue.lock);
+	}
+	if (__atomic_load_n(&v->request, __ATOMIC_SEQ_CST) & VCPU_REQ_STOP)
+		vcpu_switched_out_stopped(v);
+}
+
+/* A hand-back's put, on the way to its core's own instant: the vCPU parked, and the lock taken
+ * only in the rare cases handed_back_slowly serves. Inline in the hand-back, its one caller:
+ * mostly two stores and two loads. */
+HOT_INLINE_GLOBAL void be_put_handed_back(struct sched_core *s, struct vcpu *v)
+{
+	if (__atomic_load_n(&s->be_parked, __ATOMIC_RELAXED)) { /* never (be_parked): not lost */
+		be_put(v);
+		return;
+	}
+	__atomic_store_n(&s->be_parked, v, __ATOMIC_RELEASE); /* after all of v's state */
+	__atomic_store_n(&queue.parked_any, 1u, __ATOMIC_SEQ_CST);
+	/* Both looked at, one branch: mostly neither. */
+	if ((__atomic_load_n(&queue.asleep, __ATOMIC_SEQ_CST) & v->cfg->core_mask) |
+	    (__atomic_load_n(&v->request, __ATOMIC_SEQ_CST) & VCPU_REQ_STOP))
+		handed_back_slowly(v);
+}
+
 void be_notify(struct vcpu *v)
 {
-	arch_spin_lock(&queue.lock);
+	lock_queue();
 	if (!v->be_queued) {
 		unsigned holder = v->core;
 		if (v->request)
@@ -175,7 +246,7 @@ void be_notify(struct vcpu *v)
 
 bool be_is_queued(const struct vcpu *v)
 {
-	arch_spin_lock(&queue.lock);
+	lock_queue();
 	bool queued = v->be_queued;
 	arch_spin_unlock(&queue.lock);
 	return queued;
@@ -185,7 +256,7 @@ bool be_waiting(unsigned core, uint64_t now)
 {
 	bool found = false;
 
-	arch_spin_lock(&queue.lock);
+	lock_queue();
 	for (unsigned i = 0; i < queue.count && !found; i++)
 		found = may_run(queue.fifo[i], core) && has_work(queue.fifo[i], now);
 	arch_spin_unlock(&queue.lock);
@@ -211,7 +282,7 @@ uint64_t be_next_wake(unsigned core)
 {
 	uint64_t next = TIME_NEVER;
 
-	arch_spin_lock(&queue.lock);
+	lock_queue();
 	for (unsigned i = 0; i < queue.count; i++) {
 		const struct vcpu *v = queue.fifo[i];
 		if (may_run(v, core) && idle_and_serviced(v)) {

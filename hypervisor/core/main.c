@@ -83,8 +83,9 @@ void core_exit_work(void)
 	for (;;) {
 		if (c->requests) /* mostly nothing is posted: no call */
 			core_process_requests();
-		if ((c->exit_work & EXIT_DECIDE) || !c->vcpu)
-			sched_reschedule();
+		uint32_t work = c->exit_work;
+		if ((work & EXIT_DECIDE) || !c->vcpu)
+			sched_reschedule(work);
 		if (c->vcpu->state == VCPU_LOADING) { /* never entered: it has no guest yet */
 			reload_in_its_time(c);
 			continue;

@@ -264,7 +264,7 @@ bool partition_line_has_room(unsigned lines)
 
 bool partition_stopped_lines_waiting(void)
 {
-	return __atomic_load_n(&stopped_lines, __ATOMIC_RELAXED);
+	return stopped_lines; /* volatile: one load, its address folded in */
 }
 
 /* What asked for a stop, as its own line before the stop's ("partition NAME: PSCI SYSTEM_OFF:

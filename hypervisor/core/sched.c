@@ -24,6 +24,7 @@ struct decision {
 };
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 void sched_add_vcpu(unsigned core, struct vcpu *v)
 {
@@ -920,6 +921,38 @@ static void print_stopped_lines(const struct sched_core *s)
 		;
 }
 
+/* After the instant a core enters its vCPU at, the time its entry takes (the rest of its decision,
+ * the exit's work, the guest's first instructions), with room to spare. */
+#define ENTRY_TICKS 64u
+
+/* A console helper's drain keeps off the led instants of other cores (cyclic, fixed priority):
+ * a drain of a whole chunk (up to about 2 300 instructions of formatting and UART writes) beside
+ * a core's lead is load on the machine's shared bus and UART at the worst time, and under the
+ * emulator's round robin it is a turn that the core waits out (a slot start 71 ticks late in
+ * test_best_effort.py's be_stop, where the helper drained the stopped vCPUs' lines). 0 if no such
+ * core is at one now, or leads one within a chunk's wire time; else when to look again. A core
+ * whose timer fired and is not programmed again is deciding, for an instant perhaps. */
+static uint64_t led_instants_near(const struct percpu *self, uint64_t now)
+{
+	uint64_t span = ns_to_ticks(CONSOLE_DRAIN_CHUNK * CONSOLE_BYTE_NS), until = 0;
+
+	for (unsigned core = 0; core < bh_system_config.core_count; core++) {
+		const struct sched_core *o = &percpu[core].sched;
+		if (core == self->core ||
+		    (o->policy != BH_POLICY_CYCLIC && o->policy != BH_POLICY_FIXED_PRIORITY))
+			continue;
+		uint64_t lead_at = __atomic_load_n(&o->timer_at, __ATOMIC_RELAXED);
+		uint64_t entering = o->entering_at;
+		if (lead_at == 0)
+			until = max_u64(until, now + span);
+		if (now < entering + ENTRY_TICKS)
+			until = max_u64(until, entering + ENTRY_TICKS);
+		if (lead_at != TIME_NEVER && lead_at <= now + span)
+			until = max_u64(until, lead_at + o->lead + ENTRY_TICKS);
+	}
+	return until;
+}
+
 /* A core going idle (its timer programmed for its own next instant) drains in its spare time,
  * within its drain budget, as it always did; a helper drains what nobody else moves, arms its
  * timer to look again while anything is queued, and else sleeps marked asleep. A core is a
@@ -936,6 +969,11 @@ static void idle_drain(struct percpu *c)
 			console_drain(); /* it comes back at its own instant */
 		else
 			leave_console_output(c, console_drain_idle());
+		return;
+	}
+	uint64_t near = led_instants_near(c, arch_counter_read());
+	if (near) {
+		arm_console_retry(c, near);
 		return;
 	}
 	uint64_t again = console_drain_stale();
@@ -959,14 +997,16 @@ static void idle_in_place_drain(struct percpu *c)
 		leave_console_output(c, console_drain_idle());
 }
 
-/* Sleep until an interrupt. A core with room for best-effort work is kicked when some gets
- * queued for it; if some came meanwhile, it decides again instead. */
-static void idle(struct percpu *c)
+/* Whether the core sleeps with room for best-effort work: it is kicked when some gets queued
+ * for it, and if some came meanwhile, it decides again instead of sleeping (false). */
+HOT_INLINE bool may_sleep(struct percpu *c, bool room)
 {
-	bool room = c->sched.be_allowed && c->sched.be_until;
+	return !room || be_core_sleep(c->core, arch_counter_read());
+}
 
-	if (room && !be_core_sleep(c->core, arch_counter_read()))
-		return;
+/* Sleep until an interrupt (may_sleep said so). */
+HOT_INLINE void idle_sleep(struct percpu *c, bool room)
+{
 	arch_wait_for_interrupt();
 	if (room)
 		be_core_awake(c->core);
@@ -1050,8 +1090,10 @@ static void be_count_home(struct percpu *c)
 	}
 	if (!s->be_home_counted)
 		s->be_home_counted = be_peek_home(c);
-	if (s->be_home_counted)
+	if (s->be_home_counted) {
 		s->be_back_timer = hand_back_timer(s, s->be_home_wake, s->be_home_live);
+		s->be_back_boundary = min_u64(s->be_home_wake, s->be_home_live);
+	}
 }
 
 /* The trace events of the timer that fired in `out` and of the switch from it to nothing, as the
@@ -1069,19 +1111,28 @@ static uint64_t hand_back_count(struct percpu *c, uint64_t at)
 	struct sched_core *s = &c->sched;
 	uint64_t wake, timer;
 
+	uint64_t boundary;
+
+	uint64_t live;
+
 	if (s->be_home_counted) {
 		wake = s->be_home_wake;
-		s->live_wake = s->be_home_live;
+		live = s->be_home_live;
 		timer = s->be_back_timer;
+		boundary = s->be_back_boundary;
 	} else {
 		wake = service_timers(c, at);
-		timer = hand_back_timer(s, wake, s->live_wake);
+		live = s->live_wake;
+		timer = hand_back_timer(s, wake, live);
+		boundary = min_u64(wake, live);
 	}
 	s->be_home_counted = false;
-	s->next_wake = s->other_wake = wake; /* nothing runs: no execution clock counts */
-	s->exec_wake = TIME_NEVER;
+	s->next_wake = wake; /* in the fields' order: two pairs */
+	s->live_wake = live;
+	s->exec_wake = TIME_NEVER; /* nothing runs: no execution clock counts */
+	s->other_wake = wake;
 	if (s->policy == BH_POLICY_FIXED_PRIORITY) /* the wake-up the timer leads (fp_boundary) */
-		s->boundary = min_u64(wake, s->live_wake);
+		s->boundary = boundary;
 	return timer;
 }
 
@@ -1108,10 +1159,12 @@ static bool be_hand_back(struct percpu *c)
 	struct sched_core *s = &c->sched;
 	struct vcpu *out = s->be;
 
-	exit_work_clear(c, EXIT_HAND_BACK);
+	/* EXIT_HAND_BACK stays set: the decision's loop takes EXIT_DECIDE down when it runs next,
+	 * after the wake-up or at once (false). */
 	uint64_t at = arch_counter_read();
 	bool armed_for_now = at - s->be_until < BE_LEAD_TICKS; /* be_until <= at, by less */
 	if (c->requests || !armed_for_now) { /* out runs: sched_timer_hands_back */
+		s->timer_at = 0; /* it fired and is off: the full decision programs it */
 		trace_emit_at(BH_TRACE_HYP_TIMER, c->vcpu, 0, at);
 		return false; /* not the hand-back it was armed for: the full decision */
 	}
@@ -1123,10 +1176,12 @@ static bool be_hand_back(struct percpu *c)
 	give_back(c, out);
 	run_nothing_after(c, out, at);
 	trace_hand_back(c, out, at);
-	be_put(out);
+	be_put_handed_back(s, out);
 	uint64_t timer = hand_back_count(c, at);
-	if (c->exit_work & EXIT_RESCHED)
+	if (c->exit_work & EXIT_RESCHED) {
+		s->timer_at = 0;
 		return false; /* something came meanwhile */
+	}
 	s->timer_at = timer; /* off since it fired (sched_timer_hands_back): program it */
 	arch_timer_program(timer);
 	return true;
@@ -1340,6 +1395,7 @@ static bool settle(struct percpu *c, struct decision d, struct vcpu *next, uint6
 		return true;
 	s->boundary = led_instant(s, d, wake);
 	program_timer(c, min_u64(policy_at, be_timer(c, next)));
+	s->entering_at = at;
 	flush_trace(s, wait_until(at));
 	return false;
 }
@@ -1357,6 +1413,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 
 	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
 	 * takes the same path from there with or without best-effort work before it. */
+	bool room = false; /* the hand-back left none: be_until is 0 */
 	if (change == EXIT_HAND_BACK && be_hand_back(c)) {
 		if (partition_stopped_lines_waiting()) /* mostly none: no call */
 			print_stopped_lines(s);
@@ -1396,18 +1453,21 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 			return;
 		}
 		idle_drain(c); /* an idle core moves queued console output, in time it has spare */
+		room = s->be_allowed && s->be_until;
+		if (may_sleep(c, room)) {
 sleep:
-		idle(c);
+			idle_sleep(c, room);
+		} /* else best-effort work came meanwhile */
 		s->console_asleep = false;
 	}
 }
 
 /* Inline into core_exit_work, its one caller: a hand-over to a waiting receiver takes it. */
-HOT_INLINE_GLOBAL void sched_reschedule(void)
+HOT_INLINE_GLOBAL void sched_reschedule(uint32_t change)
 {
 	struct percpu *c = this_cpu();
-	uint32_t change = c->exit_work & EXIT_DECIDE; /* one change alone: EXIT_PREEMPT, EXIT_BLOCKED */
 
+	change &= EXIT_DECIDE; /* one change alone: EXIT_PREEMPT, EXIT_BLOCKED */
 	if (change == EXIT_PREEMPT && c->sched.woken && preempt(c))
 		return;
 	decide(c, change);
@@ -1483,7 +1543,8 @@ HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 	uint32_t work = c->exit_work;
 	if (c->vcpu != s->be || s->timer_at != s->be_until || (work & EXIT_DECIDE))
 		return false;
-	s->timer_at = 0;
+	/* timer_at is left as it was (it fired and is off: be_hand_back programs it, or sets 0 for
+	 * the full decision to program); it reads as past meanwhile, as 0 would (core_give_way_at). */
 	c->exit_work = work | EXIT_HAND_BACK;
 	return true;
 }

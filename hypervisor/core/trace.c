@@ -48,6 +48,7 @@ static void split_hand_back(struct trace_raw_event *e, struct bh_trace_event *ou
 
 	memcpy(out, e, sizeof(*out));
 	out->type = BH_TRACE_HYP_TIMER;
+	out->arg = e->arg = 0; /* the hand-back does not write it */
 	e->source = trace_source_idle_of_core_in(source) | BH_TRACE_VCPU_SWITCH;
 }
 

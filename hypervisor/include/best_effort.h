@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct sched_core;
+
 struct vcpu;
 
 /* Boot: an empty queue, before the vCPUs are added. */
@@ -29,6 +31,9 @@ struct vcpu *be_take(unsigned core, uint64_t now);
 /* The holder gives v back, with all of its state in memory: it joins the queue at the tail,
  * and the cores asleep that may run it are kicked if it has work or a wake-up to watch. */
 void be_put(struct vcpu *v);
+/* be_put for the hand-back of the core whose scheduler is s (sched.c be_hand_back), on the way
+ * to the core's own instant: without the queue's lock, unless a core asleep may run v. */
+void be_put_handed_back(struct sched_core *s, struct vcpu *v);
 /* v's state changed, a request was posted to it, or it was woken (any core): its holder is
  * told, or, if it is queued, the cores asleep that may run it. */
 void be_notify(struct vcpu *v);

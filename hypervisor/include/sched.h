@@ -71,8 +71,10 @@ struct sched_core {
 	uint64_t timer_at;                 /* deadline programmed in the hypervisor timer */
 	uint64_t boundary;                 /* the instant the timer leads (a cyclic slot boundary,
 					    * a fixed-priority wake-up), or NEVER */
-	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
 	struct vcpu *woken;                /* with EXIT_PREEMPT: the vCPU made ready */
+	/* next_wake, live_wake, exec_wake and other_wake: together, the hand-back writes them as
+	 * two pairs (sched.c hand_back_count). */
+	uint64_t next_wake;                /* earliest vCPU timer or wake-up on this core */
 	uint64_t live_wake;                /* the virtual timer of the loaded idle vCPU, which wakes
 					    * it in hardware (on a fixed-priority core the core's
 					    * timer leads it) */
@@ -91,6 +93,10 @@ struct sched_core {
 	bool be_allowed;                   /* some best-effort vCPU may run on this core */
 	struct vcpu *be;                   /* the one this core holds (runs), or NULL */
 	struct vcpu *be_home;              /* the vCPU loaded when it came: loaded again when it goes */
+	/* A vCPU this core's hand-back gave back, not in the queue's FIFO yet: set by this core
+	 * only, and only while empty (it gives back what it took from the FIFO, and takes under the
+	 * queue's lock, which empties every slot first); emptied under that lock (best_effort.c). */
+	struct vcpu *be_parked;
 	/* Idle (its policy has nothing to run), the core has spare time until its own next instant
 	 * - BE_LEAD_TICKS, if that leaves BE_MIN_RUN_TICKS (0: none): for best-effort vCPUs and for
 	 * the requests of its vCPUs that do not run (sched.c serve_in_spare_time). */
@@ -102,6 +108,7 @@ struct sched_core {
 	bool be_home_counted;              /* the last decision counted them for the hand-back
 					    * (sched.c be_count_home) */
 	uint64_t be_back_timer;            /* counted so, the timer the hand-back arms */
+	uint64_t be_back_boundary;         /* and, on a fixed-priority core, its boundary */
 	uint32_t be_home_state;            /* be_home's state when be_home_live was counted */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
@@ -109,6 +116,9 @@ struct sched_core {
 	 * (sched.c idle_drain); asleep with nothing of the console's to come back for, it is woken
 	 * by the next drain that leaves some. */
 	volatile bool console_helper, console_asleep;
+	/* The instant the core's last full decision stood for, which it enters its vCPU at (sched.c
+	 * settle): read by a console helper on another core, which keeps its drains off it. */
+	volatile uint64_t entering_at;
 	bool console_retry;                /* dedicated, no helper: its timer is armed to drain */
 	uint32_t lead;                     /* cyclic: SLOT_LEAD_TICKS, more with many vCPUs or slots */
 };
@@ -120,8 +130,9 @@ void sched_add_vcpu(unsigned core, struct vcpu *v);
 void sched_set_lead(unsigned core, unsigned slots);
 
 /* Choose what this core runs now and switch to it; idles the core if nothing is ready.
- * Returns only when a vCPU is loaded and about to be entered. */
-void sched_reschedule(void);
+ * Returns only when a vCPU is loaded and about to be entered. change: the core's exit work
+ * (EXIT_DECIDE's bits) as its caller read it. */
+void sched_reschedule(uint32_t change);
 /* A writer's drain left console output queued: on a dedicated core (whose vCPU may wait in
  * hardware next, unseen) wake a console helper, or with none arm the core's timer to drain it. */
 void sched_console_left(void);

@@ -109,13 +109,13 @@ static void start_all(void)
 TEST(best_effort_vcpus_are_queued_at_boot_and_started_by_the_first_core_that_idles)
 {
 	boot();
-	EXPECT(be(0)->be_queued && be(1)->be_queued && be(2)->be_queued);
+	EXPECT(be_is_queued(be(0)) && be_is_queued(be(1)) && be_is_queued(be(2)));
 	EXPECT_EQ(percpu[2].sched.count, 0);
 	EXPECT(percpu[0].sched.be_allowed && percpu[2].sched.be_allowed);
 	EXPECT_EQ(be(0)->request, VCPU_REQ_RESET);
 	EXPECT(on(2, T0) == be(0)); /* the empty dedicated core takes it and serves its start */
 	EXPECT_EQ(be(0)->state, VCPU_READY);
-	EXPECT(!be(0)->be_queued);
+	EXPECT(!be_is_queued(be(0)));
 	EXPECT_EQ(be(0)->core, 2);
 	EXPECT_EQ(fake.resets, 1);
 	EXPECT(percpu[2].sched.be == be(0));
@@ -128,9 +128,9 @@ TEST(a_core_with_something_of_its_own_to_run_never_takes_best_effort_work)
 {
 	boot();
 	EXPECT(on(0, T0) == rt(0)); /* its slot */
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT(on(1, T0) == rt(1)); /* its ready vCPU */
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT(on(0, T0 + US(200)) == be(0)); /* the gap after the slot */
 }
 
@@ -148,7 +148,7 @@ TEST(a_best_effort_vcpu_gives_the_core_back_before_its_next_slot)
 	EXPECT(!rt(0)->arch.loaded && be(0)->arch.loaded);
 	unsigned loads = fake.loads;
 	EXPECT(on(0, slot - LEAD - BE_LEAD_TICKS) == NULL); /* handed back: the core idles */
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT_EQ(be(0)->arch.detached, 1);  /* its FP/SIMD state left the core first */
 	EXPECT(rt(0)->arch.loaded && !be(0)->arch.loaded); /* as it found the core */
 	EXPECT(percpu[0].loaded == rt(0));
@@ -167,7 +167,7 @@ TEST(a_gap_shorter_than_the_lead_and_the_minimum_run_is_left_idle)
 
 	boot();
 	EXPECT(on(0, slot - LEAD - BE_LEAD_TICKS - BE_MIN_RUN_TICKS + 2) == NULL);
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT_EQ(fake.timer, slot - LEAD);
 }
 
@@ -201,7 +201,7 @@ TEST(a_best_effort_vcpu_gives_the_core_back_before_a_wake_up_of_its_own)
 	EXPECT(on(1, led_1(wake) - BE_LEAD_TICKS) == NULL);
 	EXPECT(percpu[1].loaded == rt(1)); /* its timer live again */
 	EXPECT_EQ(fake.timer, led_1(wake));
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	fake.counter_step = 1; /* the core waits for the wake-up, reading the counter */
 	EXPECT(timer_on(1, led_1(wake)) == rt(1));
 	fake.counter_step = 0;
@@ -246,7 +246,7 @@ TEST(a_best_effort_vcpu_runs_only_on_its_cores)
 	EXPECT(on(1, T0) == rt(1));
 	sched_vcpu_idle(rt(1));
 	EXPECT(on(1, T0 + 10) == NULL); /* core 1 has room, but nothing it may run */
-	EXPECT(be(2)->be_queued);
+	EXPECT(be_is_queued(be(2)));
 	EXPECT(on(2, T0 + 20) == be(2));
 }
 
@@ -341,7 +341,7 @@ TEST(an_idle_best_effort_vcpu_wakes_on_its_virtual_timer)
 	be(0)->arch.vtimer_at = T0 + US(300);
 	sched_vcpu_idle(be(0));
 	EXPECT(on(2, T0 + US(1)) == NULL);
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT_EQ(be(0)->state, VCPU_IDLE);
 	EXPECT_EQ(fake.timer, T0 + US(300));
 	EXPECT(on(2, T0 + US(300)) == be(0));
@@ -376,7 +376,7 @@ TEST(halting_a_partition_stops_its_running_best_effort_vcpu_on_its_core)
 	EXPECT(on(2, T0 + 10) == NULL);
 	EXPECT_EQ(be(0)->state, VCPU_HALTED);
 	EXPECT_EQ(be(0)->arch.released, 1);
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 }
 
 /* A stop posted to a queued vCPU waits in it: the next core that takes it serves it. */
@@ -394,7 +394,7 @@ TEST(a_request_to_a_queued_best_effort_vcpu_is_served_by_the_core_that_takes_it)
 	EXPECT_EQ(be(1)->state, VCPU_HALTED);
 	EXPECT_EQ(be(1)->arch.released, 1);
 	EXPECT_EQ(be(1)->request, 0);
-	EXPECT(be(1)->be_queued);
+	EXPECT(be_is_queued(be(1)));
 }
 
 /* Suspending the partition leaves its vCPUs queued; resuming kicks a core asleep with room. */
@@ -405,7 +405,7 @@ TEST(a_suspended_partition_keeps_its_best_effort_vcpus_queued_until_resumed)
 	fake.core = 1;
 	EXPECT(partition_suspend(&partitions[1]));
 	EXPECT(on(2, T0 + 10) == NULL);
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT_EQ(be(0)->state, VCPU_READY);
 	unsigned kicks = fake.kicks[2];
 	fake.core = 1;
@@ -444,7 +444,7 @@ TEST(a_restart_does_not_wait_for_queued_best_effort_vcpus_to_be_taken)
 	for (unsigned j = 0; j < 3; j++) { /* started, ran, and given back */
 		be(j)->request = 0;
 		be(j)->state = VCPU_READY;
-		EXPECT(be(j)->be_queued);
+		EXPECT(be_is_queued(be(j)));
 	}
 	fake.core = 1;
 	EXPECT(partition_restart(&partitions[1], false, BH_RESTART_SYSTEM_PARTITION));
@@ -458,7 +458,7 @@ TEST(a_restart_does_not_wait_for_queued_best_effort_vcpus_to_be_taken)
 	EXPECT_EQ(be(1)->state, VCPU_HALTED);
 	EXPECT_EQ(be(1)->arch.released, 1);
 	EXPECT_EQ(be(1)->request, 0);
-	EXPECT(be(2)->be_queued && (be(2)->request & VCPU_REQ_STOP)); /* core 2 only: not yet */
+	EXPECT(be_is_queued(be(2)) && (be(2)->request & VCPU_REQ_STOP)); /* core 2 only: not yet */
 }
 
 /* The restart is posted from core 2 while core 1 gives be.0 back for its own vCPU, woken: be.0
@@ -495,7 +495,7 @@ TEST(a_restart_posted_while_a_best_effort_vcpu_is_given_back_does_not_wait_for_a
 	EXPECT(on(1, T0 + 20) == rt(1));
 	fake.switch_hook = NULL;
 	EXPECT(be_restart_posted);
-	EXPECT(be(0)->be_queued && (be(0)->request & VCPU_REQ_STOP));
+	EXPECT(be_is_queued(be(0)) && (be(0)->request & VCPU_REQ_STOP));
 	printf("    restart posted while be.0 was given back: %u vCPU(s) left to count\n",
 	       partitions[1].stopping);
 	EXPECT_EQ(partitions[1].stopping, 0);
@@ -515,7 +515,7 @@ TEST(a_wake_up_of_its_own_vcpu_takes_the_core_from_best_effort_work)
 	virq_inject(rt(1), BH_VIRQ_PORT, false);
 	EXPECT_EQ(fake.kicks[1], kicks + 1);
 	EXPECT(on(1, T0 + 20) == rt(1));
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT_EQ(be(0)->arch.detached, 1);
 }
 
@@ -536,7 +536,7 @@ TEST(a_best_effort_vcpu_that_blocks_under_a_woken_vcpu_of_the_core_is_given_back
 	FAKE_RUN(core_exit_work());
 	EXPECT(percpu[1].vcpu == rt(1));
 	EXPECT(percpu[1].sched.be == NULL);
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT_EQ(be(0)->arch.detached, 1);
 }
 
@@ -589,7 +589,7 @@ TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
 	EXPECT_EQ(fake.timer, back);
 	unsigned loads = fake.loads;
 	EXPECT(timer_on(0, back) == NULL);
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT_EQ(be(0)->arch.detached, 1);
 	EXPECT(rt(0)->arch.loaded && !be(0)->arch.loaded);
 	EXPECT(percpu[0].loaded == rt(0) && percpu[0].vcpu == NULL);
@@ -597,9 +597,11 @@ TEST(the_timer_at_be_until_hands_back_as_the_full_decision_does)
 	EXPECT_EQ(percpu[0].sched.be_until, 0);
 	EXPECT_EQ(fake.timer, slot - LEAD);
 	EXPECT_EQ(fake.loads, loads + 1);
-	EXPECT(!(percpu[0].exit_work & EXIT_DECIDE));
+	/* Asleep, its mark left for the decision's loop to take down when it wakes. */
+	EXPECT_EQ(percpu[0].exit_work & EXIT_DECIDE, EXIT_HAND_BACK);
 	EXPECT(be(0)->ready_since != 0); /* given back ready: its wait is stolen time */
 	EXPECT(timer_on(0, slot - LEAD) == rt(0));
+	EXPECT(!(percpu[0].exit_work & EXIT_DECIDE));
 	EXPECT(fake.counter >= slot);
 	EXPECT(on(2, slot) == be(0)); /* another core takes it */
 }
@@ -616,10 +618,10 @@ TEST(a_vcpu_given_back_at_be_until_kicks_a_core_asleep_that_may_run_it)
 	EXPECT(on(2, T0 + US(210)) == NULL); /* nothing queued with work: asleep, with room */
 	unsigned kicks = fake.kicks[2];
 	EXPECT(timer_on(0, back) == NULL);
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 	EXPECT_EQ(fake.kicks[2], kicks + 1);
 	EXPECT(on(2, back + 10) == be(0));
-	EXPECT(!be(0)->be_queued && be(0)->core == 2);
+	EXPECT(!be_is_queued(be(0)) && be(0)->core == 2);
 }
 
 /* On a fixed-priority core, the timer at be_until before the loaded idle vCPU's own wake-up:
@@ -636,7 +638,7 @@ TEST(the_timer_at_be_until_leaves_the_core_its_own_vcpus_wake_up_led)
 	EXPECT_EQ(fake.timer, led_1(wake));
 	EXPECT_EQ(percpu[1].sched.live_wake, wake);
 	EXPECT_EQ(percpu[1].sched.boundary, wake);
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 }
 
 static void wake_rt1_from_core_2(void)
@@ -665,7 +667,7 @@ static void kick_with_the_timer_at_be_until(bool kick_first)
 		exit_work_set(EXIT_RESCHED);
 	FAKE_RUN(core_exit_work());
 	EXPECT(fake.exit != FAKE_IDLED && percpu[1].vcpu == rt(1));
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 }
 
 TEST(a_kick_before_the_timer_at_be_until_takes_the_full_decision)
@@ -689,7 +691,7 @@ TEST(a_wake_up_on_the_core_before_the_timer_at_be_until_takes_the_full_decision)
 	EXPECT(percpu[1].exit_work & EXIT_PREEMPT);
 	EXPECT(percpu[1].sched.woken == rt(1));
 	EXPECT(timer_on(1, T0 + US(500) - BE_LEAD_TICKS) == rt(1));
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 }
 
 static bool kick_armed;
@@ -705,17 +707,70 @@ static void kick_during_hand_back(void)
 }
 
 /* Something of the core's own that comes during the hand-back keeps the core from sleeping
- * (the kick comes as the best-effort vCPU joins the queue). */
+ * (the kick comes as the best-effort vCPU leaves the core). */
 TEST(a_kick_during_the_hand_back_is_not_slept_through)
 {
 	lend_core_1_until(T0, T0 + 10, T0 + US(500));
 	kick_armed = true;
-	fake.lock_hook = kick_during_hand_back;
+	fake.switch_hook = kick_during_hand_back;
 	struct vcpu *runs = timer_on(1, T0 + US(500) - BE_LEAD_TICKS);
-	fake.lock_hook = NULL;
+	fake.switch_hook = NULL;
 	EXPECT(!kick_armed);
 	EXPECT(runs == rt(1));
+	EXPECT(be_is_queued(be(0)));
+}
+
+static unsigned locks_taken;
+
+static void count_lock(void)
+{
+	locks_taken++;
+}
+
+/* The hand-back, on the way to its core's own instant, takes no lock: with no core asleep that
+ * may run it, its vCPU waits parked, and every look at the queue takes it in first, at the tail
+ * (core 2 takes it; a stop posted to it is counted at once, as a queued one's). */
+TEST(the_hand_back_parks_its_vcpu_without_a_lock_and_the_next_look_queues_it)
+{
+	lend_core_1_until(T0, T0 + 10, T0 + US(500));
+	locks_taken = 0;
+	fake.lock_hook = count_lock;
+	EXPECT(timer_on(1, T0 + US(500) - BE_LEAD_TICKS) == NULL);
+	fake.lock_hook = NULL;
+	EXPECT_EQ(locks_taken, 0);
+	EXPECT(!be(0)->be_queued); /* parked */
+	EXPECT(be_is_queued(be(0)));
 	EXPECT(be(0)->be_queued);
+	EXPECT(be(1)->be_queued && be(2)->be_queued);
+}
+
+/* A vCPU parked by a hand-back is the FIFO's newest: a core that looks takes the older first. */
+TEST(a_vcpu_parked_by_a_hand_back_joins_the_tail)
+{
+	lend_core_1_until(T0, T0 + 10, T0 + US(500));
+	start_all();
+	EXPECT(timer_on(1, T0 + US(500) - BE_LEAD_TICKS) == NULL);
+	EXPECT(!be(0)->be_queued);
+	struct vcpu *first = be_take(2, T0 + US(500));
+	EXPECT(first != NULL && first != be(0));
+	EXPECT(be(0)->be_queued);
+}
+
+/* A restart posted to the partition of a parked vCPU counts it at once (partition.c stop_all:
+ * it finds it in the queue) and does not wait for a taker. */
+TEST(a_restart_counts_a_vcpu_a_hand_back_parked)
+{
+	lend_core_1_until(T0, T0 + 10, T0 + US(500));
+	for (unsigned j = 1; j < 3; j++) { /* started, ran, and given back */
+		be(j)->request = 0;
+		be(j)->state = VCPU_READY;
+	}
+	EXPECT(timer_on(1, T0 + US(500) - BE_LEAD_TICKS) == NULL);
+	EXPECT(!be(0)->be_queued);
+	fake.core = 2;
+	EXPECT(partition_restart(&partitions[1], false, BH_RESTART_SYSTEM_PARTITION));
+	EXPECT_EQ(partitions[1].stopping, 0);
+	EXPECT_EQ(be(0)->state, VCPU_LOADING);
 }
 
 /* The hand-back's one trace record is read as the events the full decision records: the timer
@@ -775,7 +830,7 @@ TEST(after_another_best_effort_vcpus_turn_the_hand_back_counts_the_cores_own_tim
 	EXPECT(on(0, T0 + US(40)) == be(1)); /* another's turn: be.0 idles, queued */
 	EXPECT(percpu[0].sched.be_home == rt(0) && percpu[0].sched.be_home_counted);
 	EXPECT(timer_on(0, due - BE_LEAD_TICKS) == NULL);
-	EXPECT(percpu[0].loaded == rt(0) && be(1)->be_queued);
+	EXPECT(percpu[0].loaded == rt(0) && be_is_queued(be(1)));
 	EXPECT_EQ(fake.timer, due);
 	EXPECT_EQ(percpu[0].sched.next_wake, due);
 }
@@ -819,7 +874,7 @@ TEST(a_change_to_the_cores_own_vcpu_under_best_effort_work_is_in_the_hand_backs_
 	EXPECT(on(0, T0 + US(30)) == be(0));
 	EXPECT_EQ(percpu[0].sched.be_until, end - LEAD - BE_LEAD_TICKS);
 	EXPECT(timer_on(0, end - LEAD - BE_LEAD_TICKS) == NULL);
-	EXPECT(percpu[0].loaded == rt(0) && be(0)->be_queued);
+	EXPECT(percpu[0].loaded == rt(0) && be_is_queued(be(0)));
 	EXPECT_EQ(fake.timer, end - LEAD);
 	EXPECT_EQ(percpu[0].sched.next_wake, UINT64_MAX);
 }
@@ -847,7 +902,7 @@ TEST(the_cores_own_vcpu_woken_under_best_effort_work_is_counted_again_at_the_han
 	EXPECT(!percpu[0].sched.be_home_counted);
 	EXPECT_EQ(percpu[0].sched.be_until, slot - LEAD - BE_LEAD_TICKS);
 	EXPECT(timer_on(0, slot - LEAD - BE_LEAD_TICKS) == NULL);
-	EXPECT(percpu[0].loaded == rt(0) && be(0)->be_queued);
+	EXPECT(percpu[0].loaded == rt(0) && be_is_queued(be(0)));
 	EXPECT_EQ(percpu[0].sched.live_wake, UINT64_MAX);
 	EXPECT_EQ(fake.timer, slot - LEAD);
 }
@@ -860,5 +915,5 @@ TEST(the_timer_at_be_until_taken_late_takes_the_full_decision)
 
 	lend_core_1_until(US(10), US(20), wake);
 	EXPECT(timer_on(1, wake) == rt(1));
-	EXPECT(be(0)->be_queued);
+	EXPECT(be_is_queued(be(0)));
 }

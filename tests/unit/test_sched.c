@@ -664,6 +664,55 @@ TEST(an_idle_core_with_time_to_spare_drains_the_console_until_all_is_out)
 	memset(vcpus, 0, sizeof(vcpus));
 }
 
+/* A console helper keeps its drains off another core's led instant: while core 1 (cyclic) leads a
+ * slot start within a chunk's wire time, decides, or is about to enter its vCPU, the helper
+ * emits nothing and looks again just after that instant; then it drains. */
+TEST(a_console_helper_keeps_its_drains_off_another_cores_led_instant)
+{
+	char line[101];
+	vcpus[0].priority = 1;
+	boot(BH_POLICY_FIXED_PRIORITY);
+	fake.counter_step = 0;
+	for (unsigned i = 0; i < 3; i++) {
+		vcpu_of(i)->state = VCPU_IDLE;
+		vcpu_of(i)->request = 0;
+	}
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	fake.counter = 10;
+	fake.uart_len = 0;
+	percpu[0].sched.timer_at = fake.counter + 1; /* the writer's own drains emit nothing */
+	console_guest_write(vcpu_of(0), line, sizeof(line));
+	struct sched_core *other = &percpu[1].sched;
+	other->policy = BH_POLICY_CYCLIC;
+	other->lead = 450;
+	uint64_t instant = US(30) + other->lead;
+	other->timer_at = US(30); /* its lead, within a chunk's wire time (768 ticks) */
+	other->entering_at = 0;
+	EXPECT(at(US(25)) == NULL);
+	EXPECT(percpu[0].sched.console_helper);
+	EXPECT_EQ(fake.uart_len, 0);
+	EXPECT(fake.timer > instant && fake.timer <= instant + US(2));
+	other->timer_at = 0; /* it fired: the core decides */
+	EXPECT(at(US(30) + 100) == NULL);
+	EXPECT_EQ(fake.uart_len, 0);
+	other->timer_at = US(1000); /* its next lead, far; it waits for the instant */
+	other->entering_at = instant;
+	EXPECT(at(instant - 10) == NULL);
+	EXPECT_EQ(fake.uart_len, 0);
+	EXPECT(fake.timer > instant && fake.timer <= instant + US(2));
+	for (unsigned passes = 0; fake.timer != TIME_NEVER && passes < 4; passes++) {
+		sched_timer_event(); /* past it: out (a pass that finds the writers quiet drains) */
+		EXPECT(at(fake.timer) == NULL);
+	}
+	EXPECT_EQ(fake.timer, TIME_NEVER);
+	fake.uart[fake.uart_len] = 0;
+	EXPECT(strstr(fake.uart, "[a] xxx") != NULL);
+	other->policy = BH_POLICY_DEDICATED;
+	console_flush_all();
+	memset(vcpus, 0, sizeof(vcpus));
+}
+
 /* A dedicated core's vCPU waiting in place with output queued wakes a console helper rather than
  * drain on its own core (the drain would delay its wake-up); with no helper, it drains itself
  * and arms its timer for what is left. */
