@@ -953,6 +953,25 @@ static uint64_t led_instants_near(const struct percpu *self, uint64_t now)
 	return until;
 }
 
+/* A helper's look near another core's led instant waits until just after it (its timer armed
+ * then; true), unless its looks have waited so for CONSOLE_RETRY_NS already: instants that come
+ * closer together than a lead, a chunk and an entry (about 20 us) would hold the output for ever. */
+static bool helper_keeps_off(struct percpu *c, uint64_t now)
+{
+	struct sched_core *s = &c->sched;
+	uint64_t near = led_instants_near(c, now);
+
+	if (!near || (s->helper_kept_off_since &&
+		      now - s->helper_kept_off_since >= ns_to_ticks(CONSOLE_RETRY_NS))) {
+		s->helper_kept_off_since = 0;
+		return false;
+	}
+	if (!s->helper_kept_off_since)
+		s->helper_kept_off_since = now;
+	arm_console_retry(c, near);
+	return true;
+}
+
 /* A core going idle (its timer programmed for its own next instant) drains in its spare time,
  * within its drain budget, as it always did; a helper drains what nobody else moves, arms its
  * timer to look again while anything is queued, and else sleeps marked asleep. A core is a
@@ -965,17 +984,15 @@ static void idle_drain(struct percpu *c)
 	print_stopped_lines(s);
 	__atomic_store_n(&s->console_helper, helper, __ATOMIC_SEQ_CST);
 	if (!helper) {
+		s->helper_kept_off_since = 0;
 		if (s->timer_at != TIME_NEVER)
 			console_drain(); /* it comes back at its own instant */
 		else
 			leave_console_output(c, console_drain_idle());
 		return;
 	}
-	uint64_t near = led_instants_near(c, arch_counter_read());
-	if (near) {
-		arm_console_retry(c, near);
+	if (helper_keeps_off(c, arch_counter_read()))
 		return;
-	}
 	uint64_t again = console_drain_stale();
 	if (again == TIME_NEVER) {
 		__atomic_store_n(&s->console_asleep, true, __ATOMIC_SEQ_CST);

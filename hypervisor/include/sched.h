@@ -119,6 +119,8 @@ struct sched_core {
 	/* The instant the core's last full decision stood for, which it enters its vCPU at (sched.c
 	 * settle): read by a console helper on another core, which keeps its drains off it. */
 	volatile uint64_t entering_at;
+	uint64_t helper_kept_off_since;    /* a helper's looks waited for such instants from then
+					    * (0: its last look did not) */
 	bool console_retry;                /* dedicated, no helper: its timer is armed to drain */
 	uint32_t lead;                     /* cyclic: SLOT_LEAD_TICKS, more with many vCPUs or slots */
 };
