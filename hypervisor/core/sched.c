@@ -11,6 +11,7 @@
 #include "console.h"
 #include "hm.h"
 #include "lib.h"
+#include "main.h"
 #include "panic.h"
 #include "partition.h"
 #include "percpu.h"
@@ -1118,12 +1119,12 @@ static void be_count_home(struct percpu *c)
  * taken). */
 static void trace_hand_back(struct percpu *c, const struct vcpu *out, uint64_t at)
 {
-	trace_record(c->trace, out->trace_source | TRACE_HAND_BACK, 0, at);
+	trace_record_words(c->trace, out->trace_source | TRACE_HAND_BACK, 0, at, false);
 }
 
 /* The core's timers after the hand-back, as the full decision's pass after its switch leaves
  * them, and the timer it arms. */
-static uint64_t hand_back_count(struct percpu *c, uint64_t at)
+HOT_INLINE uint64_t hand_back_count(struct percpu *c, uint64_t at)
 {
 	struct sched_core *s = &c->sched;
 	uint64_t wake, timer;
@@ -1171,7 +1172,7 @@ static uint64_t hand_back_count(struct percpu *c, uint64_t at)
  * prints the lines of stopped partitions, which only idle passes print (each only if it ends
  * before the core's instant). False, with the timer's trace event recorded, if the full
  * decision must run instead. */
-static bool be_hand_back(struct percpu *c)
+HOT_INLINE bool be_hand_back(struct percpu *c)
 {
 	struct sched_core *s = &c->sched;
 	struct vcpu *out = s->be;
@@ -1564,6 +1565,40 @@ HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 	 * the full decision to program); it reads as past meanwhile, as 0 would (core_give_way_at). */
 	c->exit_work = work | EXIT_HAND_BACK;
 	return true;
+}
+
+/* After sched_timer_hands_back, the interrupt ended: on a core whose instants are led (cyclic,
+ * fixed priority), the hand-back sleeps here, not in the decision's loop. Its instant's decision
+ * comes at the lead, whose room takes the way into the decision afresh after the wake-up
+ * (core_exit_work's tests, decide's frame: about 25 instructions), and from the lead on the
+ * instant's path is the one every decision takes (decide, from core_exit_work): so the hand-back
+ * does without that way. An EDF core's releases are not led: its hand-back sleeps in the
+ * decision's loop (decide, EXIT_HAND_BACK), which its wake-up finds as an idle core's does. An
+ * event of the core's own after the hand-back (an interrupt, a message: not led) finds the core
+ * here and pays that way in its latency, as it pays the hand-back when it comes before. Then the
+ * exit's work, as after any interrupt: the full decision, after the wake-up or at once when
+ * be_hand_back refused. */
+static __attribute__((noinline)) void hand_back_asleep_then_exit(struct percpu *c)
+{
+	if (be_hand_back(c)) {
+		if (partition_stopped_lines_waiting()) /* mostly none: no call */
+			print_stopped_lines(&c->sched);
+		arch_wait_for_interrupt(); /* no room: be_until is 0 */
+		c->sched.console_asleep = false;
+	}
+	c->exit_work = (c->exit_work & ~EXIT_HAND_BACK) | EXIT_RESCHED;
+	core_exit_work();
+}
+
+/* Inline into aarch64_guest_irq: both ways are its tail calls. */
+HOT_INLINE_GLOBAL void sched_hand_back_and_exit(void)
+{
+	struct percpu *c = this_cpu();
+
+	if (c->sched.instants_led)
+		hand_back_asleep_then_exit(c);
+	else
+		core_exit_work();
 }
 
 int sched_current_slot_of(unsigned pid)

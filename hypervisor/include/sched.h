@@ -61,6 +61,8 @@ struct deferred_trace {
 
 struct sched_core {
 	uint32_t policy;                   /* enum bh_policy */
+	bool instants_led;                 /* cyclic or fixed priority: every instant of the core's
+					    * own comes after a lead (sched.c sched_hand_back_and_exit) */
 	unsigned count;                    /* vCPUs assigned to this core */
 	struct vcpu *vcpus[BH_MAX_VCPUS];
 	int slot;                          /* cyclic: slot running now, or -1 */
@@ -159,6 +161,10 @@ void sched_timer_event(void);
  * (sched.c be_hand_back), which records the timer's trace event with its switch; false, nothing
  * done (then the timer's event and sched_timer_event). */
 bool sched_timer_hands_back(void);
+/* Then, with the interrupt ended, the exit's work (core_exit_work): on a core whose instants are
+ * led, the hand-back itself and the sleep until the core's instant first; elsewhere the decision
+ * hands back (EXIT_HAND_BACK). */
+void sched_hand_back_and_exit(void);
 
 /* State changes of a vCPU (a posted request, a suspend or resume, its partition's state), from
  * any core: the vCPU's core reconsiders at its next decision, at once only if this is the vCPU's

@@ -4,6 +4,7 @@
 #ifndef BULKHEAD_HYP_TRACE_H
 #define BULKHEAD_HYP_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "arch.h"
 #include "bulkhead/trace.h"
@@ -40,10 +41,11 @@ static inline struct trace_raw_event *trace_slot(struct trace_ring *r, uint32_t 
 	return (struct trace_raw_event *)((slot & ~mask) | ((uintptr_t)&r->scratch & mask));
 }
 
-/* One event into r, the calling core's ring: source packed with the type already. Inline for
- * the switch path; trace_emit_at is the general form. */
-static inline void trace_record(struct trace_ring *r, uint64_t source, uint64_t arg,
-				uint64_t time)
+/* One event into r, the calling core's ring: source packed with the type already; with_arg
+ * false leaves the argument word to the reader (TRACE_HAND_BACK's). Inline for the switch path;
+ * trace_emit_at is the general form. */
+static inline void trace_record_words(struct trace_ring *r, uint64_t source, uint64_t arg,
+				      uint64_t time, bool with_arg)
 {
 	uint32_t head = r->head;
 	uint32_t full = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= TRACE_RING_EVENTS;
@@ -51,8 +53,15 @@ static inline void trace_record(struct trace_ring *r, uint64_t source, uint64_t 
 
 	e->time = time;
 	e->source = source;
-	e->arg = arg;
+	if (with_arg)
+		e->arg = arg;
 	__atomic_store_n(&r->head, head + !full, __ATOMIC_RELEASE);
+}
+
+static inline void trace_record(struct trace_ring *r, uint64_t source, uint64_t arg,
+				uint64_t time)
+{
+	trace_record_words(r, source, arg, time, true);
 }
 
 /* A best-effort hand-back's one record: the core's timer interrupt in the vCPU that leaves (the

@@ -81,11 +81,16 @@ static struct vcpu *on(unsigned core, uint64_t now)
 }
 
 /* The core's hypervisor timer fires, in its guest as aarch64_guest_irq takes it (the hand-back's
- * test first, else the timer's event), or on the idle core. */
+ * test first, and then the hand-back's exit; else the timer's event), or on the idle core, and
+ * the core does its exit's work. Under FAKE_RUN: a sleep leaves. */
 static void timer_fires(void)
 {
-	if (!this_cpu()->vcpu || !sched_timer_hands_back())
-		sched_timer_event();
+	if (this_cpu()->vcpu && sched_timer_hands_back()) {
+		sched_hand_back_and_exit();
+		return;
+	}
+	sched_timer_event();
+	core_exit_work();
 }
 
 /* Core `core`'s hypervisor timer fires at `now` (timer_fires), and the core leaves the
@@ -94,8 +99,7 @@ static struct vcpu *timer_on(unsigned core, uint64_t now)
 {
 	fake.core = core;
 	fake.counter = now;
-	timer_fires();
-	FAKE_RUN(core_exit_work());
+	FAKE_RUN(timer_fires());
 	return fake.exit == FAKE_IDLED ? NULL : percpu[core].vcpu;
 }
 
@@ -662,7 +666,7 @@ static void kick_with_the_timer_at_be_until(bool kick_first)
 	fake.counter = back;
 	if (kick_first)
 		exit_work_set(EXIT_RESCHED); /* the kick's interrupt */
-	timer_fires();
+	FAKE_RUN(timer_fires()); /* fixed priority: unless kicked first, it hands back and sleeps */
 	if (!kick_first)
 		exit_work_set(EXIT_RESCHED);
 	FAKE_RUN(core_exit_work());

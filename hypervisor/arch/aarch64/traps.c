@@ -361,8 +361,11 @@ void aarch64_guest_sync(struct arch_regs *r)
 
 void aarch64_guest_irq(unsigned intid)
 {
-	if (intid != PPI_HYP_TIMER || !aarch64_timer_hands_back())
-		aarch64_handle_irqs(intid);
+	if (intid == PPI_HYP_TIMER && aarch64_timer_hands_back()) {
+		sched_hand_back_and_exit();
+		return;
+	}
+	aarch64_handle_irqs(intid);
 	core_exit_work();
 }
 
