@@ -5,8 +5,8 @@
  *
  * A hand-back (be_put_handed_back), on the way to a real-time instant, takes no lock: it leaves
  * the vCPU in its core's slot (sched_core.be_parked), and whoever takes the lock next moves the
- * slots' vCPUs to the tail first (lock_queue), before it looks at the FIFO. So a parked vCPU is in the
- * queue for every look, as one put there at once would be. */
+ * slots' vCPUs to the tail first (lock_queue), before it looks at the FIFO. So a parked vCPU is
+ * in the queue for every look, as one put there at once would be. */
 #include "arch.h"
 #include "best_effort.h"
 #include "config_tables.h"

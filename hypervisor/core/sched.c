@@ -956,7 +956,8 @@ static uint64_t led_instants_near(const struct percpu *self, uint64_t now)
 
 /* A helper's look near another core's led instant waits until just after it (its timer armed
  * then; true), unless its looks have waited so for CONSOLE_RETRY_NS already: instants that come
- * closer together than a lead, a chunk and an entry (about 20 us) would hold the output for ever. */
+ * closer together than a lead, a chunk and an entry (about 20 us) would hold the output for
+ * ever. */
 static bool helper_keeps_off(struct percpu *c, uint64_t now)
 {
 	struct sched_core *s = &c->sched;
@@ -1127,11 +1128,7 @@ static void trace_hand_back(struct percpu *c, const struct vcpu *out, uint64_t a
 HOT_INLINE uint64_t hand_back_count(struct percpu *c, uint64_t at)
 {
 	struct sched_core *s = &c->sched;
-	uint64_t wake, timer;
-
-	uint64_t boundary;
-
-	uint64_t live;
+	uint64_t wake, live, timer, boundary;
 
 	if (s->be_home_counted) {
 		wake = s->be_home_wake;
@@ -1429,8 +1426,9 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 	struct vcpu *blocked = change == EXIT_BLOCKED ? c->vcpu : NULL;
 	uint64_t stands_for = 0; /* a later wake-up this decision stands for (stand_for_next) */
 
-	/* The hand-back sleeps where an idle core sleeps: the core's own instant, which wakes it,
-	 * takes the same path from there with or without best-effort work before it. */
+	/* On an EDF core the hand-back sleeps where an idle core sleeps: the core's own instant,
+	 * which wakes it, takes the same path from there with or without best-effort work before it
+	 * (cyclic and fixed-priority cores hand back in sched_hand_back_and_exit). */
 	bool room = false; /* the hand-back left none: be_until is 0 */
 	if (change == EXIT_HAND_BACK && be_hand_back(c)) {
 		if (partition_stopped_lines_waiting()) /* mostly none: no call */

@@ -14,7 +14,8 @@
 /* Work to do before returning to a guest (percpu.exit_work). */
 #define EXIT_RESCHED (1u << 0) /* the running vCPU may have to give way */
 #define EXIT_HAND_BACK (1u << 1) /* the one change since the last decision: the timer at be_until
-				  * fired in the best-effort vCPU the core holds (sched.c be_hand_back) */
+				  * fired in the best-effort vCPU the core holds (sched.c be_hand_back;
+				  * left set while the core sleeps after it, for the next decision) */
 #define EXIT_PREEMPT (1u << 2) /* the one change since the last decision: sched.woken is ready */
 #define EXIT_BLOCKED (1u << 3) /* the one change since the last decision: the running vCPU blocked */
 #define EXIT_FLUSH   (1u << 4) /* virtual interrupts wait for the list registers */
