@@ -939,8 +939,7 @@ static uint64_t led_instants_near(const struct percpu *self, uint64_t now)
 
 	for (unsigned core = 0; core < bh_system_config.core_count; core++) {
 		const struct sched_core *o = &percpu[core].sched;
-		if (core == self->core ||
-		    (o->policy != BH_POLICY_CYCLIC && o->policy != BH_POLICY_FIXED_PRIORITY))
+		if (core == self->core || !o->instants_led)
 			continue;
 		uint64_t lead_at = __atomic_load_n(&o->timer_at, __ATOMIC_RELAXED);
 		uint64_t entering = o->entering_at;
@@ -972,6 +971,14 @@ static bool helper_keeps_off(struct percpu *c, uint64_t now)
 		s->helper_kept_off_since = now;
 	arm_console_retry(c, near);
 	return true;
+}
+
+/* After a hand-back, before the core sleeps: of an idle pass's work (idle_drain), the lines of
+ * stopped partitions (mostly none: one load, no call). */
+HOT_INLINE void hand_back_stopped_lines(const struct sched_core *s)
+{
+	if (partition_stopped_lines_waiting())
+		print_stopped_lines(s);
 }
 
 /* A core going idle (its timer programmed for its own next instant) drains in its spare time,
@@ -1431,8 +1438,7 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 	 * (cyclic and fixed-priority cores hand back in sched_hand_back_and_exit). */
 	bool room = false; /* the hand-back left none: be_until is 0 */
 	if (change == EXIT_HAND_BACK && be_hand_back(c)) {
-		if (partition_stopped_lines_waiting()) /* mostly none: no call */
-			print_stopped_lines(s);
+		hand_back_stopped_lines(s);
 		goto sleep;
 	}
 	for (;;) {
@@ -1579,8 +1585,7 @@ HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 static __attribute__((noinline)) void hand_back_asleep_then_exit(struct percpu *c)
 {
 	if (be_hand_back(c)) {
-		if (partition_stopped_lines_waiting()) /* mostly none: no call */
-			print_stopped_lines(&c->sched);
+		hand_back_stopped_lines(&c->sched);
 		arch_wait_for_interrupt(); /* no room: be_until is 0 */
 		c->sched.console_asleep = false;
 	}

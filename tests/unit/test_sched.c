@@ -608,24 +608,32 @@ TEST(a_slot_owner_that_blocks_leaves_its_slot_empty)
 	EXPECT_EQ(fake.timer, T0 + US(200) - LEAD);
 }
 
+/* Core 0 of fixed priority with every vCPU idle and nothing posted (not the boot's starts), the
+ * counter at 10, the UART empty and the writer's own drains emitting nothing (its timer due at
+ * once); line: 100 x's and a newline. */
+static void idle_core_and_a_line(char line[101])
+{
+	vcpus[0].priority = 1;
+	boot(BH_POLICY_FIXED_PRIORITY);
+	fake.counter_step = 0;
+	for (unsigned i = 0; i < 3; i++) {
+		vcpu_of(i)->state = VCPU_IDLE;
+		vcpu_of(i)->request = 0;
+	}
+	memset(line, 'x', 100);
+	line[100] = '\n';
+	fake.counter = 10;
+	fake.uart_len = 0;
+	percpu[0].sched.timer_at = fake.counter + 1;
+}
+
 /* Output left queued when its writers have gone quiet goes out all the same: a core with
  * nothing loaded and no instant of its own (a console helper) drains again and again, its timer
  * armed for the console, until nothing is left; then its timer is off again. */
 TEST(an_idle_core_with_time_to_spare_drains_the_console_until_all_is_out)
 {
 	char line[101];
-	vcpus[0].priority = 1;
-	boot(BH_POLICY_FIXED_PRIORITY);
-	fake.counter_step = 0;
-	for (unsigned i = 0; i < 3; i++) {
-		vcpu_of(i)->state = VCPU_IDLE;
-		vcpu_of(i)->request = 0; /* not the boot's starts */
-	}
-	memset(line, 'x', sizeof(line) - 1);
-	line[sizeof(line) - 1] = '\n';
-	fake.counter = 10;
-	fake.uart_len = 0;
-	percpu[0].sched.timer_at = fake.counter + 1; /* the writer's own drains emit nothing */
+	idle_core_and_a_line(line);
 	for (int i = 0; i < 8; i++)
 		console_guest_write(vcpu_of(0), line, sizeof(line));
 	EXPECT_EQ(fake.uart_len, 0);
@@ -670,21 +678,11 @@ TEST(an_idle_core_with_time_to_spare_drains_the_console_until_all_is_out)
 TEST(a_console_helper_keeps_its_drains_off_another_cores_led_instant)
 {
 	char line[101];
-	vcpus[0].priority = 1;
-	boot(BH_POLICY_FIXED_PRIORITY);
-	fake.counter_step = 0;
-	for (unsigned i = 0; i < 3; i++) {
-		vcpu_of(i)->state = VCPU_IDLE;
-		vcpu_of(i)->request = 0;
-	}
-	memset(line, 'x', sizeof(line) - 1);
-	line[sizeof(line) - 1] = '\n';
-	fake.counter = 10;
-	fake.uart_len = 0;
-	percpu[0].sched.timer_at = fake.counter + 1; /* the writer's own drains emit nothing */
+	idle_core_and_a_line(line);
 	console_guest_write(vcpu_of(0), line, sizeof(line));
 	struct sched_core *other = &percpu[1].sched;
 	other->policy = BH_POLICY_CYCLIC;
+	other->instants_led = true;
 	other->lead = 450;
 	uint64_t instant = US(30) + other->lead;
 	other->timer_at = US(30); /* its lead, within a chunk's wire time (768 ticks) */
@@ -726,6 +724,7 @@ TEST(a_console_helper_keeps_its_drains_off_another_cores_led_instant)
 	EXPECT(fake.uart_len > before);
 	EXPECT(passes > 2 && fake.counter - instant >= ns_to_ticks(CONSOLE_RETRY_NS));
 	other->policy = BH_POLICY_DEDICATED;
+	other->instants_led = false;
 	console_flush_all();
 	memset(vcpus, 0, sizeof(vcpus));
 }
