@@ -3,10 +3,11 @@
  * Output is buffered per source (each partition, and the hypervisor's own log): a writer only
  * copies the complete lines of its write into its own ring, all of them as one record stamped
  * with a global sequence number (so a write costs the same however many lines it holds), and
- * keeps the unfinished last line for the next write; a full ring drops the record and counts
- * it, and the loss is reported in the output ("[name] ... (N bytes dropped)"). Getting records
- * onto the wire is a separate step, the drain: whoever calls it takes the wire lock only if it
- * is free (trylock) and emits whole lines, at most CONSOLE_DRAIN_CHUNK bytes: the rest of the
+ * keeps the unfinished last line for the next write; a full ring drops a paravirtual write's
+ * record and counts it, and the loss is reported in the output ("[name] ... (N bytes dropped)"),
+ * while an emulated UART's byte is refused and its store made again (console_vuart_write).
+ * Getting records onto the wire is a separate step, the drain: whoever calls it takes the wire
+ * lock only if it is free (trylock) and emits whole lines, at most CONSOLE_DRAIN_CHUNK bytes: the rest of the
  * record in flight, then its own source's records, then the oldest records of anyone (by
  * sequence number). The drain splits a record into lines (and lines longer than
  * CONSOLE_LINE_MAX into pieces). So no core ever waits for another partition's output, no call
@@ -174,15 +175,19 @@ static bool report_loss(struct out_ring *r, uint32_t hdr)
 	return true;
 }
 
+/* Room for records of this many ring bytes, and for the note of an earlier loss before them. */
+static bool fits(const struct out_ring *r, uint32_t bytes)
+{
+	return ring_room(r) >= (r->dropped ? padded(sizeof(uint32_t)) : 0) + bytes;
+}
+
 /* Queue a line record whose text is a then b, or count it lost (ring lock held). The note of
  * an earlier loss goes in only together with the record after it: ahead of a record that is
  * lost too it would cost a format for nothing and fill the ring with notes. */
 static bool push_line(struct out_ring *r, uint32_t hdr, const char *a, uint32_t alen,
 		      const char *b, uint32_t blen)
 {
-	uint32_t note = r->dropped ? padded(sizeof(uint32_t)) : 0;
-
-	if (ring_room(r) < note + padded(alen + blen)) {
+	if (!fits(r, padded(alen + blen))) {
 		lose(r, alen + blen);
 		return false;
 	}
@@ -741,37 +746,61 @@ static inline __attribute__((always_inline)) bool vuart_write_direct(struct part
 	return true;
 }
 
-/* p->uart_line is under the ring's lock (the emulated UART's is not always held). Out of
- * line, so that the direct byte's way (console_vuart_write) needs no stack frame. */
-static __attribute__((noipa)) void vuart_write_queued(struct partition *p, char c)
+/* The focus partition's byte, queued as a record of its own after the line the partition wrote
+ * before it had focus, if any (ring lock held); false, nothing changed, if the ring has no room
+ * for them. *direct: it went to the wire after all (nothing was queued meanwhile). */
+static bool focus_byte(struct partition *p, struct out_ring *r, char c, bool *direct)
 {
-	struct out_ring *r = &rings[p->cfg->id];
+	uint32_t before = p->uart_line_len;
 
-	arch_spin_lock(&r->lock);
-	if (p == focus) {
-		if (p->uart_line_len) /* what it wrote before it had focus goes first */
-			push_line(r, record_header(0), p->uart_line, p->uart_line_len, "", 0);
-		p->uart_line_len = 0;
-		if (emit_direct((int)p->cfg->id, c)) {
-			arch_spin_unlock(&r->lock);
-			if (__atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
-				drain((int)p->cfg->id); /* a writer found the wire busy meanwhile */
-			return;
-		}
+	if (!fits(r, (before ? padded(before) : 0) + padded(1)))
+		return false;
+	if (before) /* what it wrote before it had focus goes first */
+		push_line(r, record_header(0), p->uart_line, before, "", 0);
+	p->uart_line_len = 0;
+	*direct = emit_direct((int)p->cfg->id, c);
+	if (!*direct) {
 		uint32_t hdr = record_header(0);
-		if (!report_loss(r, hdr) || !put_record(r, hdr | RECORD_INTERACTIVE, &c, 1, "", 0))
-			lose(r, 1);
-	} else {
-		assemble(r, record_header(0), p->uart_line, &p->uart_line_len, &c, 1);
+		report_loss(r, hdr);
+		put_record(r, hdr | RECORD_INTERACTIVE, &c, 1, "", 0);
 	}
-	arch_spin_unlock(&r->lock);
-	drain((int)p->cfg->id);
+	return true;
 }
 
-void console_vuart_write(struct partition *p, char c)
+/* Another partition's byte: into its line in progress, and the line queued as a record once the
+ * byte ends it (ring lock held); false, nothing changed, if the ring has no room for the line. */
+static bool line_byte(struct partition *p, struct out_ring *r, char c)
 {
-	if (!vuart_write_direct(p, c))
-		vuart_write_queued(p, c);
+	unsigned len = p->uart_line_len;
+
+	if (complete_end(len, &c, 1) && !fits(r, padded(len + 1)))
+		return false;
+	assemble(r, record_header(0), p->uart_line, &p->uart_line_len, &c, 1);
+	return true;
+}
+
+/* p->uart_line is under the ring's lock (the emulated UART's is not always held). Out of
+ * line, so that the direct byte's way (console_vuart_write) needs no stack frame. */
+static __attribute__((noipa)) bool vuart_write_queued(struct partition *p, char c)
+{
+	struct out_ring *r = &rings[p->cfg->id];
+	int src = (int)p->cfg->id;
+	bool direct = false, taken;
+
+	arch_spin_lock(&r->lock);
+	taken = p == focus ? focus_byte(p, r, c, &direct) : line_byte(p, r, c);
+	arch_spin_unlock(&r->lock);
+	if (!direct || __atomic_load_n(&drain_wanted, __ATOMIC_SEQ_CST))
+		drain(src); /* a direct byte drains only for a writer that found the wire busy */
+	return taken;
+}
+
+/* A byte the ring has no room for is refused, never lost: the drain in the refusing write made
+ * room, mostly, and the byte is offered once more; if the wire is still busy, the caller's guest
+ * makes its store again. */
+bool console_vuart_write(struct partition *p, char c)
+{
+	return vuart_write_direct(p, c) || vuart_write_queued(p, c) || vuart_write_queued(p, c);
 }
 
 unsigned console_flush(struct partition *p)

@@ -29,8 +29,10 @@ struct vcpu;
 
 /* Feed guest bytes; complete lines are emitted with the partition's prefix. */
 void console_guest_write(struct vcpu *v, const char *buf, size_t len);
-/* A byte the partition's emulated UART transmits. */
-void console_vuart_write(struct partition *p, char c);
+/* A byte the partition's emulated UART transmits; false if it was refused, nothing changed: its
+ * ring has no room (the wire is busy elsewhere or out of the core's time), and the guest's store
+ * must be made again. Emulated UART output is never lost. */
+bool console_vuart_write(struct partition *p, char c);
 /* BH_HC_CONSOLE_READ: up to max bytes typed for p into buf; p takes input from now on. */
 unsigned console_read(struct partition *p, char *buf, unsigned max);
 /* A byte received on the physical UART (core 0, interrupt context). */

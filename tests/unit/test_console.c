@@ -348,6 +348,60 @@ TEST(console_unfocused_uart_output_is_line_buffered)
 	end_with_uart();
 }
 
+/* An emulated UART never loses a byte to a full ring: the byte is refused (the guest's store is
+ * made again, vpl011.c) until a drain makes room. Under a wire lock held by a stalled core the
+ * focus partition's ring, one byte a record, filled with 256 bytes and the rest of a boot
+ * banner was dropped ("... (54 bytes dropped)", test_boards.py in CI). */
+TEST(console_a_full_uart_refuses_the_focus_partitions_byte_and_loses_none)
+{
+	boot_with_uart(false); /* beta has focus */
+	struct partition *beta = &partitions[1];
+	fake.uart_len = 0;
+	hold_output(true); /* nothing reaches the wire: every byte is a record of 8 ring bytes */
+	unsigned taken = 0;
+	while (taken < 300 && console_vuart_write(beta, (char)('a' + taken % 26)))
+		taken++;
+	EXPECT_EQ(taken, 256);
+	EXPECT_EQ(console_lost(1), 0);
+	hold_output(false);
+	for (; taken < 300; taken++) /* the stores made again, as the drain makes room */
+		EXPECT(console_vuart_write(beta, (char)('a' + taken % 26)));
+	console_flush_all();
+	EXPECT_EQ(count_of(uart_text(), "abcdefghijklmnopqrstuvwxyz"), 300 / 26);
+	EXPECT(strstr(uart_text(), "dropped") == NULL);
+	EXPECT_EQ(console_lost(1), 0);
+	end_with_uart();
+}
+
+TEST(console_a_full_uart_refuses_the_byte_that_ends_a_line_and_keeps_the_line)
+{
+	boot_with_uart(true); /* alpha has focus: beta's lines are queued whole */
+	struct partition *beta = &partitions[1];
+	fake.uart_len = 0;
+	hold_output(true);
+	unsigned lines = 0, refused = 0;
+	for (; lines < 22; lines++) { /* 100 'x' and a newline: 108 ring bytes a line, 18 fit */
+		for (int i = 0; i < 100; i++)
+			EXPECT(console_vuart_write(beta, 'x'));
+		if (!console_vuart_write(beta, '\n'))
+			break;
+	}
+	EXPECT_EQ(lines, 18);
+	hold_output(false);
+	for (; lines < 22; lines++) {
+		while (!console_vuart_write(beta, '\n') && refused < 100)
+			refused++;
+		for (int i = 0; i < 100 && lines < 21; i++)
+			EXPECT(console_vuart_write(beta, 'x'));
+	}
+	console_flush_all();
+	EXPECT_EQ(refused, 0); /* the drain in the refused write made room */
+	EXPECT_EQ(count_of(uart_text(), "[beta] xxxx"), 22);
+	EXPECT(strstr(uart_text(), "dropped") == NULL);
+	EXPECT_EQ(console_lost(1), 0);
+	end_with_uart();
+}
+
 TEST(console_paravirtual_partition_takes_input_once_it_reads)
 {
 	char buf[8];

@@ -143,9 +143,10 @@ static __attribute__((noipa)) enum mmio_result console_byte_write(struct vcpu *v
 								     uint64_t esr, uint64_t ipa)
 {
 	unsigned rt = DABT_SRT(esr);
+	enum mmio_result done = vuart_data_write(v->partition, rt < 31 ? r->x[rt] : 0);
 
-	if (vuart_data_write(v->partition, rt < 31 ? r->x[rt] : 0))
-		return MMIO_DONE;
+	if (done != MMIO_UNCLAIMED)
+		return done;
 	return arch_vmachine_mmio(v, r, esr, ipa); /* a UART state change: the locked way */
 }
 

@@ -81,11 +81,13 @@ static uint32_t read_reg(struct vuart *u, uint64_t off)
 	return 0; /* RSR and reserved space */
 }
 
-static void write_reg(struct partition *p, struct vuart *u, uint64_t off, uint32_t val)
+/* False: a data byte the console refused (its ring full), nothing changed. */
+static bool write_reg(struct partition *p, struct vuart *u, uint64_t off, uint32_t val)
 {
 	switch (off) {
 	case UART_DR:
-		console_vuart_write(p, (char)val);
+		if (!console_vuart_write(p, (char)val))
+			return false;
 		u->tx_raised = 1;
 		break;
 	case UART_IBRD: u->ibrd = val & 0xffff; break;
@@ -100,22 +102,24 @@ static void write_reg(struct partition *p, struct vuart *u, uint64_t off, uint32
 			u->tx_raised = 0;
 		break;
 	}
+	return true;
 }
 
 /* A data write that changes nothing here: the transmit interrupt is raised already and the
  * line stays low (no unmasked interrupt: a guest writing its console by polling). The byte goes
  * to the console, which has its own lock; the UART's is not needed, as the state it guards
  * stays as it is. A write racing with another vCPU's ICR or IMSC write, or with input, is one
- * of the two orders the lock would give. */
-bool vuart_data_write(struct partition *p, uint64_t val)
+ * of the two orders the lock would give. A byte the console refuses is written again: the
+ * transmit FIFO reads empty (FR), so no guest waits for room, and a store that does not
+ * complete until there is room loses nothing, whether the guest polls or not. */
+enum mmio_result vuart_data_write(struct partition *p, uint64_t val)
 {
 	struct vuart *u = &vmachine_of_emulated(p)->uart;
 
 	if (!__atomic_load_n(&u->tx_raised, __ATOMIC_RELAXED) ||
 	    (raw_status(u) & __atomic_load_n(&u->imsc, __ATOMIC_RELAXED)))
-		return false;
-	console_vuart_write(p, (char)val);
-	return true;
+		return MMIO_UNCLAIMED;
+	return console_vuart_write(p, (char)val) ? MMIO_DONE : MMIO_AGAIN;
 }
 
 /* The partition's vCPUs on other cores may keep the UART's lock busy: a data write with the
@@ -133,18 +137,23 @@ enum mmio_result vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool 
 
 	if (size > 4 || (off & 3))
 		return MMIO_UNCLAIMED;
-	if (write && off == UART_DR && vuart_data_write(p, *val))
-		return MMIO_DONE;
+	if (write && off == UART_DR) {
+		enum mmio_result done = vuart_data_write(p, *val);
+		if (done != MMIO_UNCLAIMED)
+			return done;
+	}
 	if (!arch_spin_lock_before(&u->lock, core_give_way_at()))
 		return MMIO_AGAIN;
+	bool done = true;
 	if (write) {
-		write_reg(p, u, off, (uint32_t)*val);
-		update_line(p, u);
+		done = write_reg(p, u, off, (uint32_t)*val);
+		if (done)
+			update_line(p, u);
 	} else {
 		*val = read_reg(u, off);
 	}
 	arch_spin_unlock(&u->lock);
-	return MMIO_DONE;
+	return done ? MMIO_DONE : MMIO_AGAIN;
 }
 
 bool arch_vuart_receive(struct partition *p, char c)

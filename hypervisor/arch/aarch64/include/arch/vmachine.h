@@ -112,7 +112,8 @@ enum mmio_result {
 	MMIO_DONE = 1,      /* emulated (a read's value in *val): on to the next instruction; the
 			     * one value with bit 0 set (vectors.S tests it alone) */
 	MMIO_AGAIN = 2,     /* nothing done, the same instruction runs again: the device's lock
-			     * was held by other cores until the core's instant (core_give_way_at) */
+			     * was held by other cores until the core's instant (core_give_way_at),
+			     * or the console refused a UART byte (its ring full) */
 };
 
 /* Emulated MMIO: true if the access hit an emulated device (value read into *val). The
@@ -125,9 +126,10 @@ enum mmio_result vgic_redist_access(struct vcpu *v, uint64_t off, unsigned size,
 enum mmio_result vuart_access(struct vcpu *v, uint64_t off, unsigned size, bool write,
 			      uint64_t *val);
 /* A byte written to UARTDR that changes no UART state (transmit interrupt raised, nothing
- * unmasked pending: a guest that polls) goes to the console without the UART's lock; false,
- * having done nothing, for any other case (vuart_access takes it). */
-bool vuart_data_write(struct partition *p, uint64_t val);
+ * unmasked pending: a guest that polls) goes to the console without the UART's lock: MMIO_DONE,
+ * or MMIO_AGAIN if the console refused it (its ring full: the store is made again);
+ * MMIO_UNCLAIMED, having done nothing, for any other case (vuart_access takes it). */
+enum mmio_result vuart_data_write(struct partition *p, uint64_t val);
 bool vgpio_access(struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t *val);
 /* A call through the hypercall page may answer MMIO_AGAIN too: its port call gave up a channel's
  * lock (ports.c lock_for_call). */
