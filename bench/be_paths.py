@@ -15,8 +15,8 @@ vector (guest_irq, the last entry) to:
 
 Prints the number of each and their lengths (most frequent first), and the most frequent path of
 each broken down by function. `make bench` takes the most frequent lengths of the fixed-priority
-hand-back (be_fp, core 1) and of migration (be_migrate, core 0: a vCPU given back there and
-taken on the other cyclic core, and taken there) through collect_figures."""
+and EDF hand-backs (be_fp, core 1; be_edf, core 2) and of migration (be_migrate, core 0: a vCPU
+given back there and taken on the other cyclic core, and taken there) through collect_figures."""
 
 from __future__ import annotations
 
@@ -88,11 +88,14 @@ def measure(image: Path, cpu: int, seconds: float) -> tuple[list[list[int]], lis
 def collect_figures(build_image, methods: dict[str, str]) -> dict[str, dict]:
     """make bench: the hand-back and migration path lengths (most frequent of each), in instructions."""
     fp_give, _ = measure(build_image(CONFIGS / "be_fp.yaml"), cpu=1, seconds=15.0)
+    edf_give, _ = measure(build_image(CONFIGS / "be_edf.yaml"), cpu=2, seconds=15.0)
     mig_give, mig_take = measure(build_image(CONFIGS / "be_migrate.yaml"), cpu=0, seconds=15.0)
     figures = {
         "be_handback_fp": (most_frequent(fp_give), f"-icount instruction log (bench/be_paths.py, be_fp.yaml, "
                            f"core 1): from the best-effort guest's interrupt vector on the timer at be_until to "
                            f"the core's WFI, most frequent of {len(fp_give)} (goal {HANDBACK_GOAL})"),
+        "be_handback_edf": (most_frequent(edf_give), f"the same on an EDF core (be_edf.yaml, core 2), most "
+                            f"frequent of {len(edf_give)} (goal {HANDBACK_GOAL})"),
         "be_migrate_give_back": (most_frequent(mig_give), f"the same on a cyclic core (be_migrate.yaml, core 0), "
                                  f"whose best-effort vCPU the other core takes next: the giving half of a "
                                  f"migration, most frequent of {len(mig_give)}"),

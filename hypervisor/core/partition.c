@@ -121,8 +121,7 @@ void partition_init_all(const struct bh_system_cfg *sys)
 	for (unsigned c = 0; c < BH_MAX_CORES; c++) {
 		uint32_t policy = sys->cores[c].policy;
 		percpu[c].sched.policy = policy;
-		percpu[c].sched.instants_led = policy == BH_POLICY_CYCLIC ||
-					       policy == BH_POLICY_FIXED_PRIORITY;
+		percpu[c].sched.instants_led = policy != BH_POLICY_DEDICATED;
 	}
 	be_init();
 	arch_stage2_init(sys);

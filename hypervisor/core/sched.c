@@ -48,7 +48,7 @@ void sched_set_lead(unsigned core, unsigned slots)
 {
 	struct sched_core *s = &percpu[core].sched;
 
-	if (s->policy == BH_POLICY_FIXED_PRIORITY) {
+	if (s->policy == BH_POLICY_FIXED_PRIORITY || s->policy == BH_POLICY_EDF) {
 		s->lead = SLOT_LEAD_TICKS + FP_LEAD_PER_VCPU_TICKS * s->count;
 		return;
 	}
@@ -333,6 +333,14 @@ static bool watched(const struct sched_core *s, const struct vcpu *v)
 	return s->policy != BH_POLICY_CYCLIC || v == s->slot_vcpu;
 }
 
+/* Whether the core's decisions may stand for a wake-up ahead (decision_time): a fixed-priority
+ * core leads its vCPUs' wake-ups, an EDF core its releases and wake-ups while it has nothing of
+ * its own to run (led). */
+static bool leads_wake_ups(const struct sched_core *s)
+{
+	return s->policy == BH_POLICY_FIXED_PRIORITY || s->policy == BH_POLICY_EDF;
+}
+
 /* Wake idle vCPUs whose interrupt came; returns the next wake-up to watch for. */
 static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 {
@@ -346,7 +354,7 @@ static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 		uint64_t at = arch_vtimer_deadline(v);
 		/* due at the instant a led decision stands for (decision_time), not yet now: its
 		 * interrupt fires by the time the core enters it, after the wait */
-		if (at <= now && c->sched.policy == BH_POLICY_FIXED_PRIORITY && at > arch_counter_read()) {
+		if (at <= now && leads_wake_ups(&c->sched) && at > arch_counter_read()) {
 			vcpu_transition(v, VCPU_IDLE, VCPU_READY);
 			return TIME_NEVER;
 		}
@@ -494,7 +502,8 @@ static uint64_t decision_time(const struct sched_core *s, uint64_t now)
  * vCPUs of the core (31 waiting beside a victim made its wake-ups 480 ticks late, 76 alone:
  * test_crowd.py). Not the running vCPU's execution-clock deadline: that clock reaches it only
  * by running, so a decision ahead of it would find it not due and arm the timer for it again
- * at once. EDF releases and budgets are not led either. */
+ * at once. An EDF core leads its releases and wake-ups only while it runs nothing of its own
+ * (edf_idle): a budget's end is not led, and a running vCPU is not charged for a lead. */
 static uint64_t lead_ahead(const struct sched_core *s, uint64_t instant)
 {
 	if (instant == TIME_NEVER)
@@ -508,7 +517,7 @@ static uint64_t lead_ahead(const struct sched_core *s, uint64_t instant)
  * its timer re-armed in the past: test_sched.c). */
 static uint64_t led(const struct sched_core *s, uint64_t instant)
 {
-	if (s->policy != BH_POLICY_FIXED_PRIORITY)
+	if (!leads_wake_ups(s))
 		return instant;
 	if (instant != TIME_NEVER && instant == s->exec_wake)
 		return min_u64(instant, lead_ahead(s, min_u64(s->other_wake, s->live_wake)));
@@ -531,7 +540,7 @@ static uint64_t fp_boundary(const struct sched_core *s, uint64_t wake)
  * victim's wake-up made it 940 ticks late: req_fp.yaml). */
 static bool led_live_due(const struct sched_core *s, uint64_t at)
 {
-	return s->policy == BH_POLICY_FIXED_PRIORITY && at >= s->live_wake;
+	return leads_wake_ups(s) && at >= s->live_wake;
 }
 
 /* Wait, with the decision made, until the instant it stands for; returns the time reached. The
@@ -549,25 +558,37 @@ static uint64_t wait_until(uint64_t at)
 	return t;
 }
 
+/* An EDF core whose decision d picks none of its vCPUs (idle, or a best-effort vCPU runs): its
+ * next release and wake-up are led, as a fixed-priority core's wake-ups are (a best-effort
+ * vCPU's hand-back then sleeps as on those cores: sched_hand_back_and_exit). */
+static bool edf_idle(const struct sched_core *s, struct decision d)
+{
+	return s->policy == BH_POLICY_EDF && !d.vcpu;
+}
+
 static uint64_t timer_for(const struct sched_core *s, struct decision d, uint64_t wake)
 {
 	uint64_t policy_at = d.until;
 
-	if (s->policy == BH_POLICY_CYCLIC && policy_at != TIME_NEVER)
-		policy_at = policy_at > s->lead ? policy_at - s->lead : 0;
-	if (s->policy == BH_POLICY_FIXED_PRIORITY) /* the loaded idle vCPU's timer is led too */
+	if (s->policy == BH_POLICY_CYCLIC || edf_idle(s, d))
+		policy_at = lead_ahead(s, policy_at);
+	if (s->policy == BH_POLICY_EDF && d.vcpu) /* a vCPU runs: nothing led */
+		return min_u64(policy_at, wake);
+	if (leads_wake_ups(s)) /* the loaded idle vCPU's timer is led too */
 		wake = min_u64(wake, s->live_wake);
 	return min_u64(policy_at, led(s, wake));
 }
 
 /* The instant the core's timer leads (decision_time): a cyclic core's slot boundary, a
- * fixed-priority core's next wake-up. */
+ * fixed-priority core's next wake-up, an idle EDF core's next release or wake-up. */
 static uint64_t led_instant(const struct sched_core *s, struct decision d, uint64_t wake)
 {
 	if (s->policy == BH_POLICY_CYCLIC)
 		return d.until;
 	if (s->policy == BH_POLICY_FIXED_PRIORITY)
 		return fp_boundary(s, wake);
+	if (edf_idle(s, d))
+		return min_u64(d.until, fp_boundary(s, wake));
 	return TIME_NEVER;
 }
 
@@ -1088,9 +1109,18 @@ static bool be_peek_home(struct percpu *c)
  * (settle), nothing running (no execution clock: a fixed-priority wake-up is led in full). */
 static uint64_t hand_back_timer(const struct sched_core *s, uint64_t wake, uint64_t live)
 {
-	if (s->policy == BH_POLICY_FIXED_PRIORITY)
+	if (leads_wake_ups(s))
 		wake = lead_ahead(s, min_u64(wake, live));
 	return min_u64(s->be_policy_at, wake);
+}
+
+/* The instant the timer the hand-back arms leads (led_instant, nothing running): the policy's (a
+ * slot boundary, an EDF release) or, on a core that leads wake-ups, its vCPUs' next wake-up. */
+static uint64_t hand_back_boundary(const struct sched_core *s, uint64_t wake, uint64_t live)
+{
+	uint64_t at = s->be_policy_instant;
+
+	return leads_wake_ups(s) ? min_u64(at, min_u64(wake, live)) : at;
 }
 
 /* A decision that leaves best-effort work on the core counts, for the hand-back at be_until,
@@ -1118,7 +1148,7 @@ static void be_count_home(struct percpu *c)
 		s->be_home_counted = be_peek_home(c);
 	if (s->be_home_counted) {
 		s->be_back_timer = hand_back_timer(s, s->be_home_wake, s->be_home_live);
-		s->be_back_boundary = min_u64(s->be_home_wake, s->be_home_live);
+		s->be_back_boundary = hand_back_boundary(s, s->be_home_wake, s->be_home_live);
 	}
 }
 
@@ -1146,15 +1176,14 @@ HOT_INLINE uint64_t hand_back_count(struct percpu *c, uint64_t at)
 		wake = service_timers(c, at);
 		live = s->live_wake;
 		timer = hand_back_timer(s, wake, live);
-		boundary = min_u64(wake, live);
+		boundary = hand_back_boundary(s, wake, live);
 	}
 	s->be_home_counted = false;
 	s->next_wake = wake; /* in the fields' order: two pairs */
 	s->live_wake = live;
 	s->exec_wake = TIME_NEVER; /* nothing runs: no execution clock counts */
 	s->other_wake = wake;
-	if (s->policy == BH_POLICY_FIXED_PRIORITY) /* the wake-up the timer leads (fp_boundary) */
-		s->boundary = boundary;
+	s->boundary = boundary;
 	return timer;
 }
 
@@ -1218,6 +1247,7 @@ HOT_INLINE bool be_room(struct percpu *c, struct decision d, uint64_t at, struct
 	uint64_t home_wake = service_timers(c, at);
 
 	s->be_policy_at = timer_for(s, d, TIME_NEVER);
+	s->be_policy_instant = d.until; /* a slot boundary, an EDF release (hand_back_boundary) */
 	if (!s->be) { /* the vCPU loaded now is loaded back at the hand-back (be_count_home) */
 		s->be_home_wake = home_wake;
 		s->be_home_live = s->live_wake;
@@ -1433,9 +1463,8 @@ static __attribute__((noinline)) void decide(struct percpu *c, uint32_t change)
 	struct vcpu *blocked = change == EXIT_BLOCKED ? c->vcpu : NULL;
 	uint64_t stands_for = 0; /* a later wake-up this decision stands for (stand_for_next) */
 
-	/* On an EDF core the hand-back sleeps where an idle core sleeps: the core's own instant,
-	 * which wakes it, takes the same path from there with or without best-effort work before it
-	 * (cyclic and fixed-priority cores hand back in sched_hand_back_and_exit). */
+	/* A core with no led instants (dedicated, no vCPU of its own) hands back here and sleeps
+	 * where an idle core sleeps (the others hand back in sched_hand_back_and_exit). */
 	bool room = false; /* the hand-back left none: be_until is 0 */
 	if (change == EXIT_HAND_BACK && be_hand_back(c)) {
 		hand_back_stopped_lines(s);
@@ -1572,16 +1601,16 @@ HOT_INLINE_GLOBAL bool sched_timer_hands_back(void)
 }
 
 /* After sched_timer_hands_back, the interrupt ended: on a core whose instants are led (cyclic,
- * fixed priority), the hand-back sleeps here, not in the decision's loop. Its instant's decision
+ * fixed priority, EDF: an EDF core with nothing of its own to run leads its next release or
+ * wake-up), the hand-back sleeps here, not in the decision's loop. Its instant's decision
  * comes at the lead, whose room takes the way into the decision afresh after the wake-up
  * (core_exit_work's tests, decide's frame: about 25 instructions), and from the lead on the
  * instant's path is the one every decision takes (decide, from core_exit_work): so the hand-back
- * does without that way. An EDF core's releases are not led: its hand-back sleeps in the
- * decision's loop (decide, EXIT_HAND_BACK), which its wake-up finds as an idle core's does. An
- * event of the core's own after the hand-back (an interrupt, a message: not led) finds the core
- * here and pays that way in its latency, as it pays the hand-back when it comes before. Then the
- * exit's work, as after any interrupt: the full decision, after the wake-up or at once when
- * be_hand_back refused. */
+ * does without that way. A core with no instants of its own (dedicated, no vCPU) sleeps in the
+ * decision's loop (decide, EXIT_HAND_BACK). An event of the core's own after the hand-back (an
+ * interrupt, a message: not led) finds the core here and pays that way in its latency, as it
+ * pays the hand-back when it comes before. Then the exit's work, as after any interrupt: the
+ * full decision, after the wake-up or at once when be_hand_back refused. */
 static __attribute__((noinline)) void hand_back_asleep_then_exit(struct percpu *c)
 {
 	if (be_hand_back(c)) {

@@ -61,8 +61,9 @@ struct deferred_trace {
 
 struct sched_core {
 	uint32_t policy;                   /* enum bh_policy */
-	bool instants_led;                 /* cyclic or fixed priority: every instant of the core's
-					    * own comes after a lead (sched.c sched_hand_back_and_exit) */
+	bool instants_led;                 /* not dedicated: every instant of the core's own that
+					    * follows a hand-back comes after a lead (sched.c
+					    * sched_hand_back_and_exit; EDF: while it runs nothing) */
 	unsigned count;                    /* vCPUs assigned to this core */
 	struct vcpu *vcpus[BH_MAX_VCPUS];
 	int slot;                          /* cyclic: slot running now, or -1 */
@@ -105,12 +106,13 @@ struct sched_core {
 	uint64_t be_until;
 	uint64_t be_quantum_end;           /* another best-effort vCPU's turn, if one waits */
 	uint64_t be_policy_at;             /* the policy's timer event when be_until was set */
+	uint64_t be_policy_instant;        /* and the policy's instant (d.until) it leads */
 	uint64_t be_home_wake, be_home_live; /* next_wake and live_wake with be_home loaded, for
 					    * the hand-back at be_until */
 	bool be_home_counted;              /* the last decision counted them for the hand-back
 					    * (sched.c be_count_home) */
 	uint64_t be_back_timer;            /* counted so, the timer the hand-back arms */
-	uint64_t be_back_boundary;         /* and, on a fixed-priority core, its boundary */
+	uint64_t be_back_boundary;         /* and the instant that timer leads */
 	uint32_t be_home_state;            /* be_home's state when be_home_live was counted */
 	unsigned deferred_count;
 	struct deferred_trace deferred[SCHED_DEFERRED_MAX];
