@@ -7,9 +7,9 @@
  * record and counts it, and the loss is reported in the output ("[name] ... (N bytes dropped)"),
  * while an emulated UART's byte is refused and its store made again (console_vuart_write).
  * Getting records onto the wire is a separate step, the drain: whoever calls it takes the wire
- * lock only if it is free (trylock) and emits whole lines, at most CONSOLE_DRAIN_CHUNK bytes: the rest of the
- * record in flight, then its own source's records, then the oldest records of anyone (by
- * sequence number). The drain splits a record into lines (and lines longer than
+ * lock only if it is free (trylock) and emits whole lines, at most CONSOLE_DRAIN_CHUNK bytes:
+ * the rest of the record in flight, then its own source's records, then the oldest records of
+ * anyone (by sequence number). The drain splits a record into lines (and lines longer than
  * CONSOLE_LINE_MAX into pieces). So no core ever waits for another partition's output, no call
  * pays for more than one chunk, and a partition's own lines are not held behind a flooding
  * neighbour's backlog. Every write and every log line drains once after queueing;

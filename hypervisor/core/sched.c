@@ -947,7 +947,7 @@ static void print_stopped_lines(const struct sched_core *s)
  * the exit's work, the guest's first instructions), with room to spare. */
 #define ENTRY_TICKS 64u
 
-/* A console helper's drain keeps off the led instants of other cores (cyclic, fixed priority):
+/* A console helper's drain keeps off the led instants of other cores (cyclic, fixed priority, EDF):
  * a drain of a whole chunk (up to about 2 300 instructions of formatting and UART writes) beside
  * a core's lead is load on the machine's shared bus and UART at the worst time, and under the
  * emulator's round robin it is a turn that the core waits out (a slot start 71 ticks late in
