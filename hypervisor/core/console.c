@@ -64,6 +64,9 @@ struct out_ring {
 	volatile uint32_t head, tail; /* free-running byte positions, multiples of 4 */
 	volatile uint32_t dropped;   /* bytes lost since the last report */
 	uint32_t lost;               /* bytes lost since boot */
+	/* Emulated UART bytes refused since a record of the ring last went out: refused while
+	 * fewer than CONSOLE_REFUSE_MAX (byte_goes_in). */
+	volatile uint32_t refused;
 	char buf[CONSOLE_RING_SIZE] __attribute__((aligned(4)));
 };
 
@@ -319,6 +322,7 @@ static void finish_record(void)
 	struct out_ring *r = &rings[cur.source];
 
 	records_out++;
+	r->refused = 0; /* the ring is drained: a refused writer is being served */
 	if ((cur.flags & RECORD_INTERACTIVE) && (!cur.len || text_at(r, cur.len - 1) != '\n'))
 		open_line = cur.source;
 	__atomic_store_n(&r->head, r->head + padded(cur.len), __ATOMIC_RELEASE);
@@ -746,14 +750,32 @@ static inline __attribute__((always_inline)) bool vuart_write_direct(struct part
 	return true;
 }
 
+/* An emulated UART's byte that needs `bytes` of its ring (ring lock held): false if the ring has
+ * no room and the byte is to be refused. Not for ever: a writer whose own drains can never fit
+ * one of its lines (a 10 us slot is shorter than a long line's wire time) on a core that nobody
+ * else drains (no idle pass, no console helper) would make its store again for ever. Refused
+ * CONSOLE_REFUSE_MAX times while no record of its ring goes out, its bytes are dropped and
+ * counted, as a paravirtual write's, until one does (finish_record; test_console.c). A count,
+ * not a time: the counter read would be one more instruction the emulator must time exactly on
+ * every refused store. */
+static bool byte_goes_in(struct out_ring *r, uint32_t bytes)
+{
+	if (fits(r, bytes))
+		return true;
+	if (r->refused >= CONSOLE_REFUSE_MAX)
+		return true;
+	r->refused++;
+	return false;
+}
+
 /* The focus partition's byte, queued as a record of its own after the line the partition wrote
- * before it had focus, if any (ring lock held); false, nothing changed, if the ring has no room
- * for them. *direct: it went to the wire after all (nothing was queued meanwhile). */
+ * before it had focus, if any (ring lock held); false, nothing changed, if it is refused.
+ * *direct: it went to the wire after all (nothing was queued meanwhile). */
 static bool focus_byte(struct partition *p, struct out_ring *r, char c, bool *direct)
 {
 	uint32_t before = p->uart_line_len;
 
-	if (!fits(r, (before ? padded(before) : 0) + padded(1)))
+	if (!byte_goes_in(r, (before ? padded(before) : 0) + padded(1)))
 		return false;
 	if (before) /* what it wrote before it had focus goes first */
 		push_line(r, record_header(0), p->uart_line, before, "", 0);
@@ -761,19 +783,19 @@ static bool focus_byte(struct partition *p, struct out_ring *r, char c, bool *di
 	*direct = emit_direct((int)p->cfg->id, c);
 	if (!*direct) {
 		uint32_t hdr = record_header(0);
-		report_loss(r, hdr);
-		put_record(r, hdr | RECORD_INTERACTIVE, &c, 1, "", 0);
+		if (!report_loss(r, hdr) || !put_record(r, hdr | RECORD_INTERACTIVE, &c, 1, "", 0))
+			lose(r, 1); /* refused long enough */
 	}
 	return true;
 }
 
 /* Another partition's byte: into its line in progress, and the line queued as a record once the
- * byte ends it (ring lock held); false, nothing changed, if the ring has no room for the line. */
+ * byte ends it (ring lock held); false, nothing changed, if it is refused. */
 static bool line_byte(struct partition *p, struct out_ring *r, char c)
 {
 	unsigned len = p->uart_line_len;
 
-	if (complete_end(len, &c, 1) && !fits(r, padded(len + 1)))
+	if (complete_end(len, &c, 1) && !byte_goes_in(r, padded(len + 1)))
 		return false;
 	assemble(r, record_header(0), p->uart_line, &p->uart_line_len, &c, 1);
 	return true;

@@ -1435,6 +1435,13 @@ static bool settle(struct percpu *c, struct decision d, struct vcpu *next, uint6
 	uint64_t wake = s->next_wake = service_timers(c, at);
 	uint64_t policy_at = timer_for(s, d, wake);
 
+	/* On an EDF core a look again (below) stands for this pass's instant at most: the instant
+	 * an idle core led before this switch is no longer the core's, and a vCPU switched in here
+	 * was charged up to it (decision_time) by a look made in its lead: a lead of budget it never
+	 * ran, and a false overrun (test_sched.c
+	 * an_edf_vcpu_switched_in_just_before_a_led_release_is_charged_only_its_own_time). */
+	if (s->policy == BH_POLICY_EDF)
+		s->boundary = at;
 	if (!next && !s->be_allowed) { /* idle, with its vCPUs' wake-ups known now */
 		set_spare_time(s, min_u64(policy_at, s->live_wake), at);
 		if (serve_in_spare_time(c))

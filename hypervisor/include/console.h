@@ -23,6 +23,12 @@
  * its chunks, or the wire busy): often enough to move a backlog of every ring in milliseconds,
  * seldom enough to cost the core little (console_drain_idle). */
 #define CONSOLE_RETRY_NS 100000u
+/* How many times an emulated UART's bytes may be refused for want of room in its ring (each a
+ * store made again, a trap of some hundreds of instructions at least) while none of its output
+ * goes out, before such bytes are dropped and counted: tens of milliseconds, far longer than a
+ * stall of the wire's holder (milliseconds on a loaded host), short enough that a writer nobody
+ * drains goes on. */
+#define CONSOLE_REFUSE_MAX 65536u
 
 struct partition;
 struct vcpu;
@@ -31,7 +37,7 @@ struct vcpu;
 void console_guest_write(struct vcpu *v, const char *buf, size_t len);
 /* A byte the partition's emulated UART transmits; false if it was refused, nothing changed: its
  * ring has no room (the wire is busy elsewhere or out of the core's time), and the guest's store
- * must be made again. Emulated UART output is never lost. */
+ * must be made again. Lost only when refused CONSOLE_REFUSE_MAX times (counted and reported). */
 bool console_vuart_write(struct partition *p, char c);
 /* BH_HC_CONSOLE_READ: up to max bytes typed for p into buf; p takes input from now on. */
 unsigned console_read(struct partition *p, char *buf, unsigned max);

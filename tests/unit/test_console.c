@@ -438,3 +438,37 @@ TEST(console_paravirtual_partition_takes_input_once_it_reads)
 	alpha->takes_input = 0;
 	end_with_uart();
 }
+
+/* A partition whose UART writes run only in 10 us slots (BH_MIN_SLOT_NS) on a core with no idle
+ * pass (its other slots go to a partition that computes) and no console helper anywhere (every
+ * core has instants): each of its stores drains with the budget its slot leaves, at most about
+ * 9 us, less than a 150-character line's wire time (172 bytes of 64 ns and the margin), and
+ * nobody else drains. Refused for ever, its vCPU spun on one UARTDR store (found by an attacker's
+ * review); refused CONSOLE_REFUSE_MAX times, its bytes are then dropped, counted and reported,
+ * and the guest goes on, as before refusals. */
+TEST(console_a_uart_writer_that_nobody_drains_is_refused_for_a_while_then_loses_bytes)
+{
+	boot_with_uart(true); /* alpha has focus: beta's lines are queued whole */
+	struct partition *beta = &partitions[1];
+	fake.uart_len = 0;
+	unsigned refused = 0, longest = 0, run = 0;
+	for (unsigned n = 0; n < 40 * 151 && refused < 100000; fake.counter += 100) {
+		/* each trapped store at some point in beta's 10 us slot: 9 us to the slot's lead */
+		percpu[fake.core].sched.timer_at = fake.counter + ns_to_ticks(9000);
+		if (console_vuart_write(beta, n % 151 == 150 ? '\n' : 'x')) {
+			n++;
+			run = 0;
+		} else {
+			refused++;
+			longest = ++run > longest ? run : longest;
+		}
+	}
+	printf("    beta: %u stores refused, at most %u in a row (%llu bytes lost)\n", refused, longest,
+	       (unsigned long long)console_lost(1));
+	EXPECT(longest <= CONSOLE_REFUSE_MAX);
+	EXPECT(console_lost(1) > 0);
+	hold_output(false);
+	console_flush_all();
+	EXPECT(strstr(uart_text(), "[beta] ... (") != NULL); /* the loss is reported */
+	end_with_uart();
+}

@@ -1023,3 +1023,52 @@ TEST(a_wait_on_a_counter_standing_still_fails_the_test_and_does_not_hang)
 	fake.counter_stuck = false;
 	memset(vcpus, 0, sizeof(vcpus));
 }
+
+/* A decision of an idle EDF core leads its next release B (s->boundary). A later decision, made
+ * just before B's lead, switches in a vCPU of its own (a), and another core changes the pick
+ * during the switch (resumes c): the look again after it came past B - lead and stood for the
+ * stale B (decision_time), so a was charged up to B, time it never ran, and raised a false budget
+ * overrun (found by an attacker's review). A look again stands for the pass's own instant. */
+static void resume_c_from_core_1_at_the_lead(void)
+{
+	fake.switch_hook = NULL;
+	fake.counter = US(5000) - LEAD + 5; /* the decision's own time took it past the lead */
+	fake.core = 1;
+	partition_resume(&partitions[2]);
+	fake.core = 0;
+}
+
+TEST(an_edf_vcpu_switched_in_just_before_a_led_release_is_charged_only_its_own_time)
+{
+	vcpus[0] = (struct bh_vcpu_cfg){ .period_ns = 10000000, .budget_ns = 2000000,
+					 .deadline_ns = 10000000 };
+	vcpus[1] = (struct bh_vcpu_cfg){ .period_ns = 5000000, .budget_ns = 1000000,
+					 .deadline_ns = 5000000 };
+	vcpus[2] = (struct bh_vcpu_cfg){ .period_ns = 10000000, .budget_ns = 2000000,
+					 .deadline_ns = 3000000 };
+	boot(BH_POLICY_EDF);
+	start_every_vcpu();
+	EXPECT(partition_suspend(&partitions[2]));
+	vcpu_of(0)->state = VCPU_IDLE;
+	EXPECT(at(0) == vcpu_of(1));
+	vcpu_of(1)->state = VCPU_IDLE;
+	EXPECT(at(US(100)) == NULL);                 /* idle: b's release at 5 ms is led */
+	EXPECT_EQ(fake.timer, US(5000) - LEAD);
+	EXPECT(percpu[0].loaded == vcpu_of(1));
+	/* a wakes (an interrupt) just before the lead, 40 ticks of budget left */
+	vcpu_of(0)->budget_left = 40;
+	vcpu_of(0)->state = VCPU_READY;
+	unsigned events = partitions[0].hm_events;
+	fake.switch_hook = resume_c_from_core_1_at_the_lead;
+	uint64_t t = US(5000) - LEAD - 10;
+	struct vcpu *v = at_waiting(t);
+	fake.switch_hook = NULL;
+	printf("    a switched in at %llu, picked again at %llu: budget left %llu of 40\n",
+	       (unsigned long long)t, (unsigned long long)(US(5000) - LEAD + 5),
+	       (unsigned long long)vcpu_of(0)->budget_left);
+	EXPECT(v == vcpu_of(2));                      /* c, resumed, has the earliest deadline */
+	EXPECT(vcpu_of(0)->budget_left >= 20);        /* charged only for the time it held the core */
+	EXPECT_EQ(partitions[0].hm_events, events);   /* no budget overrun: a never ran it out */
+	console_flush_all();
+	memset(vcpus, 0, sizeof(vcpus));
+}
