@@ -118,11 +118,8 @@ void partition_init_all(const struct bh_system_cfg *sys)
 
 	BH_CHECK(sys->partition_count <= BH_MAX_PARTITIONS && sys->core_count <= BH_MAX_CORES);
 	partition_count = sys->partition_count;
-	for (unsigned c = 0; c < BH_MAX_CORES; c++) {
-		uint32_t policy = sys->cores[c].policy;
-		percpu[c].sched.policy = policy;
-		percpu[c].sched.instants_led = policy != BH_POLICY_DEDICATED;
-	}
+	for (unsigned c = 0; c < BH_MAX_CORES; c++)
+		percpu[c].sched.policy = sys->cores[c].policy;
 	be_init();
 	arch_stage2_init(sys);
 	for (unsigned i = 0; i < partition_count; i++) {

@@ -341,6 +341,14 @@ static bool leads_wake_ups(const struct sched_core *s)
 	return s->policy == BH_POLICY_FIXED_PRIORITY || s->policy == BH_POLICY_EDF;
 }
 
+/* Every instant of the core's own that follows a hand-back comes after a lead (cyclic, fixed
+ * priority, EDF: while it runs nothing of its own): sched_hand_back_and_exit. Not a dedicated
+ * core's, which has no instants. One test of the policy against 0 (BH_POLICY_DEDICATED). */
+static bool instants_led(const struct sched_core *s)
+{
+	return s->policy != BH_POLICY_DEDICATED;
+}
+
 /* Wake idle vCPUs whose interrupt came; returns the next wake-up to watch for. */
 static uint64_t service_idle(struct percpu *c, struct vcpu *v, uint64_t now)
 {
@@ -960,7 +968,7 @@ static uint64_t led_instants_near(const struct percpu *self, uint64_t now)
 
 	for (unsigned core = 0; core < bh_system_config.core_count; core++) {
 		const struct sched_core *o = &percpu[core].sched;
-		if (core == self->core || !o->instants_led)
+		if (core == self->core || !instants_led(o))
 			continue;
 		uint64_t lead_at = __atomic_load_n(&o->timer_at, __ATOMIC_RELAXED);
 		uint64_t entering = o->entering_at;
@@ -1634,7 +1642,7 @@ HOT_INLINE_GLOBAL void sched_hand_back_and_exit(void)
 {
 	struct percpu *c = this_cpu();
 
-	if (c->sched.instants_led)
+	if (instants_led(&c->sched))
 		hand_back_asleep_then_exit(c);
 	else
 		core_exit_work();

@@ -61,9 +61,6 @@ struct deferred_trace {
 
 struct sched_core {
 	uint32_t policy;                   /* enum bh_policy */
-	bool instants_led;                 /* not dedicated: every instant of the core's own that
-					    * follows a hand-back comes after a lead (sched.c
-					    * sched_hand_back_and_exit; EDF: while it runs nothing) */
 	unsigned count;                    /* vCPUs assigned to this core */
 	struct vcpu *vcpus[BH_MAX_VCPUS];
 	int slot;                          /* cyclic: slot running now, or -1 */

@@ -682,7 +682,6 @@ TEST(a_console_helper_keeps_its_drains_off_another_cores_led_instant)
 	console_guest_write(vcpu_of(0), line, sizeof(line));
 	struct sched_core *other = &percpu[1].sched;
 	other->policy = BH_POLICY_CYCLIC;
-	other->instants_led = true;
 	other->lead = 450;
 	uint64_t instant = US(30) + other->lead;
 	other->timer_at = US(30); /* its lead, within a chunk's wire time (768 ticks) */
@@ -724,7 +723,6 @@ TEST(a_console_helper_keeps_its_drains_off_another_cores_led_instant)
 	EXPECT(fake.uart_len > before);
 	EXPECT(passes > 2 && fake.counter - instant >= ns_to_ticks(CONSOLE_RETRY_NS));
 	other->policy = BH_POLICY_DEDICATED;
-	other->instants_led = false;
 	console_flush_all();
 	memset(vcpus, 0, sizeof(vcpus));
 }
